@@ -1,0 +1,157 @@
+"""The app factory: settings, plugin host, extensions, blueprints, start-up hooks.
+
+``create_app`` is cheap enough to call again: the WSGI holder in ``wsgi.py``
+builds a fresh app when the plugin set changes and swaps it in. Long-lived
+objects (database engines, Redis clients) are process-wide and survive the
+rebuild; the plugin manager belongs to the app.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import flask
+import flask_smorest
+from flask import Flask
+from marshmallow import Schema, fields
+
+from core import __version__, db, errors, jobs, limits
+from core.plugins import PluginHost, build_host
+from core.records import HealthCheck, Job, Migrations
+from core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ServiceState:
+    """Everything the core keeps for one app, at ``app.extensions["service"]``."""
+
+    settings: Settings
+    host: PluginHost
+    engine: Any
+    jobs: Any = None
+    health_checks: list[HealthCheck] = field(default_factory=list)
+    job_registry: dict[str, Job] = field(default_factory=dict)
+
+
+def state(app: Flask | None = None) -> ServiceState:
+    """The :class:`ServiceState` of ``app`` (default: the current app)."""
+    return (app or flask.current_app).extensions["service"]
+
+
+class ErrorSchema(Schema):
+    """Every error body: ``detail`` is a string, or a list of ``{loc, msg, type}`` for 422."""
+
+    detail = fields.Raw(required=True, metadata={"description": "message, or validation items"})
+
+
+class Api(flask_smorest.Api):
+    """flask-smorest's Api with the spec's error bodies instead of its own."""
+
+    ERROR_SCHEMA = ErrorSchema
+
+    def _register_error_handlers(self) -> None:  # errors.init_app installs ours
+        pass
+
+
+def create_app(config: Mapping[str, Any] | None = None,
+               plugins: Iterable[str | ModuleType | tuple[str, object]] | None = None,
+               *, migrate: bool = True) -> Flask:
+    """Build the service.
+
+    ``config`` overrides settings (field or ``SERVICE_*`` names); ``plugins``
+    lists exactly the plugins to load (default: every installed one, filtered
+    by ``SERVICE_PLUGINS`` / ``SERVICE_DISABLED_PLUGINS``); ``migrate`` runs
+    every plugin's migrations first (the ``service run`` master does it once and
+    starts its workers with ``migrate=False``).
+    """
+    settings = Settings.load(config)
+    logging.basicConfig(level=settings.log_level.upper())
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    host = build_host(plugins, settings.plugins, settings.disabled_plugins)
+
+    app = Flask("service")
+    app.config.update(
+        API_TITLE="Flow Builder Service",
+        API_VERSION=__version__,
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH=None,
+        JSON_SORT_KEYS=False,
+        MAX_CONTENT_LENGTH=settings.max_file_size_upload * 1024 * 1024,
+    )
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.url_map.strict_slashes = False
+
+    engine = db.get_engine(settings)
+    service = ServiceState(settings=settings, host=host, engine=engine)
+    app.extensions["service"] = service
+    errors.init_app(app)
+    db.init_app(app, engine)
+    if migrate:
+        db.upgrade(engine, settings, host.collect("register_migrations", key=lambda m: m.branch))
+
+    api = Api(app, spec_kwargs={"info": {"description": "Stores, edits, builds and runs flows."}})
+    _security_schemes(api)
+    app.extensions["service.api"] = api
+    for blueprint in host.collect("register_blueprints", key=lambda b: b.name):
+        if isinstance(blueprint, flask_smorest.Blueprint):
+            api.register_blueprint(blueprint)
+        else:
+            app.register_blueprint(blueprint)
+
+    limits.init_app(app, settings)
+    _cors(app, settings)
+    service.health_checks = host.collect("register_health_checks", key=lambda h: h.name)
+    service.job_registry = {j.name: j for j in host.collect("register_jobs", key=lambda j: j.name)}
+    service.jobs = jobs.make_queue(app, settings, service.job_registry)
+    for command in host.collect("register_commands", key=lambda c: c.name):
+        app.cli.add_command(command)
+
+    host.hook.on_app_created(app=app)
+    return app
+
+
+def _security_schemes(api: Api) -> None:
+    spec = api.spec
+    spec.components.security_scheme(
+        "OAuth2PasswordBearerCookie",
+        {"type": "oauth2", "flows": {"password": {"tokenUrl": "api/v1/login", "scopes": {}}}},
+    )
+    spec.components.security_scheme("API key query", {"type": "apiKey", "in": "query", "name": "x-api-key"})
+    spec.components.security_scheme("API key header", {"type": "apiKey", "in": "header", "name": "x-api-key"})
+
+
+def _cors(app: Flask, settings: Settings) -> None:
+    """CORS per ``SERVICE_CORS_*``, without the reflect-any-origin-with-credentials hole.
+
+    With origins ``*`` we answer ``Access-Control-Allow-Origin: *`` and never
+    send ``Allow-Credentials`` (browsers then send no cookies cross-site);
+    credentials are only allowed for an explicit list of origins, and only
+    those origins are echoed back.
+    """
+    from flask_cors import CORS
+
+    wildcard = "*" in settings.cors_origins
+    methods = (["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+               if "*" in settings.cors_allow_methods else list(settings.cors_allow_methods))
+    headers = "*" if "*" in settings.cors_allow_headers else list(settings.cors_allow_headers)
+    CORS(
+        app,
+        origins="*" if wildcard else list(settings.cors_origins),
+        supports_credentials=settings.cors_allow_credentials and not wildcard,
+        methods=methods,
+        allow_headers=headers,
+        send_wildcard=wildcard,
+        vary_header=True,
+    )
+
+
+def migration_records(host: PluginHost) -> list[Migrations]:
+    return host.collect("register_migrations", key=lambda m: m.branch)

@@ -1,0 +1,142 @@
+"""Who is calling, may they do this, and "my rows only".
+
+The core does not know how callers authenticate: it asks the
+``actor_from_request`` hook (the accounts plugin answers for users, JWTs and
+API keys; later plugins add public and MCP principals). Views declare what
+they accept with :func:`authenticated`; services scope every lookup by owner
+with :func:`owned` / :func:`owned_select`, which answer another user's row
+with 404, exactly as a missing one.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from flask import current_app, g, request
+
+from core.errors import ApiError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: OpenAPI security requirements per scheme (names as the reference publishes them).
+SECURITY = {
+    "user": [{"OAuth2PasswordBearerCookie": []}, {"API key query": []}, {"API key header": []}],
+    "api_key": [{"API key query": []}, {"API key header": []}],
+    "superuser": [{"OAuth2PasswordBearerCookie": []}, {"API key query": []}, {"API key header": []}],
+    "optional": [{}, {"OAuth2PasswordBearerCookie": []}, {"API key query": []}, {"API key header": []}],
+}
+NO_CREDENTIALS = "No authentication credentials provided"
+NOT_ENOUGH_PRIVILEGES = "The user doesn't have enough privileges"
+
+
+@dataclass(frozen=True)
+class Actor:
+    """The caller of a request or the owner of a job.
+
+    ``kind`` is ``"user"`` for accounts; other plugins define principals such
+    as ``"public"`` (anonymous public-flow visitors) with ``id`` set to a
+    stable derived UUID so jobs and messages still have an owner.
+    """
+
+    id: uuid.UUID
+    kind: str = "user"
+    username: str = ""
+    is_superuser: bool = False
+    is_active: bool = True
+    via: str = ""  # "bearer", "cookie", "api_key", "env_api_key", "auto_login"
+    api_key_id: uuid.UUID | None = None
+
+    @property
+    def owner_id(self) -> str:
+        return str(self.id)
+
+
+def _state() -> Any:
+    return current_app.extensions["service"]
+
+
+def resolve_actor(scheme: str = "user") -> Actor | None:
+    """Ask the plugins who is calling (cached for the request). May raise 401/403."""
+    cache = g.setdefault("_service_actors", {})
+    if scheme not in cache:
+        cache[scheme] = _state().host.hook.actor_from_request(request=request, scheme=scheme)
+    return cache[scheme]
+
+
+def current_actor() -> Actor:
+    """The actor set by :func:`authenticated` for this request."""
+    actor = g.get("actor")
+    if actor is None:
+        raise ApiError(403, NO_CREDENTIALS)
+    return actor
+
+
+def authenticated(scheme: str = "user") -> Callable[[F], F]:
+    """Require a caller: ``user`` (any credential), ``api_key``, ``superuser`` or ``optional``.
+
+    Sets ``flask.g.actor`` (None for anonymous ``optional`` callers) and
+    documents the security requirement in the OpenAPI document.
+    """
+    lookup = "user" if scheme == "superuser" else scheme
+
+    def decorator(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            actor = resolve_actor(lookup)
+            if actor is None and scheme != "optional":
+                raise ApiError(403, NO_CREDENTIALS)
+            if actor is not None and scheme == "superuser" and not allowed(actor, "admin"):
+                raise ApiError(403, NOT_ENOUGH_PRIVILEGES)
+            g.actor = actor
+            return func(*args, **kwargs)
+
+        doc = dict(getattr(wrapper, "_apidoc", {}))
+        manual = dict(doc.get("manual_doc", {}))
+        manual["security"] = SECURITY[scheme]
+        doc["manual_doc"] = manual
+        wrapper._apidoc = doc  # type: ignore[attr-defined]  # read by flask-smorest
+        return wrapper  # type: ignore[return-value]
+
+    return decorator
+
+
+def allowed(actor: Actor | None, action: str, resource: Any = None) -> bool:
+    """Ask every plugin; any deny wins, and no allow at all means deny."""
+    verdicts = [v for v in _state().host.hook.permission_allowed(actor=actor, action=action, resource=resource) if v]
+    return bool(verdicts) and all(v.allow for v in verdicts)
+
+
+def require(action: str, resource: Any = None, *, actor: Actor | None = None, status: int = 403,
+            detail: str = NOT_ENOUGH_PRIVILEGES) -> None:
+    """Raise ``status`` unless :func:`allowed`."""
+    if not allowed(actor if actor is not None else g.get("actor"), action, resource):
+        raise ApiError(status, detail)
+
+
+# --- owner scoping -------------------------------------------------------------------
+M = TypeVar("M")
+
+
+def owned_select(model: type[M], actor: Actor, *, column: str = "user_id") -> sa.Select[tuple[M]]:
+    """``SELECT model WHERE model.<column> = actor.id``: the start of every "my rows" query."""
+    return sa.select(model).where(getattr(model, column) == actor.id)
+
+
+def owned(model: type[M], row_id: Any, actor: Actor, *, column: str = "user_id",
+          detail: str = "Not found") -> M:
+    """Load ``row_id`` if ``actor`` owns it; otherwise 404 (never 403: no existence leak)."""
+    from core import db
+
+    try:
+        key = row_id if isinstance(row_id, uuid.UUID) else uuid.UUID(str(row_id))
+    except ValueError:
+        raise ApiError(404, detail) from None
+    row = db.session().scalar(owned_select(model, actor, column=column).where(model.id == key))  # type: ignore[attr-defined]
+    if row is None:
+        raise ApiError(404, detail)
+    return row

@@ -1,0 +1,79 @@
+"""IP rate limits on Flask-Limiter, shared by every plugin that needs one.
+
+Each app has its own ``Limiter`` (storage ``SERVICE_RATE_LIMIT_STORAGE_URI``:
+``memory://`` counts per process and restarts with an app rebuild; use
+``redis://...`` to share counters between workers). Plugins decorate views
+with :func:`rate_limited`; a breach answers 429 with ``Retry-After: 60``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from flask import Flask, current_app, jsonify, request
+from flask_limiter import Limiter, RateLimitExceeded
+from limits import RateLimitItemPerMinute
+
+from core.settings import Settings
+
+F = TypeVar("F", bound=Callable[..., Any])
+TOO_MANY = "Too many requests. Please try again later."
+
+
+def client_ip() -> str:
+    """The caller's IP: the rightmost ``X-Forwarded-For`` entry when the proxy is trusted."""
+    settings: Settings = current_app.extensions["service"].settings
+    if settings.rate_limit_trust_proxy:
+        forwarded = request.headers.get("X-Forwarded-For", "")
+        entries = [e.strip() for e in forwarded.split(",") if e.strip()]
+        if entries:
+            return entries[-1]
+    return request.remote_addr or "unknown"
+
+
+class TooManyRequests(Exception):
+    """Raised by :func:`rate_limited`; answered 429 with ``Retry-After: 60``."""
+
+
+def init_app(app: Flask, settings: Settings) -> Limiter:
+    limiter = Limiter(
+        key_func=client_ip,
+        app=app,
+        storage_uri=settings.rate_limit_storage_uri,
+        enabled=settings.rate_limit_enabled,
+        headers_enabled=False,  # its headers would overwrite our Retry-After
+        strategy="fixed-window",
+    )
+    app.extensions["service.limiter"] = limiter
+
+    @app.errorhandler(RateLimitExceeded)
+    @app.errorhandler(TooManyRequests)
+    def _too_many(_error: Exception):
+        response = jsonify({"detail": TOO_MANY, "retry_after": "60"})
+        response.status_code = 429
+        response.headers["Retry-After"] = "60"
+        return response
+
+    return limiter
+
+
+def rate_limited(per_minute: Callable[[Settings], int], scope: str) -> Callable[[F], F]:
+    """Limit a view to ``per_minute(settings)`` calls per minute per client IP, counting every call."""
+
+    def decorator(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            limiter: Limiter = current_app.extensions["service.limiter"]
+            settings: Settings = current_app.extensions["service"].settings
+            if limiter.enabled:
+                item = RateLimitItemPerMinute(per_minute(settings))
+                # the limits strategy of Flask-Limiter, keyed by scope and client IP
+                if not limiter.limiter.hit(item, "service", scope, client_ip()):
+                    raise TooManyRequests()
+            return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorator

@@ -1,0 +1,177 @@
+"""The plugin host: one pluggy manager per app, discovery, filtering, introspection.
+
+Discovery reads the entry point groups ``service.plugins`` and
+``service.bundles`` itself (pluggy's ``load_setuptools_entrypoints`` stops at
+the first plugin that fails to import); each plugin is loaded and checked on
+its own, so a broken one is reported by name and skipped while the others
+load. ``SERVICE_PLUGINS`` loads only the named plugins, ``SERVICE_DISABLED_PLUGINS``
+skips the named ones. The core's own features register through the same
+:meth:`PluginHost.register` as any plugin.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import logging
+from collections.abc import Callable, Iterable
+from types import ModuleType
+from typing import Any, TypeVar
+
+import pluggy
+
+from core import PROJECT_NAME, hookspecs
+from core.records import PluginInfo
+
+log = logging.getLogger(__name__)
+
+PLUGIN_GROUP = "service.plugins"
+BUNDLE_GROUP = "service.bundles"
+CORE_PLUGINS = ("core.builtin.plugin",)
+
+T = TypeVar("T")
+
+
+class PluginError(RuntimeError):
+    """A plugin cannot be registered (duplicate name, unknown hook, bad contribution)."""
+
+
+class PluginHost:
+    """A typed facade over ``pluggy.PluginManager`` for one app."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager(PROJECT_NAME)
+        self.pm.add_hookspecs(hookspecs)
+        self.infos: dict[str, PluginInfo] = {}
+        #: name -> reason, for plugins that were found but could not be loaded
+        self.failures: dict[str, str] = {}
+
+    @property
+    def hook(self) -> Any:
+        return self.pm.hook
+
+    # --- registration ------------------------------------------------------------
+    def register(self, plugin: object, name: str, *, kind: str = "plugin", distribution: str | None = None,
+                 version: str | None = None) -> None:
+        """Register ``plugin`` under ``name``; raise :class:`PluginError` if it is unusable."""
+        if name in self.infos or self.pm.has_plugin(name):
+            raise PluginError(f"plugin {name!r} is already registered")
+        try:
+            self.pm.register(plugin, name=name)
+        except (ValueError, pluggy.PluginValidationError) as exc:
+            raise PluginError(f"plugin {name!r}: {exc}") from exc
+        callers = self.pm.get_hookcallers(plugin) or []
+        unknown = [hc.name for hc in callers if not hc.has_spec()]
+        if unknown:
+            self.pm.unregister(plugin)
+            raise PluginError(f"plugin {name!r} implements unknown hooks: {', '.join(sorted(unknown))}")
+        self.infos[name] = PluginInfo(
+            name=name,
+            version=version or getattr(plugin, "__version__", "") or "",
+            distribution=distribution,
+            hooks=tuple(sorted(hc.name for hc in callers)),
+            kind=kind,
+        )
+
+    def register_module(self, path: str, name: str | None = None, kind: str = "plugin") -> None:
+        """Import ``path`` and register it (used for explicit plugin lists and the core)."""
+        module = importlib.import_module(path)
+        self.register(module, name or plugin_name(module), kind=kind)
+
+    def load_entry_points(self, allow: Iterable[str] | None, deny: Iterable[str]) -> None:
+        """Discover, filter and register installed plugins and bundles, each on its own."""
+        allowed = set(allow) if allow is not None else None
+        denied = set(deny)
+        for group, kind in ((PLUGIN_GROUP, "plugin"), (BUNDLE_GROUP, "bundle")):
+            for ep in sorted(importlib.metadata.entry_points(group=group), key=lambda e: e.name):
+                if ep.name in denied or (allowed is not None and ep.name not in allowed):
+                    continue
+                dist = ep.dist
+                try:
+                    plugin = ep.load()
+                    self.register(
+                        plugin, ep.name, kind=kind,
+                        distribution=dist.name if dist else None,
+                        version=dist.version if dist else None,
+                    )
+                except Exception as exc:  # a broken third-party plugin must not stop the others
+                    reason = f"{type(exc).__name__}: {exc}"
+                    self.failures[ep.name] = reason
+                    log.warning("skipping plugin %s (%s): %s", ep.name, group, reason)
+        if allowed:
+            missing = allowed - set(self.infos) - set(self.failures)
+            for name in sorted(missing):
+                self.failures[name] = "not installed"
+                log.warning("SERVICE_PLUGINS names %s, which is not installed", name)
+
+    def check_pending(self) -> None:
+        """Fail fast on hook implementations without a specification (typos)."""
+        try:
+            self.pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(str(exc)) from exc
+
+    # --- collecting contributions ------------------------------------------------------
+    def collect(self, hook_name: str, key: Callable[[T], str] | None = None, **kwargs: Any) -> list[T]:
+        """Flatten the lists returned by a ``register_*`` hook; reject duplicate keys."""
+        caller = getattr(self.pm.hook, hook_name)
+        items: list[T] = []
+        seen: dict[str, str] = {}
+        for impl in reversed(caller.get_hookimpls()):  # registration order
+            result = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+            for item in result or []:
+                if key is not None:
+                    k = key(item)
+                    if k in seen:
+                        raise PluginError(
+                            f"{hook_name}: {k!r} is contributed by both {seen[k]!r} and {impl.plugin_name!r}"
+                        )
+                    seen[k] = impl.plugin_name
+                items.append(item)
+        return items
+
+    def list(self) -> list[PluginInfo]:
+        return sorted(self.infos.values(), key=lambda i: (i.kind != "core", i.kind, i.name))
+
+
+def plugin_name(module: ModuleType) -> str:
+    """``PLUGIN_NAME`` of a module, else its package without ``service_`` (``service_flows.plugin`` -> ``flows``)."""
+    explicit = getattr(module, "PLUGIN_NAME", None)
+    if explicit:
+        return str(explicit)
+    parts = module.__name__.split(".")
+    head = parts[0] if parts[-1] in ("plugin", "bundle") and len(parts) > 1 else parts[-1]
+    return head.removeprefix("service_bundle_").removeprefix("service_")
+
+
+def build_host(plugins: Iterable[str | ModuleType | tuple[str, object]] | None,
+               allow: Iterable[str] | None, deny: Iterable[str]) -> PluginHost:
+    """The host for one app: the core's own plugins, then the given or discovered ones.
+
+    ``plugins`` may name entry points (``"accounts"``), import paths
+    (``"service_accounts.plugin"``), modules, or ``(name, object)`` pairs.
+    ``None`` means discover installed entry points.
+    """
+    host = PluginHost()
+    for path in CORE_PLUGINS:
+        host.register_module(path, kind="core")
+    if plugins is None:
+        host.load_entry_points(allow, deny)
+    else:
+        by_name = {ep.name: ep for group in (PLUGIN_GROUP, BUNDLE_GROUP)
+                   for ep in importlib.metadata.entry_points(group=group)}
+        for item in plugins:
+            if isinstance(item, tuple):
+                host.register(item[1], item[0])
+            elif isinstance(item, ModuleType):
+                host.register(item, plugin_name(item))
+            elif item in by_name:
+                ep = by_name[item]
+                kind = "bundle" if ep.group == BUNDLE_GROUP else "plugin"
+                host.register(ep.load(), item, kind=kind,
+                              distribution=ep.dist.name if ep.dist else None,
+                              version=ep.dist.version if ep.dist else None)
+            else:
+                host.register_module(item)
+    host.check_pending()
+    return host

@@ -1,0 +1,239 @@
+"""Every ``SERVICE_*`` setting, parsed and typed in one place.
+
+Values come from, in rising priority: the defaults below, an optional
+``.env`` file (``SERVICE_ENV_FILE``, else ``./.env``), the process
+environment, and the ``config`` mapping given to :func:`core.app.create_app`
+(keys are field names or ``SERVICE_*`` names). A value that does not parse
+stops start-up with a :class:`SettingsError` naming the variable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args, get_type_hints
+
+PREFIX = "SERVICE_"
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+class SettingsError(ValueError):
+    """A setting has a value that cannot be used; the message names the variable."""
+
+
+def _choice(*values: str) -> dict[str, Any]:
+    return {"choices": values}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Typed settings. The environment variable of ``field_name`` is ``SERVICE_FIELD_NAME``."""
+
+    # --- storage and processes -------------------------------------------------
+    config_dir: Path | None = None
+    database_url: str | None = None
+    redis_url: str | None = None
+    job_backend: str = field(default="inprocess", metadata=_choice("inprocess", "rq"))
+    job_event_ttl_seconds: int = 3600
+    job_time_limit_seconds: int = 600
+    plugins: tuple[str, ...] | None = None
+    disabled_plugins: tuple[str, ...] = ()
+    host: str = "127.0.0.1"
+    port: int = 7860
+    workers: int = 2
+    log_level: str = field(default="info", metadata=_choice("debug", "info", "warning", "error", "critical"))
+    db_pool_size: int = 5
+    db_max_overflow: int = 10
+
+    # --- authentication --------------------------------------------------------
+    auto_login: bool = True
+    skip_auth_auto_login: bool = False
+    enable_superuser_cli: bool = True
+    superuser: str = "service"
+    superuser_password: str | None = field(default=None, repr=False)
+    secret_key: str | None = field(default=None, repr=False)
+    new_user_is_active: bool = False
+    enable_signup: bool = True
+    api_key_source: str = field(default="db", metadata=_choice("db", "env"))
+    api_key: str | None = field(default=None, repr=False)
+    disable_track_apikey_usage: bool = False
+    remove_api_keys: bool = False
+    webhook_auth_enable: bool = True
+    algorithm: str = field(default="HS256", metadata=_choice("HS256", "RS256", "RS512"))
+    private_key: str | None = field(default=None, repr=False)
+    public_key: str | None = None
+    access_token_expire_seconds: int = 3600
+    refresh_token_expire_seconds: int = 604800
+    access_secure: bool = False
+    access_httponly: bool = True
+    access_same_site: str = field(default="lax", metadata=_choice("lax", "strict", "none"))
+    refresh_secure: bool = False
+    refresh_httponly: bool = True
+    refresh_same_site: str = field(default="lax", metadata=_choice("lax", "strict", "none"))
+    cookie_domain: str | None = None
+    authz_enabled: bool = False
+
+    # --- cross-origin ----------------------------------------------------------
+    cors_origins: tuple[str, ...] = ("*",)
+    cors_allow_credentials: bool = True
+    cors_allow_headers: tuple[str, ...] = ("*",)
+    cors_allow_methods: tuple[str, ...] = ("*",)
+
+    # --- limits ----------------------------------------------------------------
+    rate_limit_enabled: bool = True
+    rate_limit_per_minute: int = 5
+    public_flow_rate_limit_per_minute: int = 20
+    rate_limit_storage_uri: str = "memory://"
+    rate_limit_trust_proxy: bool = False
+
+    # --- outbound requests and component hardening ------------------------------
+    ssrf_protection_enabled: bool = True
+    ssrf_allowed_hosts: tuple[str, ...] = ()
+    connector_ssrf_validation_enabled: bool = True
+    connector_ssrf_allow_loopback: bool = True
+    block_code_interpreter_components: bool = False
+    restrict_local_file_access: bool = False
+    mcp_server_docker_hardening: bool = False
+    tweaks_policy: str = field(default="permissive", metadata=_choice("permissive", "declared", "off"))
+    allow_custom_components: bool = False
+    a2a_enabled: bool = False
+    enable_extension_reload: bool = False
+
+    # --- editor and configuration response -------------------------------------
+    auto_saving: bool = True
+    auto_saving_interval: int = 1000
+    event_delivery: str = field(default="streaming", metadata=_choice("streaming", "polling", "direct"))
+    max_file_size_upload: int = 1024
+    frontend_timeout: int = 0
+    health_check_max_retries: int = 5
+    webhook_polling_interval: int = 0
+    public_flow_cleanup_interval: int = 3600
+    public_flow_expiration: int = 86400
+    serialization_max_items_length: int = 1000
+    serialization_max_text_length: int = 6000
+    default_folder_name: str = "Starter Project"
+    hide_getting_started_progress: bool = False
+    hide_logout_button: bool = False
+    hide_new_flow_button: bool = False
+    hide_new_project_button: bool = False
+    hide_starter_projects: bool = False
+    embedded_mode: bool = False
+    mcp_base_url: str = ""
+    mcp_servers_locked: bool = False
+    custom_component_admin_only: bool = False
+    voice_mode_available: bool = False
+    agentic_experience: bool = False
+    assistant_max_message_length: int = 2000
+    substitute_outdated_component_code: bool = False
+
+    # ---------------------------------------------------------------------------
+    @staticmethod
+    def env_name(name: str) -> str:
+        return PREFIX + name.upper()
+
+    @property
+    def resolved_config_dir(self) -> Path:
+        """The storage directory, created on first use (per-user data dir by default)."""
+        path = self.config_dir
+        if path is None:
+            import platformdirs
+
+            path = Path(platformdirs.user_data_dir("service", appauthor=False))
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.resolved_config_dir / 'service.db'}"
+
+    @classmethod
+    def load(cls, overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from defaults, ``.env``, the environment and ``overrides``."""
+        env = dict(os.environ if environ is None else environ)
+        env_file = env.get("SERVICE_ENV_FILE") or ".env"
+        if Path(env_file).is_file():
+            from dotenv import dotenv_values
+
+            for key, value in dotenv_values(env_file).items():
+                if key.startswith(PREFIX) and value is not None:
+                    env.setdefault(key, value)
+        hints = get_type_hints(cls)
+        names = {f.name for f in dataclasses.fields(cls)}
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            var = cls.env_name(f.name)
+            if var in env:
+                values[f.name] = _parse(var, env[var], hints[f.name], f.metadata)
+        for key, value in (overrides or {}).items():
+            name = key[len(PREFIX):].lower() if key.startswith(PREFIX) else key
+            if name not in names:
+                raise SettingsError(f"{key}: unknown setting")
+            var = cls.env_name(name)
+            values[name] = (
+                _parse(var, value, hints[name], cls.__dataclass_fields__[name].metadata)
+                if isinstance(value, str)
+                else _check(var, value, cls.__dataclass_fields__[name].metadata)
+            )
+        return cls(**values)
+
+    def as_env(self) -> dict[str, str]:
+        """The settings as ``SERVICE_*`` strings (for child processes such as gunicorn workers)."""
+        out: dict[str, str] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value is None:
+                continue
+            if isinstance(value, bool):
+                value = "true" if value else "false"
+            elif isinstance(value, tuple):
+                value = ",".join(value)
+            out[self.env_name(f.name)] = str(value)
+        return out
+
+
+def _check(var: str, value: Any, metadata: Mapping[str, Any]) -> Any:
+    choices = metadata.get("choices")
+    if choices and value not in choices:
+        raise SettingsError(f"{var}: must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def _parse(var: str, raw: str, hint: Any, metadata: Mapping[str, Any]) -> Any:
+    text = raw.strip()
+    args = [a for a in get_args(hint) if a is not type(None)]
+    optional = type(None) in get_args(hint)
+    base_type = args[0] if optional and args else hint
+    base = getattr(base_type, "__name__", str(base_type))
+    if optional and text == "":
+        return None
+    if base == "bool":
+        low = text.lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise SettingsError(f"{var}: expected a boolean (true/false/1/0), got {raw!r}")
+    if base == "int":
+        try:
+            number = int(text)
+        except ValueError:
+            raise SettingsError(f"{var}: expected an integer, got {raw!r}") from None
+        if number < 0:
+            raise SettingsError(f"{var}: must not be negative, got {raw!r}")
+        return number
+    if base == "Path":
+        return Path(text).expanduser()
+    if base == "tuple":
+        return tuple(item.strip() for item in text.split(",") if item.strip())
+    if base == "str" and metadata.get("choices"):
+        for choice in metadata["choices"]:
+            if text.lower() == choice.lower():
+                return choice
+        raise SettingsError(f"{var}: must be one of {', '.join(metadata['choices'])}, got {raw!r}")
+    return raw

@@ -1,0 +1,45 @@
+"""Tables of the accounts plugin (prefix ``accounts_``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Mapped, mapped_column
+
+from core.db import Base, new_id, utcnow
+
+
+class User(Base):
+    __tablename__ = "accounts_user"
+
+    id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
+    username: Mapped[str] = mapped_column(sa.String(255), unique=True, index=True)
+    password_hash: Mapped[str] = mapped_column(sa.String(255))
+    profile_image: Mapped[str | None] = mapped_column(sa.String(512), default=None)
+    store_api_key: Mapped[str | None] = mapped_column(sa.String(512), default=None)
+    is_active: Mapped[bool] = mapped_column(sa.Boolean, default=False)
+    is_superuser: Mapped[bool] = mapped_column(sa.Boolean, default=False)
+    create_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+    last_login_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True), default=None)
+    optins: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON, default=None)
+
+
+class ApiKey(Base):
+    __tablename__ = "accounts_api_key"
+
+    id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
+    name: Mapped[str | None] = mapped_column(sa.String(255), default=None)
+    #: SHA-256 of the key: keys are 256-bit random, so a fast hash is enough and lookups stay O(1).
+    key_hash: Mapped[str] = mapped_column(sa.String(64), unique=True, index=True)
+    key_prefix: Mapped[str] = mapped_column(sa.String(16))
+    user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, sa.ForeignKey("accounts_user.id", ondelete="CASCADE"),
+                                               index=True)
+    total_uses: Mapped[int] = mapped_column(sa.Integer, default=0)
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True), default=None)
+    is_active: Mapped[bool] = mapped_column(sa.Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True), default=None)

@@ -1,0 +1,64 @@
+"""Hook implementations of the accounts plugin (thin: the logic is in services)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core import hookimpl
+from core.auth import Actor
+from core.records import Migrations, Permission
+
+
+@hookimpl
+def register_blueprints():
+    from service_accounts.resources import api_keys_blp, login_blp, users_blp
+
+    return [users_blp, api_keys_blp, login_blp]
+
+
+@hookimpl
+def register_migrations():
+    return [Migrations("accounts", Path(__file__).parent / "migrations")]
+
+
+@hookimpl
+def register_commands():
+    from service_accounts.cli import api_key_group, superuser_command
+
+    return [superuser_command, api_key_group]
+
+
+@hookimpl
+def actor_from_request(request, scheme):
+    from service_accounts.services import actor_from_request as resolve
+
+    return resolve(request, scheme)
+
+
+@hookimpl
+def permission_allowed(actor: Actor | None, action: str, resource: Any) -> Permission | None:
+    """Superusers may administer; sign-up follows the spec's rules."""
+    from core.app import state
+
+    if action == "admin":
+        return Permission(bool(actor and actor.kind == "user" and actor.is_superuser), "superuser")
+    if action == "users.create":
+        if actor is not None and actor.is_superuser:
+            return Permission(True, "superuser")
+        cfg = state().settings
+        return Permission(bool(cfg.enable_signup and not cfg.auto_login), "public sign-up")
+    return None
+
+
+@hookimpl
+def on_app_created(app):
+    from core import db
+    from core.app import state
+    from service_accounts import security, services
+
+    settings = state(app).settings
+    services.check_startup_rules(settings)
+    security.configure_jwt(app, settings)
+    with app.app_context():
+        services.ensure_superuser(db.session(), settings)

@@ -1,0 +1,319 @@
+"""Accounts logic: users, sign-in, API keys, caller resolution and start-up rules.
+
+No request objects here except in :func:`actor_from_request`, which reads
+credentials in the reference's order: bearer token, access cookie, then the
+``x-api-key`` query parameter and header.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import secrets
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from flask import Request
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from core import db
+from core.app import state
+from core.auth import NO_CREDENTIALS, Actor
+from core.errors import ApiError, StartupError
+from core.settings import Settings
+from service_accounts import security
+from service_accounts.models import ApiKey, User
+
+log = logging.getLogger(__name__)
+
+LEGACY_PASSWORD = "service"
+DEFAULT_OPTINS = {"github_starred": False, "dialog_dismissed": False, "discord_clicked": False}
+AUTO_LOGIN_KEY_REQUIRED = (
+    "An API key must be passed as query or header. Since v1.5, running flows with auto-login "
+    "requires a valid API key unless SERVICE_SKIP_AUTH_AUTO_LOGIN is true."
+)
+
+
+def settings() -> Settings:
+    return state().settings
+
+
+def actor_of(user: User, via: str, api_key_id: uuid.UUID | None = None) -> Actor:
+    return Actor(id=user.id, kind="user", username=user.username, is_superuser=user.is_superuser,
+                 is_active=user.is_active, via=via, api_key_id=api_key_id)
+
+
+# --- users -----------------------------------------------------------------------------------
+def get_user(s: Session, user_id: uuid.UUID | str) -> User | None:
+    try:
+        key = user_id if isinstance(user_id, uuid.UUID) else uuid.UUID(str(user_id))
+    except ValueError:
+        return None
+    return s.get(User, key)
+
+
+def user_by_name(s: Session, username: str) -> User | None:
+    return s.scalar(sa.select(User).where(User.username == username))
+
+
+def create_user(s: Session, username: str, password: str, *, is_superuser: bool = False,
+                is_active: bool | None = None, optins: Mapping[str, Any] | None = None) -> User:
+    """Insert a user; 400 when the name is taken."""
+    username = username.strip()
+    if user_by_name(s, username) is not None:
+        raise ApiError(400, "This username is unavailable.")
+    user = User(
+        username=username,
+        password_hash=security.hash_password(password),
+        is_superuser=is_superuser,
+        is_active=settings().new_user_is_active if is_active is None else is_active,
+        optins={**DEFAULT_OPTINS, **(optins or {})},
+    )
+    s.add(user)
+    try:
+        s.flush()
+    except IntegrityError:
+        s.rollback()
+        raise ApiError(400, "This username is unavailable.") from None
+    return user
+
+
+def list_users(s: Session, skip: int, limit: int, search: str | None) -> tuple[int, list[User]]:
+    query = sa.select(User)
+    if search:
+        query = query.where(User.username.ilike(f"%{search}%"))
+    total = s.scalar(sa.select(sa.func.count()).select_from(query.subquery())) or 0
+    users = list(s.scalars(query.order_by(User.create_at, User.username).offset(skip).limit(limit)))
+    return total, users
+
+
+def update_user(s: Session, actor: Actor, user_id: uuid.UUID, changes: Mapping[str, Any]) -> User:
+    """Apply an update as ``actor``: superusers edit anyone; users only themselves, not privileges."""
+    if not actor.is_superuser and actor.id != user_id:
+        raise ApiError(403, "You don't have the permission to update this user")
+    user = get_user(s, user_id)
+    if user is None:
+        raise ApiError(404, "User not found")
+    if not actor.is_superuser:
+        if "is_superuser" in changes and changes["is_superuser"] != user.is_superuser:
+            raise ApiError(403, "You don't have the permission to change superuser status")
+        if "is_active" in changes and changes["is_active"] != user.is_active:
+            raise ApiError(403, "You don't have the permission to change the active status")
+        if changes.get("password") is not None:
+            raise ApiError(400, "You can't change your password here")
+    if actor.id == user_id and changes.get("is_active") is False:
+        raise ApiError(403, "You can't deactivate your own user account")
+    if actor.id == user_id and changes.get("is_superuser") is False and user.is_superuser:
+        raise ApiError(403, "You can't remove your own superuser status")
+    for field in ("username", "profile_image", "is_active", "is_superuser", "last_login_at", "optins"):
+        if field in changes and changes[field] is not None:
+            value = changes[field]
+            if field == "username":
+                value = value.strip()
+                other = user_by_name(s, value)
+                if other is not None and other.id != user.id:
+                    raise ApiError(400, "This username is unavailable.")
+            setattr(user, field, value)
+    if changes.get("password") is not None:
+        user.password_hash = security.hash_password(changes["password"])
+    user.updated_at = db.utcnow()
+    s.flush()
+    return user
+
+
+def reset_password(s: Session, actor: Actor, user_id: uuid.UUID, current: str | None, new: str) -> User:
+    """Self-service password change; another user's id is 404."""
+    if actor.id != user_id:
+        raise ApiError(404, "User not found")
+    user = get_user(s, user_id)
+    if user is None:
+        raise ApiError(404, "User not found")
+    if not current or not security.verify_password(user.password_hash, current):
+        raise ApiError(400, "Current password is incorrect")
+    if new == LEGACY_PASSWORD:
+        raise ApiError(400, "This password is not allowed")
+    user.password_hash = security.hash_password(new)
+    user.updated_at = db.utcnow()
+    s.flush()
+    return user
+
+
+def delete_user(s: Session, actor: Actor, user_id: uuid.UUID) -> None:
+    if actor.id == user_id:
+        raise ApiError(400, "You can't delete your own user account")
+    user = get_user(s, user_id)
+    if user is None:
+        raise ApiError(404, "User not found")
+    state().host.hook.on_user_deleted(user_id=str(user.id))
+    s.execute(sa.delete(ApiKey).where(ApiKey.user_id == user.id))
+    s.delete(user)
+    s.flush()
+
+
+# --- sign-in ---------------------------------------------------------------------------------
+def authenticate(s: Session, username: str, password: str) -> User:
+    """Check credentials; the reference's codes for each refusal."""
+    user = user_by_name(s, username.strip())
+    if user is None or not security.verify_password(user.password_hash, password):
+        raise ApiError(401, "Incorrect username or password", {"WWW-Authenticate": "Bearer"})
+    if not user.is_active:
+        if user.last_login_at is None:
+            raise ApiError(400, "Waiting for approval")
+        raise ApiError(401, "Inactive user")
+    user.last_login_at = db.utcnow()
+    s.flush()
+    return user
+
+
+def superuser(s: Session) -> User | None:
+    return user_by_name(s, settings().superuser)
+
+
+def user_from_token(s: Session, token: str, expected_type: str = "access") -> User:
+    """Decode a JWT and load its active user; 401 otherwise."""
+    import jwt as pyjwt
+    from flask_jwt_extended import decode_token
+    from flask_jwt_extended.exceptions import JWTExtendedException
+
+    try:
+        claims = decode_token(token)
+    except pyjwt.ExpiredSignatureError:
+        raise ApiError(401, "Token has expired", {"WWW-Authenticate": "Bearer"}) from None
+    except (pyjwt.InvalidTokenError, JWTExtendedException, ValueError):
+        raise ApiError(401, "Invalid token", {"WWW-Authenticate": "Bearer"}) from None
+    if claims.get("type") != expected_type:
+        raise ApiError(401, "Invalid token type", {"WWW-Authenticate": "Bearer"})
+    user = get_user(s, str(claims.get("sub", "")))
+    if user is None:
+        raise ApiError(401, "Invalid token", {"WWW-Authenticate": "Bearer"})
+    if not user.is_active:
+        raise ApiError(401, "Inactive user")
+    return user
+
+
+# --- API keys --------------------------------------------------------------------------------
+def create_api_key(s: Session, user_id: uuid.UUID, name: str | None) -> tuple[ApiKey, str]:
+    raw = security.new_api_key()
+    key = ApiKey(name=name, key_hash=security.hash_api_key(raw), key_prefix=raw[:8], user_id=user_id)
+    s.add(key)
+    s.flush()
+    return key, raw
+
+
+def list_api_keys(s: Session, user_id: uuid.UUID) -> list[ApiKey]:
+    return list(s.scalars(sa.select(ApiKey).where(ApiKey.user_id == user_id).order_by(ApiKey.created_at)))
+
+
+def delete_api_key(s: Session, user_id: uuid.UUID, key_id: uuid.UUID) -> None:
+    key = s.scalar(sa.select(ApiKey).where(ApiKey.id == key_id, ApiKey.user_id == user_id))
+    if key is None:
+        raise ApiError(404, "API Key not found")
+    s.delete(key)
+    s.flush()
+
+
+def user_from_api_key(s: Session, raw: str) -> tuple[User, uuid.UUID | None] | None:
+    """The active owner of ``raw`` (and the key id), or None when the key is unknown or revoked."""
+    cfg = settings()
+    if cfg.api_key_source == "env":
+        if cfg.api_key and security.same_secret(raw, cfg.api_key):
+            user = superuser(s)
+            return (user, None) if user is not None and user.is_active else None
+        return None
+    key = s.scalar(sa.select(ApiKey).where(ApiKey.key_hash == security.hash_api_key(raw)))
+    if key is None or not key.is_active:
+        return None
+    if key.expires_at is not None and _aware(key.expires_at) < db.utcnow():
+        return None
+    user = s.get(User, key.user_id)
+    if user is None or not user.is_active:
+        return None
+    if not cfg.disable_track_apikey_usage:
+        s.execute(sa.update(ApiKey).where(ApiKey.id == key.id)
+                  .values(total_uses=ApiKey.total_uses + 1, last_used_at=db.utcnow()))
+        s.commit()
+    return user, key.id
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+# --- who is calling ----------------------------------------------------------------------------
+def actor_from_request(request: Request, scheme: str) -> Actor | None:
+    """Resolve the caller for ``scheme`` (``user``, ``api_key`` or ``optional``)."""
+    s = db.session()
+    cfg = settings()
+    if scheme in ("user", "optional"):
+        auth = request.headers.get("Authorization", "")
+        if auth:
+            kind, _, token = auth.partition(" ")
+            if kind.lower() == "bearer" and token.strip():
+                return actor_of(user_from_token(s, token.strip()), "bearer")
+            if scheme == "user" and not _api_key_in(request):
+                raise ApiError(401, "Invalid token", {"WWW-Authenticate": "Bearer"})
+        cookie = request.cookies.get(security.ACCESS_COOKIE)
+        if cookie:
+            return actor_of(user_from_token(s, cookie), "cookie")
+    raw = _api_key_in(request)
+    if raw:
+        found = user_from_api_key(s, raw)
+        if found is None:
+            raise ApiError(403, "Invalid API key" if scheme != "api_key" else "Invalid or missing API key")
+        user, key_id = found
+        return actor_of(user, "api_key" if key_id else "env_api_key", key_id)
+    if cfg.auto_login and cfg.skip_auth_auto_login:
+        user = superuser(s)
+        if user is not None and user.is_active:
+            return actor_of(user, "auto_login")
+    if scheme == "optional":
+        return None
+    if scheme == "api_key":
+        raise ApiError(403, AUTO_LOGIN_KEY_REQUIRED if cfg.auto_login else
+                       "An API key must be passed as query or header")
+    raise ApiError(403, NO_CREDENTIALS)
+
+
+def _api_key_in(request: Request) -> str | None:
+    return request.args.get("x-api-key") or request.headers.get("x-api-key") or None
+
+
+# --- start-up ---------------------------------------------------------------------------------
+def check_startup_rules(cfg: Settings) -> None:
+    """The spec's start-up refusals; raise :class:`StartupError` with the variable to fix."""
+    if cfg.superuser_password == LEGACY_PASSWORD:
+        raise StartupError(
+            "SERVICE_SUPERUSER_PASSWORD: the legacy default password is refused; choose another one"
+        )
+    if not cfg.auto_login and not cfg.superuser_password:
+        raise StartupError(
+            "SERVICE_SUPERUSER_PASSWORD is required when SERVICE_AUTO_LOGIN is false (no default credentials exist)"
+        )
+    if cfg.api_key_source == "env" and not cfg.api_key:
+        raise StartupError("SERVICE_API_KEY is required when SERVICE_API_KEY_SOURCE is env")
+    if not cfg.superuser.strip():
+        raise StartupError("SERVICE_SUPERUSER must not be empty")
+
+
+def ensure_superuser(s: Session, cfg: Settings) -> User:
+    """Create the configured superuser when missing (random password under auto-login if none given)."""
+    user = user_by_name(s, cfg.superuser)
+    if user is not None:
+        if not user.is_superuser or not user.is_active:
+            user.is_superuser = True
+            user.is_active = True
+            s.commit()
+        return user
+    password = cfg.superuser_password or secrets.token_urlsafe(24)
+    try:
+        user = create_user(s, cfg.superuser, password, is_superuser=True, is_active=True)
+        s.commit()
+    except (IntegrityError, ApiError):  # another process created it first
+        s.rollback()
+        user = user_by_name(s, cfg.superuser)
+        if user is None:
+            raise
+    return user
