@@ -53,6 +53,27 @@ class Base(DeclarativeBase):
     metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 
 
+class UTCDateTime(sa.types.TypeDecorator[dt.datetime]):
+    """A timestamp stored as UTC and always read back timezone-aware.
+
+    SQLite keeps no zone, so plain ``DateTime(timezone=True)`` reads back naive
+    values there; every model uses this type so both databases answer alike.
+    """
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Any) -> dt.datetime | None:
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC) if value is not None else None
+
+    def process_result_value(self, value: dt.datetime | None, dialect: Any) -> dt.datetime | None:
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value
+
+
 def utcnow() -> dt.datetime:
     """Timezone-aware current time (stored as UTC)."""
     return dt.datetime.now(dt.UTC)

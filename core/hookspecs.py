@@ -29,6 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 __all__ = [
     "actor_from_request",
     "extend_config",
+    "find_flow",
+    "get_variable",
     "on_app_created",
     "on_user_deleted",
     "permission_allowed",
@@ -118,6 +120,26 @@ def extend_config(actor: Actor | None, public: bool) -> dict[str, Any] | None:
     """Return members to merge into ``GET /api/v1/config``.
 
     ``public`` is true for the reduced anonymous response.
+    """
+
+
+@hookspec(firstresult=True)
+def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> dict[str, Any] | None:
+    """Look up a flow for a run surface, scoped by owner.
+
+    ``flow_id_or_name`` is a flow id or an ``endpoint_name``. With ``user_id``
+    set, only that user's flows match; with ``public`` true (and ``user_id``
+    None), only flows whose ``access_type`` is PUBLIC match. Return a plain dict
+    (``id``, ``name``, ``user_id``, ``folder_id``, ``endpoint_name``,
+    ``access_type``, ``webhook``, ``data``, ...) or None (answered 404).
+    """
+
+
+@hookspec(firstresult=True)
+def get_variable(user_id: str, name: str) -> str | None:
+    """The decrypted value of ``user_id``'s variable ``name``, or None.
+
+    Used by the engine for template fields marked ``load_from_db``.
     """
 
 

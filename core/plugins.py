@@ -117,7 +117,7 @@ class PluginHost:
         caller = getattr(self.pm.hook, hook_name)
         items: list[T] = []
         seen: dict[str, str] = {}
-        for impl in reversed(caller.get_hookimpls()):  # registration order
+        for impl in caller.get_hookimpls():  # registration order
             result = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
             for item in result or []:
                 if key is not None:

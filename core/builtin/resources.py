@@ -31,11 +31,19 @@ class VersionSchema(Schema):
     package = fields.String(required=True)
 
 
-class ConfigSchema(Schema):
-    class Meta:
-        unknown = "include"
+def _config_schema() -> type[Schema]:
+    """Every configuration member, typed from the defaults (``type`` is ``full`` or ``public``)."""
+    from core.settings import Settings
 
-    type = fields.String(required=True, metadata={"description": "`full` or `public`"})
+    kinds = {bool: fields.Boolean, int: fields.Integer, str: fields.String, dict: fields.Dict}
+    members: dict[str, fields.Field] = {}
+    for key, value in services.full_config(Settings()).items():
+        members[key] = (fields.List(fields.String()) if isinstance(value, list) else kinds[type(value)]())
+    members["type"] = fields.String(required=True, metadata={"description": "`full` or `public`"})
+    return Schema.from_dict(members, name="ConfigSchema")
+
+
+ConfigSchema = _config_schema()
 
 
 @health_blp.route("/health")

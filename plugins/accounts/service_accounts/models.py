@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
-from core.db import Base, new_id, utcnow
+from core.db import Base, UTCDateTime, new_id, utcnow
 
 
 class User(Base):
@@ -22,9 +22,9 @@ class User(Base):
     store_api_key: Mapped[str | None] = mapped_column(sa.String(512), default=None)
     is_active: Mapped[bool] = mapped_column(sa.Boolean, default=False)
     is_superuser: Mapped[bool] = mapped_column(sa.Boolean, default=False)
-    create_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
-    updated_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow, onupdate=utcnow)
-    last_login_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True), default=None)
+    create_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
+    last_login_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, default=None)
     optins: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON, default=None)
 
 
@@ -39,7 +39,7 @@ class ApiKey(Base):
     user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, sa.ForeignKey("accounts_user.id", ondelete="CASCADE"),
                                                index=True)
     total_uses: Mapped[int] = mapped_column(sa.Integer, default=0)
-    last_used_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True), default=None)
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, default=None)
     is_active: Mapped[bool] = mapped_column(sa.Boolean, default=True)
-    created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
-    expires_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True), default=None)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, default=None)

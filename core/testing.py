@@ -1,0 +1,88 @@
+"""Pytest fixtures for the core and for plugin authors (a ``pytest11`` plugin).
+
+* ``make_app(plugins=None, **config)`` builds an app with exactly the named
+  plugins (default: every installed one) on a fresh config directory.
+* The database is SQLite in that directory, or PostgreSQL when
+  ``SERVICE_TEST_DATABASE_URL`` is set (one database per xdist worker, created
+  on demand, emptied after each test).
+* ``SERVICE_*`` variables and ``.env`` files of the developer's shell never
+  leak into tests.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+TEST_DATABASE_ENV = "SERVICE_TEST_DATABASE_URL"
+
+
+def _worker_database(base_url: str, worker: str) -> str:
+    """``<base>_<worker>``, created if missing (PostgreSQL only)."""
+    import sqlalchemy as sa
+
+    url = sa.make_url(base_url)
+    if url.drivername == "postgresql":
+        url = url.set(drivername="postgresql+psycopg")
+    name = f"{url.database}_{worker}".replace("-", "_")
+    admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            exists = conn.scalar(sa.text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": name})
+            if not exists:
+                conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    finally:
+        admin.dispose()
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def service_database_url(request: pytest.FixtureRequest) -> str | None:
+    """The PostgreSQL URL for this test process, or None for SQLite."""
+    base = os.environ.get(TEST_DATABASE_ENV)
+    if not base:
+        return None
+    worker = getattr(request.config, "workerinput", {}).get("workerid", "main")
+    return _worker_database(base, worker)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_service_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in list(os.environ):
+        if key.startswith("SERVICE_") and key != TEST_DATABASE_ENV:
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("SERVICE_ENV_FILE", os.devnull)
+
+
+@pytest.fixture
+def make_app(tmp_path: Any, service_database_url: str | None) -> Iterator[Callable[..., Any]]:
+    """Factory: ``make_app(plugins=["accounts"], auto_login=False, superuser_password="...")``."""
+    from core import db
+    from core.app import create_app, state
+
+    built: list[Any] = []
+
+    def factory(plugins: Any = None, **config: Any) -> Any:
+        cfg: dict[str, Any] = {"config_dir": tmp_path / "config", "rate_limit_storage_uri": "memory://"}
+        if service_database_url:
+            cfg["database_url"] = service_database_url
+        cfg.update(config)
+        app = create_app(config=cfg, plugins=plugins)
+        app.testing = True
+        built.append(app)
+        return app
+
+    yield factory
+    for app in built:
+        svc = state(app)
+        if svc.jobs is not None:
+            svc.jobs.close()
+    if built:
+        svc = state(built[0])
+        if service_database_url:
+            db.truncate_all(svc.engine)
+        else:
+            db.dispose_engine(svc.settings)

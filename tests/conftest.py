@@ -1,0 +1,95 @@
+"""Shared helpers for the service's own tests (fixtures of the core come from core.testing)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+PASSWORD = "correct-horse-battery"
+_names = itertools.count()
+
+
+@dataclass
+class Caller:
+    """A signed-in user: ids and ready-made headers for each credential kind."""
+
+    id: str
+    username: str
+    token: str
+    api_key: str
+
+    @property
+    def bearer(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    @property
+    def key(self) -> dict[str, str]:
+        return {"x-api-key": self.api_key}
+
+
+def superuser(client: Any) -> Caller:
+    """The auto-login superuser (the app must run with auto-login on)."""
+    token = client.get("/api/v1/auto_login").get_json()["access_token"]
+    client.delete_cookie("access_token_svc")
+    client.delete_cookie("refresh_token_svc")
+    return _finish(client, token)
+
+
+def login(client: Any, username: str, password: str = PASSWORD) -> Any:
+    return client.post("/api/v1/login", data={"username": username, "password": password})
+
+
+def make_user(client: Any, admin: Caller, *, username: str | None = None, password: str = PASSWORD,
+              active: bool = True, is_superuser: bool = False) -> Caller:
+    """Create a user as ``admin``, activate it, sign it in and give it an API key."""
+    username = username or f"user{next(_names)}"
+    created = client.post("/api/v1/users/", json={"username": username, "password": password}, headers=admin.bearer)
+    assert created.status_code == 201, created.get_json()
+    user_id = created.get_json()["id"]
+    if active or is_superuser:
+        patched = client.patch(f"/api/v1/users/{user_id}", json={"is_active": active, "is_superuser": is_superuser},
+                               headers=admin.bearer)
+        assert patched.status_code == 200, patched.get_json()
+    if not active:
+        return Caller(user_id, username, "", "")
+    response = login(client, username, password)
+    assert response.status_code == 200, response.get_json()
+    client.delete_cookie("access_token_svc")
+    client.delete_cookie("refresh_token_svc")
+    return _finish(client, response.get_json()["access_token"])
+
+
+def _finish(client: Any, token: str) -> Caller:
+    headers = {"Authorization": f"Bearer {token}"}
+    me = client.get("/api/v1/users/whoami", headers=headers).get_json()
+    key = client.post("/api/v1/api_key/", json={"name": "test"}, headers=headers).get_json()["api_key"]
+    return Caller(me["id"], me["username"], token, key)
+
+
+@pytest.fixture
+def app(make_app):
+    """An app with every installed plugin, auto-login on (the default)."""
+    return make_app()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def admin(client) -> Caller:
+    return superuser(client)
+
+
+@pytest.fixture
+def alice(client, admin) -> Caller:
+    return make_user(client, admin, username="alice")
+
+
+@pytest.fixture
+def bob(client, admin) -> Caller:
+    return make_user(client, admin, username="bob")

@@ -1,0 +1,73 @@
+from pathlib import Path
+
+import pytest
+
+from core.settings import Settings, SettingsError
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("true", True), ("True", True), ("1", True),
+                                                ("false", False), ("False", False), ("0", False)])
+def test_booleans_accept_the_documented_spellings(raw, expected):
+    assert Settings.load(environ={"SERVICE_AUTO_LOGIN": raw}).auto_login is expected
+
+
+def test_an_invalid_value_names_the_variable():
+    with pytest.raises(SettingsError, match="SERVICE_AUTO_LOGIN"):
+        Settings.load(environ={"SERVICE_AUTO_LOGIN": "maybe"})
+    with pytest.raises(SettingsError, match="SERVICE_PORT: expected an integer"):
+        Settings.load(environ={"SERVICE_PORT": "eighty"})
+    with pytest.raises(SettingsError, match="SERVICE_ALGORITHM: must be one of HS256, RS256, RS512"):
+        Settings.load(environ={"SERVICE_ALGORITHM": "none"})
+    with pytest.raises(SettingsError, match="SERVICE_ACCESS_TOKEN_EXPIRE_SECONDS: must not be negative"):
+        Settings.load(environ={"SERVICE_ACCESS_TOKEN_EXPIRE_SECONDS": "-5"})
+
+
+def test_types_lists_choices_and_paths():
+    s = Settings.load(environ={
+        "SERVICE_CORS_ORIGINS": "https://a.example, https://b.example",
+        "SERVICE_ALGORITHM": "rs512",
+        "SERVICE_CONFIG_DIR": "~/svc",
+        "SERVICE_REFRESH_TOKEN_EXPIRE_SECONDS": "60",
+        "SERVICE_DATABASE_URL": "",
+    })
+    assert s.cors_origins == ("https://a.example", "https://b.example")
+    assert s.algorithm == "RS512"
+    assert s.config_dir == Path("~/svc").expanduser()
+    assert s.refresh_token_expire_seconds == 60
+    assert s.database_url is None
+
+
+def test_defaults_follow_the_spec():
+    s = Settings.load(environ={})
+    assert (s.auto_login, s.enable_signup, s.new_user_is_active, s.webhook_auth_enable) == (True, True, False, True)
+    assert (s.access_token_expire_seconds, s.refresh_token_expire_seconds) == (3600, 604800)
+    assert (s.rate_limit_per_minute, s.public_flow_rate_limit_per_minute) == (5, 20)
+    assert s.superuser == "service" and s.superuser_password is None
+    assert s.cors_origins == ("*",) and s.access_same_site == "lax"
+
+
+def test_env_file_then_environment_then_overrides(tmp_path):
+    env_file = tmp_path / "svc.env"
+    env_file.write_text("SERVICE_PORT=8000\nSERVICE_HOST=0.0.0.0\nOTHER=1\n")
+    environ = {"SERVICE_ENV_FILE": str(env_file), "SERVICE_HOST": "10.0.0.1"}
+    s = Settings.load(environ=environ)
+    assert (s.port, s.host) == (8000, "10.0.0.1")
+    s = Settings.load({"port": 9000, "SERVICE_HOST": "::1"}, environ=environ)
+    assert (s.port, s.host) == (9000, "::1")
+    with pytest.raises(SettingsError, match="unknown setting"):
+        Settings.load({"no_such_thing": 1}, environ={})
+    with pytest.raises(SettingsError, match="SERVICE_JOB_BACKEND"):
+        Settings.load({"job_backend": "celery"}, environ={})
+
+
+def test_config_dir_defaults_to_a_per_user_data_directory(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    s = Settings.load(environ={})
+    assert s.resolved_config_dir == tmp_path / "data" / "service"
+    assert s.resolved_database_url == f"sqlite:///{tmp_path / 'data' / 'service' / 'service.db'}"
+
+
+def test_as_env_round_trips():
+    s = Settings.load({"auto_login": False, "cors_origins": ("https://x",), "port": 1234}, environ={})
+    again = Settings.load(environ=s.as_env())
+    assert again == s
