@@ -1,0 +1,294 @@
+"""Outbound HTTP for components, with SSRF protection.
+
+* Only ``http``/``https``. The host is resolved **once**; every resolved address
+  must be public (``ipaddress.is_global``: no loopback, private, link-local,
+  multicast, reserved, unspecified, shared/CGNAT, documentation ranges). IPv6
+  forms embedding IPv4 (mapped ``::ffff:a.b.c.d``, NAT64 ``64:ff9b::/96``,
+  6to4 ``2002::/16``) are checked on the embedded address too.
+* Numeric host spellings (``2130706433``, ``0177.0.0.1``, ``0x7f.1``, ``127.1``)
+  are normalised the way ``inet_aton`` reads them before the check.
+* The connection goes to the checked address (no second DNS lookup, so no
+  rebinding window); TLS still verifies the certificate for the host name.
+* Redirects are followed by hand (when asked) and every hop is checked again.
+* Timeouts apply to connect and each read; the body is capped at ``max_bytes``.
+* ``allowed_hosts``: exact host names, wildcards (``*.corp.example``), IPs and
+  CIDR ranges; a match skips the address check (deployment opt-in).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import http.client
+import ipaddress
+import socket
+import ssl
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode, urljoin, urlsplit
+
+__all__ = ["EgressBlocked", "EgressError", "EgressPolicy", "EgressResponse", "check_url", "request"]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_6TO4 = ipaddress.ip_network("2002::/16")
+
+
+class EgressError(Exception):
+    """An outbound request failed (network error, too large, too many redirects)."""
+
+
+class EgressBlocked(EgressError):
+    """The destination is not allowed (private address, bad scheme...)."""
+
+
+@dataclass(frozen=True)
+class EgressPolicy:
+    """Settings for outbound requests (built by the caller from ``SERVICE_SSRF_*`` settings)."""
+
+    enabled: bool = True
+    allowed_hosts: tuple[str, ...] = ()
+    timeout: float = 30.0
+    max_bytes: int = 10 * 1024 * 1024
+    max_redirects: int = 5
+    user_agent: str = "Service/1.0"
+    extra_blocked: tuple[str, ...] = field(default=())
+
+    @classmethod
+    def from_settings(cls, enabled: bool = True, allowed_hosts: str | list[str] | None = None, **kw: Any) -> EgressPolicy:
+        if isinstance(allowed_hosts, str):
+            hosts = tuple(h.strip() for h in allowed_hosts.split(",") if h.strip())
+        else:
+            hosts = tuple(allowed_hosts or ())
+        return cls(enabled=enabled, allowed_hosts=hosts, **kw)
+
+
+@dataclass
+class EgressResponse:
+    status_code: int
+    headers: dict[str, str]
+    content: bytes
+    url: str
+    redirects: list[str]
+
+    @property
+    def text(self) -> str:
+        charset = "utf-8"
+        ctype = self.headers.get("content-type", "")
+        if "charset=" in ctype:
+            charset = ctype.split("charset=")[-1].split(";")[0].strip() or "utf-8"
+        try:
+            return self.content.decode(charset, "replace")
+        except LookupError:
+            return self.content.decode("utf-8", "replace")
+
+
+# -- address checks ------------------------------------------------------------
+
+def _parse_ipv4_number(part: str) -> int:
+    if part.lower().startswith("0x"):
+        return int(part[2:] or "0", 16)
+    if len(part) > 1 and part.startswith("0"):
+        return int(part, 8)
+    return int(part, 10)
+
+
+def parse_host_ip(host: str) -> IPAddress | None:
+    """Read ``host`` as an IP address, accepting every ``inet_aton`` spelling; None for names."""
+    h = host.strip().strip("[]").rstrip(".")
+    if "%" in h:  # IPv6 zone id
+        h = h.split("%", 1)[0]
+    try:
+        return ipaddress.ip_address(h)
+    except ValueError:
+        pass
+    parts = h.split(".")
+    if not 1 <= len(parts) <= 4:
+        return None
+    try:
+        nums = [_parse_ipv4_number(p) for p in parts]
+    except ValueError:
+        return None
+    *head, last = nums
+    if any(n < 0 or n > 255 for n in head):
+        return None
+    if last < 0 or last >= 256 ** (5 - len(nums)):
+        return None
+    value = 0
+    for n in head:
+        value = value * 256 + n
+    value = value * (256 ** (5 - len(nums))) + last
+    return ipaddress.IPv4Address(value)
+
+
+def _embedded_ipv4(ip: IPAddress) -> IPAddress | None:
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return ip.ipv4_mapped
+        if ip in _NAT64:
+            return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        if ip in _6TO4:
+            return ipaddress.IPv4Address((int(ip) >> 80) & 0xFFFFFFFF)
+        if ip.sixtofour is not None:
+            return ip.sixtofour
+        # IPv4-compatible (deprecated) ::a.b.c.d
+        if int(ip) >> 32 == 0:
+            return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def is_public_address(ip: IPAddress) -> bool:
+    if not ip.is_global or ip.is_multicast or ip.is_reserved or ip.is_unspecified:
+        return False
+    inner = _embedded_ipv4(ip)
+    return inner is None or is_public_address(inner)
+
+
+def _host_allowed(host: str, ips: list[IPAddress], policy: EgressPolicy) -> bool:
+    host_l = host.lower().rstrip(".")
+    for entry in policy.allowed_hosts:
+        e = entry.strip().lower()
+        if not e:
+            continue
+        if "/" in e:
+            try:
+                net = ipaddress.ip_network(e, strict=False)
+            except ValueError:
+                continue
+            if ips and all(ip in net for ip in ips):
+                return True
+            continue
+        literal = parse_host_ip(e) if not any(c in e for c in "*?[") else None
+        if literal is not None:
+            if ips and all(ip == literal for ip in ips):
+                return True
+            continue
+        if fnmatch.fnmatchcase(host_l, e):
+            return True
+    return False
+
+
+def _resolve(host: str, port: int) -> list[IPAddress]:
+    literal = parse_host_ip(host)
+    if literal is not None:
+        return [literal]
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise EgressError(f"Cannot resolve host '{host}'") from exc
+    out: list[IPAddress] = []
+    for info in infos:
+        addr = info[4][0].split("%", 1)[0]
+        ip = ipaddress.ip_address(addr)
+        if ip not in out:
+            out.append(ip)
+    if not out:
+        raise EgressError(f"Cannot resolve host '{host}'")
+    return out
+
+
+def check_url(url: str, policy: EgressPolicy) -> tuple[str, str, int, IPAddress]:
+    """Validate ``url``; return ``(scheme, host, port, address to connect to)`` or raise :class:`EgressBlocked`."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise EgressBlocked(f"URL scheme '{scheme or '(none)'}' is not allowed")
+    host = parts.hostname or ""
+    if not host:
+        raise EgressBlocked("URL has no host")
+    try:
+        port = parts.port or (443 if scheme == "https" else 80)
+    except ValueError as exc:
+        raise EgressBlocked("Invalid port") from exc
+    ips = _resolve(host, port)
+    if policy.enabled and not _host_allowed(host, ips, policy):
+        for ip in ips:
+            if not is_public_address(ip):
+                raise EgressBlocked(f"Requests to '{host}' are blocked: it resolves to a non-public address")
+    return scheme, host, port, ips[0]
+
+
+# -- connections pinned to the checked address -------------------------------------
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, host: str, ip: str, port: int, timeout: float):
+        super().__init__(host, port, timeout=timeout)
+        self._ip = ip
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((self._ip, self.port), self.timeout)
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, host: str, ip: str, port: int, timeout: float):
+        super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
+        self._ip = ip
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self._ip, self.port), self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+
+
+def request(
+    method: str,
+    url: str,
+    *,
+    policy: EgressPolicy | None = None,
+    headers: dict[str, str] | None = None,
+    params: dict[str, Any] | None = None,
+    body: bytes | str | None = None,
+    timeout: float | None = None,
+    follow_redirects: bool = False,
+    deadline: float | None = None,
+) -> EgressResponse:
+    """Make one checked HTTP request (following checked redirects when asked)."""
+    policy = policy or EgressPolicy()
+    method = method.upper()
+    if params:
+        sep = "&" if urlsplit(url).query else "?"
+        url = url + sep + urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
+    send_headers = {"User-Agent": policy.user_agent}
+    send_headers.update({str(k): str(v) for k, v in (headers or {}).items()})
+    data = body.encode("utf-8") if isinstance(body, str) else body
+    redirects: list[str] = []
+    current = url
+    for _hop in range(policy.max_redirects + 1):
+        limit = min(timeout or policy.timeout, policy.timeout)
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise EgressError("Request time limit exceeded")
+            limit = min(limit, remaining)
+        scheme, host, port, ip = check_url(current, policy)
+        conn_cls = _PinnedHTTPSConnection if scheme == "https" else _PinnedHTTPConnection
+        conn = conn_cls(host, str(ip), port, limit)
+        parts = urlsplit(current)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        hdrs = dict(send_headers)
+        default_port = 443 if scheme == "https" else 80
+        host_header = f"[{host}]" if ":" in host else host
+        hdrs.setdefault("Host", host_header if port == default_port else f"{host_header}:{port}")
+        try:
+            conn.request(method, path, body=data, headers=hdrs)
+            resp = conn.getresponse()
+            resp_headers = {k.lower(): v for k, v in resp.getheaders()}
+            location = resp_headers.get("location")
+            if follow_redirects and resp.status in (301, 302, 303, 307, 308) and location:
+                resp.read(65536)
+                redirects.append(current)
+                current = urljoin(current, location)
+                if resp.status == 303 or (resp.status in (301, 302) and method == "POST"):
+                    method, data = "GET", None
+                continue
+            content = resp.read(policy.max_bytes + 1)
+            if len(content) > policy.max_bytes:
+                raise EgressError(f"Response is larger than {policy.max_bytes} bytes")
+            return EgressResponse(resp.status, resp_headers, content, current, redirects)
+        except (OSError, http.client.HTTPException) as exc:
+            if isinstance(exc, socket.timeout):
+                raise EgressError(f"Request to '{host}' timed out") from exc
+            raise EgressError(f"Request to '{host}' failed: {exc.__class__.__name__}") from exc
+        finally:
+            conn.close()
+    raise EgressError(f"Too many redirects (more than {policy.max_redirects})")
