@@ -239,11 +239,34 @@ class Message(Data):
         return DataFrame([{"text": self.text}])
 
     def to_dict(self) -> dict[str, Any]:
-        flat: dict[str, Any] = {name: jsonable(getattr(self, name)) for name in _MESSAGE_FIELDS}
-        flat["text"] = jsonable(self.text)
-        flat["id"] = self.id
-        nested = dict(flat)
-        return {"text_key": "text", "data": nested, "default_value": "", **flat}
+        props = dict(self.properties)
+        source = props.get("source")
+        if isinstance(source, dict):
+            props["source"] = dict(source)
+        for key in ("targets", "usage"):
+            if isinstance(props.get(key), (list, dict)):
+                props[key] = jsonable(props[key])
+        text = self.text
+        flat: dict[str, Any] = {
+            "sender": self.sender,
+            "sender_name": self.sender_name,
+            "files": [f if isinstance(f, str) else jsonable(f) for f in self.files],
+            "session_id": self.session_id,
+            "context_id": self.context_id,
+            "run_id": self.run_id,
+            "timestamp": self.timestamp,
+            "flow_id": self.flow_id,
+            "error": self.error,
+            "edit": self.edit,
+            "properties": props,
+            "category": self.category,
+            "content_blocks": jsonable(self.content_blocks) if self.content_blocks else [],
+            "duration": self.duration,
+            "session_metadata": dict(self.session_metadata) if isinstance(self.session_metadata, dict) else self.session_metadata,
+            "text": text if isinstance(text, str) else jsonable(text),
+            "id": self.id,
+        }
+        return {"text_key": "text", "data": dict(flat), "default_value": "", **flat}
 
     @classmethod
     def from_dict(cls, value: dict[str, Any]) -> Message:

@@ -1,0 +1,89 @@
+"""Helpers to write flows in tests: nodes are real catalog nodes (``to_frontend_node``) like the UI saves."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from core.engine import Registry
+from service_bundle_standard.bundle import all_components
+
+REFERENCE_FLOWS = Path("/work/shared/reference/flows")
+LOCAL_FLOWS = Path(__file__).parent / "flows"
+
+_REGISTRY: Registry | None = None
+
+
+def standard_registry() -> Registry:
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = Registry.from_classes(all_components())
+    return _REGISTRY
+
+
+def load_reference(name: str) -> dict[str, Any]:
+    """A reference export (falls back to the copy kept next to the tests)."""
+    for base in (REFERENCE_FLOWS, LOCAL_FLOWS):
+        path = base / name
+        if path.exists():
+            return json.loads(path.read_text())
+    raise FileNotFoundError(name)
+
+
+def node(key: str, node_id: str | None = None, *, show: dict[str, bool] | None = None, frozen: bool = False, **values: Any) -> dict[str, Any]:
+    klass = standard_registry()[key]
+    nid = node_id or f"{key}-{abs(hash((key, tuple(values)))) % 100000:05d}"
+    fnode = klass.to_frontend_node()
+    for name, value in values.items():
+        if name not in fnode["template"]:
+            fnode["template"][name] = {"name": name, "type": "str", "show": True, "value": value, "input_types": ["Message"]}
+        else:
+            fnode["template"][name]["value"] = value
+            fnode["template"][name]["show"] = True
+    for name, flag in (show or {}).items():
+        fnode["template"][name]["show"] = flag
+    fnode["frozen"] = frozen
+    return {"id": nid, "type": "genericNode", "position": {"x": 0, "y": 0}, "data": {"id": nid, "type": key, "node": fnode}}
+
+
+def edge(source: dict[str, Any], output: str, target: dict[str, Any], field: str, *, loop: bool = False) -> dict[str, Any]:
+    src_key = source["data"]["type"]
+    out_types = next((o["types"] for o in source["data"]["node"]["outputs"] if o["name"] == output), ["Message"])
+    sh = {"dataType": src_key, "id": source["id"], "name": output, "output_types": out_types}
+    if loop:
+        th: dict[str, Any] = {"dataType": target["data"]["type"], "id": target["id"], "name": field, "output_types": out_types}
+    else:
+        tfield = target["data"]["node"]["template"].get(field, {})
+        th = {"fieldName": field, "id": target["id"], "inputTypes": tfield.get("input_types"), "type": tfield.get("type", "str")}
+    enc = lambda d: json.dumps(d, separators=(", ", ": ")).replace('"', "œ")  # noqa: E731 - as the UI does
+    return {
+        "id": f"reactflow__edge-{source['id']}{enc(sh)}-{target['id']}{enc(th)}",
+        "source": source["id"],
+        "target": target["id"],
+        "sourceHandle": enc(sh),
+        "targetHandle": enc(th),
+        "data": {"sourceHandle": sh, "targetHandle": th},
+    }
+
+
+def flow(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"nodes": nodes, "edges": edges, "viewport": {"x": 0, "y": 0, "zoom": 1}}
+
+
+class EventLog:
+    """Collects ``emit`` calls."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    def __call__(self, event: str, data: dict[str, Any]) -> None:
+        json.dumps(data)  # every payload must be JSON-serialisable
+        self.events.append((event, data))
+
+    @property
+    def names(self) -> list[str]:
+        return [e for e, _ in self.events]
+
+    def of(self, name: str) -> list[dict[str, Any]]:
+        return [d for e, d in self.events if e == name]
