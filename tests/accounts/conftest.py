@@ -1,0 +1,30 @@
+"""Fixtures of the accounts plugin's tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.accounts.helpers import SECRET, STRONG
+
+
+@pytest.fixture
+def strict_app(make_app):
+    """Multi-user mode: auto-login off, a real superuser password, public sign-up on."""
+    return make_app(auto_login=False, superuser="admin", superuser_password=STRONG, secret_key=SECRET)
+
+
+@pytest.fixture
+def strict_client(strict_app):
+    return strict_app.test_client()
+
+
+@pytest.fixture(autouse=True)
+def _cheap_password_hashing(monkeypatch):
+    """Argon2 with minimal cost: the tests check behaviour, not the work factor (one test checks that)."""
+    from argon2 import PasswordHasher
+
+    from service_accounts import security
+
+    original = security._hasher
+    monkeypatch.setattr(security, "_hasher", PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+    return original
