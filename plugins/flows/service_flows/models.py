@@ -1,0 +1,67 @@
+"""Tables of the flows plugin (prefix ``flows_``).
+
+``user_id`` is a plain UUID column (no foreign key into the accounts plugin);
+rows of a deleted user are removed through ``on_user_deleted``. Names and
+endpoint names are unique per user (NULLs never clash, so rows without an
+owner or without an endpoint name never collide).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Mapped, mapped_column
+
+from core.db import Base, new_id, utcnow
+
+
+class Folder(Base):
+    """A project (the reference calls it a folder)."""
+
+    __tablename__ = "flows_folder"
+    __table_args__ = (sa.UniqueConstraint("user_id", "name", name="uq_flows_folder_user_id_name"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
+    user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255))
+    description: Mapped[str | None] = mapped_column(sa.Text, default=None)
+    parent_id: Mapped[uuid.UUID | None] = mapped_column(sa.Uuid, default=None)
+    auth_settings: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON, default=None)
+    created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+
+
+class Flow(Base):
+    __tablename__ = "flows_flow"
+    __table_args__ = (
+        sa.UniqueConstraint("user_id", "name", name="uq_flows_flow_user_id_name"),
+        sa.UniqueConstraint("user_id", "endpoint_name", name="uq_flows_flow_user_id_endpoint_name"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
+    user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, index=True)
+    folder_id: Mapped[uuid.UUID | None] = mapped_column(sa.Uuid, index=True, default=None)
+    workspace_id: Mapped[uuid.UUID | None] = mapped_column(sa.Uuid, default=None)
+    name: Mapped[str] = mapped_column(sa.String(255))
+    description: Mapped[str | None] = mapped_column(sa.Text, default=None)
+    data: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON, default=None)
+    endpoint_name: Mapped[str | None] = mapped_column(sa.String(255), default=None)
+    icon: Mapped[str | None] = mapped_column(sa.String(255), default=None)
+    icon_bg_color: Mapped[str | None] = mapped_column(sa.String(255), default=None)
+    gradient: Mapped[str | None] = mapped_column(sa.String(255), default=None)
+    is_component: Mapped[bool] = mapped_column(sa.Boolean, default=False)
+    locked: Mapped[bool] = mapped_column(sa.Boolean, default=False)
+    webhook: Mapped[bool] = mapped_column(sa.Boolean, default=False)
+    mcp_enabled: Mapped[bool] = mapped_column(sa.Boolean, default=False)
+    action_name: Mapped[str | None] = mapped_column(sa.String(255), default=None)
+    action_description: Mapped[str | None] = mapped_column(sa.Text, default=None)
+    tags: Mapped[list[str] | None] = mapped_column(sa.JSON, default=None)
+    access_type: Mapped[str] = mapped_column(sa.String(16), default="PRIVATE")
+    flow_type: Mapped[str] = mapped_column(sa.String(16), default="workflow")
+    a2a_enabled: Mapped[bool] = mapped_column(sa.Boolean, default=False)
+    a2a_card_overrides: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON, default=None)
+    created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)

@@ -1,0 +1,246 @@
+"""HTTP endpoints of flows (paths and codes as the reference serves them).
+
+* ``/api/v1/flows/...``: list, create, batch, upload, download, delete many,
+  basic examples, public read, read, update, upsert, delete, note translations
+* ``/api/v1/starter-projects/``: the example flows in starter-project form
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import uuid
+from typing import Any
+
+from flask import Response, g, request
+from flask_smorest import Blueprint
+from marshmallow import ValidationError, fields
+
+from core import db
+from core.auth import allowed, authenticated, current_actor
+from core.errors import ApiError, ValidationFailed, flatten_marshmallow
+from service_flows import examples, schemas, services, transfer
+
+flows_blp = Blueprint("flows", __name__, url_prefix="/api/v1/flows", description="Flows")
+starter_blp = Blueprint("starter_projects", __name__, url_prefix="/api/v1/starter-projects",
+                        description="Starter projects")
+
+_IDS = fields.List(fields.UUID(), required=True)
+_READ = schemas.FlowReadSchema()
+_HEADER = schemas.FlowHeaderSchema()
+
+
+# --- helpers ------------------------------------------------------------------------------------------
+def json_response(payload: Any, status: int = 200, *, compress: bool = False, headers: dict[str, str] | None = None
+                  ) -> Response:
+    """A JSON response; gzip-encoded when ``compress`` and the client accepts gzip."""
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    response = Response(body, status=status, mimetype="application/json", headers=headers or {})
+    if compress:
+        response.vary.add("Accept-Encoding")
+        if request.accept_encodings["gzip"] > 0:
+            response.set_data(gzip.compress(body, compresslevel=5))
+            response.headers["Content-Encoding"] = "gzip"
+    return response
+
+
+def dump_flows(flows: list[dict[str, Any]], header: bool = False) -> list[dict[str, Any]]:
+    return (_HEADER if header else _READ).dump(flows, many=True)
+
+
+def id_list() -> list[uuid.UUID]:
+    """A top-level JSON array of flow ids (422 otherwise)."""
+    body = request.get_json(silent=True)
+    try:
+        return _IDS.deserialize(body)
+    except ValidationError as exc:
+        raise ValidationFailed(flatten_marshmallow(exc.messages, "body")) from None
+
+
+def uploaded_file() -> tuple[str, bytes]:
+    upload = request.files.get("file")
+    if upload is None:
+        raise ValidationFailed([{"loc": ["body", "file"], "msg": "Field required", "type": "missing"}])
+    return upload.filename or "", upload.read()
+
+
+def _user() -> uuid.UUID:
+    return current_actor().id
+
+
+# --- collection ---------------------------------------------------------------------------------------
+@flows_blp.route("/", methods=["GET"])
+@flows_blp.arguments(schemas.FlowListQuerySchema, location="query")
+@flows_blp.response(200, schemas.FlowReadSchema(many=True))
+@flows_blp.alt_response(200, schema=schemas.FlowPageSchema, description="a page when get_all is false",
+                        success=True)
+@authenticated("user")
+def list_flows(query):
+    """The caller's flows (with the example flows unless ``remove_example_flows``), or one page of a project.
+
+    Gzip-encoded when the client sends ``Accept-Encoding: gzip``.
+    """
+    with db.transaction() as s:
+        result = services.list_flows(s, _user(), query)
+    if isinstance(result, dict):
+        result["items"] = dump_flows(result["items"], query["header_flows"])
+        return json_response(result, compress=True)
+    return json_response(dump_flows(result, query["header_flows"]), compress=True)
+
+
+@flows_blp.route("/", methods=["POST"])
+@flows_blp.arguments(schemas.FlowCreateSchema)
+@flows_blp.response(201, schemas.FlowReadSchema)
+@authenticated("user")
+def create_flow(body):
+    """Create a flow; a taken name becomes ``"<name> (n)"``, a taken endpoint name ``"<endpoint>-n"``."""
+    with db.transaction() as s:
+        return services.flow_out(services.create_flow(s, _user(), body))
+
+
+@flows_blp.route("/batch/", methods=["POST"])
+@flows_blp.arguments(schemas.FlowBatchSchema)
+@flows_blp.response(201, schemas.FlowReadSchema(many=True))
+@authenticated("user")
+def create_flows(body):
+    """Create several flows at once (all or none)."""
+    with db.transaction() as s:
+        return [services.flow_out(services.create_flow(s, _user(), flow)) for flow in body["flows"]]
+
+
+@flows_blp.route("/upload/", methods=["POST"])
+@flows_blp.arguments(schemas.FlowUploadQuerySchema, location="query")
+@flows_blp.response(201, schemas.FlowReadSchema(many=True))
+@authenticated("user")
+def upload_flows(query):
+    """Import a JSON (a flow, ``{"flows": [...]}``) or a ZIP of JSON flows; all or nothing.
+
+    Flows with an id the caller owns are updated (stable ids); ``folder_id``
+    must be one of the caller's projects.
+    """
+    filename, raw = uploaded_file()
+    flows = transfer.validate_flows(transfer.read_documents(filename, raw))
+    with db.transaction() as s:
+        user_id = _user()
+        folder_id = services.own_folder(s, user_id, query["folder_id"]).id if query["folder_id"] else None
+        return [services.flow_out(f) for f in transfer.import_flows(s, user_id, flows, folder_id)]
+
+
+@flows_blp.route("/", methods=["DELETE"])
+@flows_blp.response(200, schemas.FlowsDeletedSchema)
+@authenticated("user")
+def delete_many():
+    """Delete the caller's flows among a JSON array of ids; ``deleted`` counts only those."""
+    ids = id_list()
+    with db.transaction() as s:
+        return {"deleted": services.delete_flows(s, _user(), ids)}
+
+
+@flows_blp.route("/download/", methods=["POST"])
+@flows_blp.response(200, description="one flow as JSON, or a ZIP archive of several")
+@authenticated("user")
+def download_many():
+    """Export the caller's flows among a JSON array of ids, secrets blanked; 404 when none is found."""
+    ids = id_list()
+    s = db.session()
+    user_id = _user()
+    found = []
+    for flow_id in dict.fromkeys(ids):
+        try:
+            found.append(services.readable_flow(s, user_id, flow_id))
+        except ApiError:
+            continue
+    if not found:
+        raise ApiError(404, "No flows found")
+    exported = [services.export_out(f) for f in dump_flows(found)]
+    if len(exported) == 1:
+        return json_response(exported[0])
+    name = f"{transfer.timestamp()}_service_flows.zip"
+    return Response(transfer.zip_flows(exported), mimetype="application/x-zip-compressed",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+@flows_blp.route("/basic_examples/", methods=["GET"])
+@flows_blp.arguments(schemas.FlowIncludeBlockedQuerySchema, location="query")
+@flows_blp.response(200, schemas.FlowReadSchema(many=True))
+@authenticated("optional")
+def basic_examples(query):
+    """The example flows (anonymous callers allowed); gzip-encoded when accepted."""
+    _check_include_blocked(query)
+    return json_response(dump_flows(examples.all_examples()), compress=True)
+
+
+def _check_include_blocked(query: dict[str, Any]) -> None:
+    if query["include_blocked"] and not allowed(g.get("actor"), "admin"):
+        raise ApiError(403, "Only superusers can include blocked items")
+
+
+@flows_blp.route("/public_flow/<flow_id>", methods=["GET"])
+@flows_blp.response(200, schemas.PublicFlowSchema)
+def public_flow(flow_id):
+    """A PUBLIC flow, anonymously: password fields removed, owner ids withheld; 404 otherwise."""
+    return services.public_flow(db.session(), flow_id)
+
+
+# --- one flow -----------------------------------------------------------------------------------------
+@flows_blp.route("/<flow_id>", methods=["GET"])
+@flows_blp.response(200, schemas.FlowReadSchema)
+@authenticated("user")
+def read_flow(flow_id):
+    """One of the caller's flows, or an example flow; 404 for anything else."""
+    return services.readable_flow(db.session(), _user(), flow_id)
+
+
+@flows_blp.route("/<flow_id>", methods=["PATCH"])
+@flows_blp.arguments(schemas.FlowUpdateSchema)
+@flows_blp.response(200, schemas.FlowReadSchema)
+@authenticated("user")
+def update_flow(body, flow_id):
+    """Update members of the caller's flow (null or absent members are unchanged)."""
+    with db.transaction() as s:
+        return services.flow_out(services.update_flow(s, _user(), flow_id, body))
+
+
+@flows_blp.route("/<flow_id>", methods=["PUT"])
+@flows_blp.arguments(schemas.FlowCreateSchema)
+@flows_blp.response(200, schemas.FlowReadSchema)
+@flows_blp.alt_response(201, schema=schemas.FlowReadSchema, description="created", success=True)
+@authenticated("user")
+def upsert_flow(body, flow_id):
+    """Create the flow with this id (201) or update the caller's (200); another user's id is 404."""
+    with db.transaction() as s:
+        flow, created = services.upsert_flow(s, _user(), flow_id, body)
+        out = services.flow_out(flow)
+    return out, 201 if created else 200
+
+
+@flows_blp.route("/<flow_id>", methods=["DELETE"])
+@flows_blp.response(200, schemas.FlowMessageSchema)
+@authenticated("user")
+def delete_flow(flow_id):
+    """Delete one of the caller's flows."""
+    with db.transaction() as s:
+        s.delete(services.own_flow(s, _user(), flow_id))
+    return {"message": "Flow deleted successfully"}
+
+
+@flows_blp.route("/<flow_id>/note_translations", methods=["GET"])
+@flows_blp.response(200, description="node id -> translated markdown")
+@authenticated("user")
+def note_translations(flow_id):
+    """Translations of the flow's note nodes for the caller's ``Accept-Language``."""
+    flow = services.readable_flow(db.session(), _user(), flow_id)
+    languages = [tag for tag, _q in request.accept_languages]
+    return json_response(services.note_translations(flow, languages))
+
+
+# --- starter projects ---------------------------------------------------------------------------------
+@starter_blp.route("/", methods=["GET"])
+@starter_blp.arguments(schemas.FlowIncludeBlockedQuerySchema, location="query")
+@starter_blp.response(200, schemas.StarterProjectSchema(many=True))
+@authenticated("user")
+def starter_projects(query):
+    """The example flows as starter projects."""
+    _check_include_blocked(query)
+    keys = ("data", "is_component", "name", "name_key", "description", "endpoint_name")
+    return [{k: e[k] for k in keys} for e in examples.all_examples()]

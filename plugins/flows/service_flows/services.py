@@ -1,0 +1,383 @@
+"""Flow logic: owner-scoped lookups, unique names, create/update/upsert, listing.
+
+No request objects here: views pass plain values and an :class:`core.auth.Actor`
+or a user id. Every query is scoped by owner; another user's flow answers
+exactly like a missing one (404).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from core import db
+from core.app import state
+from core.errors import ApiError
+from service_flows import examples, sanitize
+from service_flows.models import Flow, Folder
+
+FLOW_NOT_FOUND = "Flow not found"
+PROJECT_NOT_FOUND = "Project not found"
+
+#: Members of the create body copied onto a new or upserted flow.
+CREATE_MEMBERS = (
+    "description", "data", "endpoint_name", "workspace_id", "icon", "icon_bg_color", "gradient", "is_component",
+    "locked", "webhook", "mcp_enabled", "action_name", "action_description", "tags", "access_type", "flow_type",
+    "a2a_enabled", "a2a_card_overrides",
+)
+#: Members of the update (PATCH) body.
+UPDATE_MEMBERS = (
+    "name", "description", "data", "endpoint_name", "folder_id", "workspace_id", "locked", "mcp_enabled",
+    "action_name", "action_description", "access_type", "flow_type", "a2a_enabled", "a2a_card_overrides",
+)
+DEFAULTS: dict[str, Any] = {
+    "is_component": False, "locked": False, "webhook": False, "mcp_enabled": False, "access_type": "PRIVATE",
+    "flow_type": "workflow", "a2a_enabled": False,
+}
+
+
+def _uuid(value: Any) -> uuid.UUID | None:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except (ValueError, TypeError):
+        return None
+
+
+def _aware(value: dt.datetime | None) -> dt.datetime | None:
+    if value is not None and value.tzinfo is None:  # SQLite returns naive UTC datetimes
+        return value.replace(tzinfo=dt.UTC)
+    return value
+
+
+# --- output shapes ----------------------------------------------------------------------------------
+def flow_out(flow: Flow) -> dict[str, Any]:
+    """The reference's FlowRead members (``fs_path`` is never returned)."""
+    return {
+        "name": flow.name, "description": flow.description, "icon": flow.icon, "icon_bg_color": flow.icon_bg_color,
+        "gradient": flow.gradient, "data": flow.data, "is_component": flow.is_component,
+        "updated_at": _aware(flow.updated_at), "webhook": flow.webhook, "endpoint_name": flow.endpoint_name,
+        "tags": flow.tags if flow.tags is not None else [], "locked": flow.locked, "mcp_enabled": flow.mcp_enabled,
+        "action_name": flow.action_name, "action_description": flow.action_description,
+        "access_type": flow.access_type, "flow_type": flow.flow_type, "a2a_enabled": flow.a2a_enabled,
+        "a2a_card_overrides": flow.a2a_card_overrides, "id": flow.id, "user_id": flow.user_id,
+        "folder_id": flow.folder_id, "workspace_id": flow.workspace_id, "name_key": None,
+    }
+
+
+HEADER_MEMBERS = ("id", "name", "folder_id", "is_component", "endpoint_name", "description", "data", "access_type",
+                  "tags", "mcp_enabled", "flow_type", "a2a_enabled", "a2a_card_overrides", "action_name",
+                  "action_description")
+
+
+def header_out(flow: dict[str, Any]) -> dict[str, Any]:
+    """A flow header: the reference sends ``data`` only for components."""
+    out = {k: flow.get(k) for k in HEADER_MEMBERS}
+    if not flow.get("is_component"):
+        out["data"] = None
+    return out
+
+
+def export_out(flow: dict[str, Any]) -> dict[str, Any]:
+    """A flow as downloaded: every read member, secrets blanked."""
+    return {**flow, "data": sanitize.blank_secrets(flow.get("data"))}
+
+
+def page_of(items: list[Any], total: int, page: int, size: int) -> dict[str, Any]:
+    return {"items": items, "total": total, "page": page, "size": size, "pages": math.ceil(total / size)}
+
+
+# --- projects needed by flows -------------------------------------------------------------------------
+def default_folder(s: Session, user_id: uuid.UUID) -> Folder:
+    """The user's default project (``default_folder_name``), created on first use."""
+    name = state().settings.default_folder_name
+    query = sa.select(Folder).where(Folder.user_id == user_id, Folder.name == name)
+    folder = s.scalar(query)
+    if folder is not None:
+        return folder
+    try:
+        with s.begin_nested():
+            folder = Folder(user_id=user_id, name=name, description="Manage your own projects. Download and upload projects.")
+            s.add(folder)
+    except IntegrityError:  # another request created it first
+        folder = s.scalar(query)
+        assert folder is not None
+    return folder
+
+
+def own_folder(s: Session, user_id: uuid.UUID, folder_id: Any) -> Folder:
+    key = _uuid(folder_id)
+    folder = s.scalar(sa.select(Folder).where(Folder.user_id == user_id, Folder.id == key)) if key else None
+    if folder is None:
+        raise ApiError(404, PROJECT_NOT_FOUND)
+    return folder
+
+
+# --- lookups --------------------------------------------------------------------------------------------
+def own_flow(s: Session, user_id: uuid.UUID, flow_id: Any) -> Flow:
+    key = _uuid(flow_id)
+    flow = s.scalar(sa.select(Flow).where(Flow.user_id == user_id, Flow.id == key)) if key else None
+    if flow is None:
+        raise ApiError(404, FLOW_NOT_FOUND)
+    return flow
+
+
+def readable_flow(s: Session, user_id: uuid.UUID, flow_id: Any) -> dict[str, Any]:
+    """The caller's flow, or an example flow (readable by everyone)."""
+    key = _uuid(flow_id)
+    if key is not None:
+        example = examples.get_example(key)
+        if example is not None:
+            return example
+    return flow_out(own_flow(s, user_id, flow_id))
+
+
+def find_flow(s: Session, user_id: str | None, flow_id_or_name: str, public: bool) -> dict[str, Any] | None:
+    """The ``find_flow`` hook: by id or endpoint name for an owner, by id for PUBLIC flows."""
+    key = _uuid(flow_id_or_name)
+    if user_id is not None:
+        owner = _uuid(user_id)
+        if owner is None:
+            return None
+        query = sa.select(Flow).where(Flow.user_id == owner)
+        query = query.where(Flow.id == key) if key else query.where(Flow.endpoint_name == flow_id_or_name)
+    elif public and key is not None:
+        query = sa.select(Flow).where(Flow.id == key, Flow.access_type == "PUBLIC")
+    else:
+        return None
+    flow = s.scalar(query)
+    return flow_out(flow) if flow is not None else None
+
+
+# --- unique names ---------------------------------------------------------------------------------------
+def _taken(s: Session, column: Any, user_id: uuid.UUID, value: str, exclude: uuid.UUID | None) -> bool:
+    query = sa.select(Flow.id).where(Flow.user_id == user_id, column == value)
+    if exclude is not None:
+        query = query.where(Flow.id != exclude)
+    return s.scalar(query.limit(1)) is not None
+
+
+def unique_name(s: Session, user_id: uuid.UUID, name: str, exclude: uuid.UUID | None = None) -> str:
+    """``name``, or ``"name (n)"`` with n one above the highest existing copy number (as the reference)."""
+    if not _taken(s, Flow.name, user_id, name, exclude):
+        return name
+    pattern = re.compile(rf"^{re.escape(name)} \((\d+)\)$")
+    names = s.scalars(sa.select(Flow.name).where(
+        Flow.user_id == user_id, Flow.name.startswith(f"{name} (", autoescape=True))).all()
+    numbers = [int(m.group(1)) for n in names if (m := pattern.match(n))]
+    candidate = max(numbers, default=0) + 1
+    while _taken(s, Flow.name, user_id, f"{name} ({candidate})", exclude):
+        candidate += 1
+    return f"{name} ({candidate})"
+
+
+def unique_endpoint(s: Session, user_id: uuid.UUID, endpoint: str | None, exclude: uuid.UUID | None = None) -> str | None:
+    """``endpoint``, or ``"endpoint-n"`` when the user already has it (as the reference does on create)."""
+    if endpoint is None or not _taken(s, Flow.endpoint_name, user_id, endpoint, exclude):
+        return endpoint
+    pattern = re.compile(rf"^{re.escape(endpoint)}-(\d+)$")
+    names = s.scalars(sa.select(Flow.endpoint_name).where(
+        Flow.user_id == user_id, Flow.endpoint_name.startswith(f"{endpoint}-", autoescape=True))).all()
+    numbers = [int(m.group(1)) for n in names if n and (m := pattern.match(n))]
+    candidate = max(numbers, default=0) + 1
+    while _taken(s, Flow.endpoint_name, user_id, f"{endpoint}-{candidate}", exclude):
+        candidate += 1
+    return f"{endpoint}-{candidate}"
+
+
+# --- writes ---------------------------------------------------------------------------------------------
+def _store_data(data: Any) -> Any:
+    """Flow data as stored: secrets blanked first when ``SERVICE_REMOVE_API_KEYS`` is on."""
+    if state().settings.remove_api_keys:
+        return sanitize.blank_secrets(data)
+    return data
+
+
+def _flush(s: Session, status: int = 409) -> None:
+    """Flush; a unique clash that slipped past the checks (a concurrent write) is a clean error."""
+    try:
+        with s.begin_nested():
+            s.flush()
+    except IntegrityError:
+        raise ApiError(status, "Flow name and endpoint name must be unique") from None
+
+
+def _target_folder(s: Session, user_id: uuid.UUID, folder_id: Any, foreign_folder: str) -> uuid.UUID:
+    if folder_id is not None:
+        key = _uuid(folder_id)
+        folder = s.scalar(sa.select(Folder).where(Folder.user_id == user_id, Folder.id == key)) if key else None
+        if folder is not None:
+            return folder.id
+        if foreign_folder == "error":
+            raise ApiError(404, PROJECT_NOT_FOUND)
+    return default_folder(s, user_id).id
+
+
+def create_flow(s: Session, user_id: uuid.UUID, body: dict[str, Any], *, flow_id: uuid.UUID | None = None,
+                foreign_folder: str = "error") -> Flow:
+    """A new flow owned by ``user_id``; a taken name or endpoint name gets a numbered suffix.
+
+    ``foreign_folder``: ``"error"`` answers 404 for a ``folder_id`` the caller does not own;
+    ``"default"`` (imports) puts the flow in the default project instead.
+    """
+    values = {k: body.get(k) for k in CREATE_MEMBERS}
+    for key, default in DEFAULTS.items():
+        if values.get(key) is None:
+            values[key] = default
+    values["data"] = _store_data(values["data"])
+    flow = Flow(
+        id=flow_id or db.new_id(),
+        user_id=user_id,
+        folder_id=_target_folder(s, user_id, body.get("folder_id"), foreign_folder),
+        name=unique_name(s, user_id, body["name"]),
+        **{k: v for k, v in values.items() if k != "endpoint_name"},
+        endpoint_name=unique_endpoint(s, user_id, values["endpoint_name"]),
+        created_at=db.utcnow(),
+        updated_at=db.utcnow(),
+    )
+    s.add(flow)
+    _flush(s)
+    return flow
+
+
+def apply_changes(s: Session, flow: Flow, changes: dict[str, Any], members: tuple[str, ...], *,
+                  on_clash: str = "error", clash_status: int = 400, foreign_folder: str = "error") -> Flow:
+    """Set the given members (None means unchanged); unique clashes answer ``clash_status`` or rename."""
+    for key in members:
+        if key not in changes or changes[key] is None:
+            continue
+        value = changes[key]
+        if key == "name" and value != flow.name:
+            if _taken(s, Flow.name, flow.user_id, value, flow.id):
+                if on_clash == "error":
+                    raise ApiError(clash_status, "Name must be unique")
+                value = unique_name(s, flow.user_id, value, flow.id)
+        elif key == "endpoint_name" and value != flow.endpoint_name:
+            if _taken(s, Flow.endpoint_name, flow.user_id, value, flow.id):
+                if on_clash == "error":
+                    raise ApiError(clash_status, "Endpoint name must be unique")
+                value = unique_endpoint(s, flow.user_id, value, flow.id)
+        elif key == "folder_id":
+            value = _target_folder(s, flow.user_id, value, foreign_folder)
+        elif key == "data":
+            value = _store_data(value)
+        setattr(flow, key, value)
+    flow.updated_at = db.utcnow()
+    _flush(s, clash_status)
+    return flow
+
+
+def update_flow(s: Session, user_id: uuid.UUID, flow_id: Any, changes: dict[str, Any]) -> Flow:
+    """PATCH: the spec's update body; a name or endpoint clash is a 400 like the reference's."""
+    flow = own_flow(s, user_id, flow_id)
+    return apply_changes(s, flow, changes, UPDATE_MEMBERS, clash_status=400)
+
+
+def upsert_flow(s: Session, user_id: uuid.UUID, flow_id: Any, body: dict[str, Any]) -> tuple[Flow, bool]:
+    """PUT: create with this id (True) or update the caller's flow (False); someone else's id is 404."""
+    key = _uuid(flow_id)
+    if key is None:
+        raise ApiError(404, FLOW_NOT_FOUND)
+    existing = s.get(Flow, key)
+    if existing is None and not examples.is_example(key):
+        return create_flow(s, user_id, body, flow_id=key), True
+    if existing is None or existing.user_id != user_id:
+        raise ApiError(404, FLOW_NOT_FOUND)
+    return apply_changes(s, existing, body, ("name", "folder_id", *CREATE_MEMBERS), clash_status=409), False
+
+
+def delete_flows(s: Session, user_id: uuid.UUID, flow_ids: list[uuid.UUID]) -> int:
+    """Delete those of ``flow_ids`` the caller owns; others are ignored (and not counted)."""
+    if not flow_ids:
+        return 0
+    result = s.execute(sa.delete(Flow).where(Flow.user_id == user_id, Flow.id.in_(flow_ids)))
+    return int(result.rowcount or 0)
+
+
+def delete_user_rows(s: Session, user_id: str) -> None:
+    owner = _uuid(user_id)
+    if owner is None:
+        return
+    s.execute(sa.delete(Flow).where(Flow.user_id == owner))
+    s.execute(sa.delete(Folder).where(Folder.user_id == owner))
+
+
+# --- listing --------------------------------------------------------------------------------------------
+def _filtered(query: sa.Select[Any], q: dict[str, Any]) -> sa.Select[Any]:
+    if q.get("components_only"):
+        query = query.where(Flow.is_component.is_(True))
+    if q.get("flow_type"):
+        query = query.where(Flow.flow_type == q["flow_type"])
+    return query
+
+
+def _example_matches(example: dict[str, Any], q: dict[str, Any]) -> bool:
+    if q.get("remove_example_flows") or q.get("components_only"):
+        return False
+    if q.get("flow_type") and example["flow_type"] != q["flow_type"]:
+        return False
+    return q.get("folder_id") in (None, examples.EXAMPLES_FOLDER_ID)
+
+
+def list_flows(s: Session, user_id: uuid.UUID, q: dict[str, Any]) -> list[dict[str, Any]] | dict[str, Any]:
+    """GET /flows/: a list (``get_all``) with the example flows, or a page of one project's flows."""
+    default = default_folder(s, user_id)
+    order = (Flow.updated_at.desc(), Flow.id)
+    base = _filtered(sa.select(Flow).where(Flow.user_id == user_id), q)
+    shape = header_out if q.get("header_flows") else (lambda f: f)
+    if q["get_all"]:
+        if q.get("folder_id") is not None:
+            base = base.where(Flow.folder_id == q["folder_id"])
+        flows = [flow_out(f) for f in s.scalars(base.order_by(*order))]
+        flows += [e for e in examples.all_examples() if _example_matches(e, q)]
+        return [shape(f) for f in flows]
+    folder_id = q.get("folder_id") or default.id
+    base = base.where(Flow.folder_id == folder_id)
+    total = s.scalar(sa.select(sa.func.count()).select_from(base.subquery())) or 0
+    rows = s.scalars(base.order_by(*order).offset((q["page"] - 1) * q["size"]).limit(q["size"]))
+    return page_of([shape(flow_out(f)) for f in rows], total, q["page"], q["size"])
+
+
+# --- public read and notes ------------------------------------------------------------------------------
+def public_flow(s: Session, flow_id: Any) -> dict[str, Any]:
+    """A PUBLIC flow for anonymous readers: password fields removed, owner ids withheld."""
+    key = _uuid(flow_id)
+    flow = s.scalar(sa.select(Flow).where(Flow.id == key, Flow.access_type == "PUBLIC")) if key else None
+    if flow is None:
+        raise ApiError(404, FLOW_NOT_FOUND)
+    out = flow_out(flow)
+    out.update(data=sanitize.drop_secret_fields(out["data"]), user_id=None, folder_id=None, workspace_id=None,
+               public_access={"can_read": True, "can_execute": True})
+    return out
+
+
+def note_translations(flow: dict[str, Any], languages: list[str]) -> dict[str, str]:
+    """``{node_id: markdown}`` for note nodes carrying ``data.node.translations[<language>]``.
+
+    ``languages`` are the caller's preferred language tags, best first; ``fr-CA``
+    falls back to ``fr``. Notes without a matching translation are omitted.
+    """
+    out: dict[str, str] = {}
+    data = flow.get("data")
+    nodes = data.get("nodes") if isinstance(data, dict) else None
+    for node in nodes if isinstance(nodes, list) else []:
+        if not isinstance(node, dict) or node.get("type") != "noteNode":
+            continue
+        inner = (node.get("data") or {}).get("node") if isinstance(node.get("data"), dict) else None
+        translations = inner.get("translations") if isinstance(inner, dict) else None
+        if not isinstance(translations, dict):
+            continue
+        for tag in languages:
+            text = translations.get(tag) or translations.get(tag.split("-")[0])
+            if isinstance(text, str):
+                out[str(node.get("id"))] = text
+                break
+    return out
