@@ -100,9 +100,9 @@ class Env:
         return env
 
     def start_worker(self, queue: str, mode: str) -> None:
-        log = open(self.config_dir / f"worker-{mode}.log", "w")  # noqa: SIM115 - closed with the process
-        self.procs.append(subprocess.Popen([sys.executable, str(HERE), "worker", queue, mode],
-                                           env=self.environ(), stdout=log, stderr=subprocess.STDOUT))
+        with open(self.config_dir / f"worker-{mode}.log", "w") as log:  # the child keeps its own copy
+            self.procs.append(subprocess.Popen([sys.executable, str(HERE), "worker", queue, mode],
+                                               env=self.environ(), stdout=log, stderr=subprocess.STDOUT))
 
     def queue(self, name: str, **config):
         from core.jobs.rq_backend import RQQueue
