@@ -153,3 +153,18 @@ def test_openapi_document_and_docs_page(client):
     page = client.get("/docs")
     assert page.status_code == 200 and b"swagger-ui" in page.data
     assert client.get("/docs/static/swagger-ui-bundle.js").status_code == 200
+
+
+def test_plugins_extend_the_configuration(make_app):
+    module = types.ModuleType("extra")
+
+    @hookimpl
+    def extend_config(actor, public):
+        return {"feature_flags": {"probe": True}} if not public else {"mcp_base_url": "https://mcp.example"}
+
+    module.extend_config = extend_config
+    client = make_app(plugins=["accounts", ("extra", module)]).test_client()
+    assert client.get("/api/v1/config").get_json()["mcp_base_url"] == "https://mcp.example"
+    admin = superuser(client)
+    full = client.get("/api/v1/config", headers=admin.key).get_json()
+    assert full["feature_flags"] == {"probe": True} and full["mcp_base_url"] == ""
