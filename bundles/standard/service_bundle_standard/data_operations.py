@@ -240,7 +240,7 @@ class OperationsMixin:
                 result["unique_words"] = len(set(words))
             if self.count_characters:  # type: ignore[attr-defined]
                 result["character_count"] = len(text)
-                result["character_count_no_spaces"] = len(re.sub(r"\s", "", text))
+                result["character_count_no_spaces"] = len(text.replace(" ", ""))
             if self.count_lines:  # type: ignore[attr-defined]
                 lines = text.split("\n")
                 result["line_count"] = len(lines)
