@@ -153,4 +153,5 @@ def make_queue(app: Flask, settings: Settings, registry: dict[str, Job]) -> JobQ
     return InProcessQueue(app, settings, registry)
 
 
-__all__ = ["END_EVENTS", "Event", "JobCancelled", "JobContext", "JobInfo", "JobQueue", "JobState", "UnknownJob", "make_queue"]
+__all__ = ["END_EVENTS", "Event", "JobCancelled", "JobContext", "JobInfo", "JobQueue", "JobState", "UnknownJob",
+           "make_queue"]

@@ -113,7 +113,7 @@ class RedisJobStore:
     """Keys, scripts and state transitions of one queue's namespace (shared by web and worker)."""
 
     def __init__(self, client: redis.Redis, queue_name: str) -> None:
-        self.r = client
+        self.r: Any = client  # decode_responses=True: str in, str out
         self.queue_name = queue_name
         self.ns = f"{KEY_ROOT}{queue_name}:"
         self.active_key = self.ns + "active"
@@ -273,7 +273,7 @@ class RQQueue(JobQueue):
         self.settings = settings
         self.registry = registry
         self.queue_name = queue_name
-        self.r = redis_client(settings.redis_url)
+        self.r: Any = redis_client(settings.redis_url)
         self.rq_conn = redis_client(settings.redis_url, decode=False)
         self.store = RedisJobStore(self.r, queue_name)
         self.rq_queue = Queue(queue_name, connection=self.rq_conn, serializer=JSONSerializer)
@@ -413,7 +413,6 @@ class RQQueue(JobQueue):
             "queue": self.queue_name,
             "active_jobs": active,
             "queue_length": len(self.rq_queue),
-            "running": self.rq_queue.started_job_registry.count,
             "workers": Worker.count(connection=self.rq_conn, queue=self.rq_queue),
             **{name: stats.get(name, 0) for name in (
                 "enqueued", "started", "finished", "failed", "cancelled", "cancel_published",
@@ -517,7 +516,8 @@ def run_job(store: RedisJobStore, app: Flask, registry: Mapping[str, Job], job_i
     except Exception as exc:  # includes RQ's JobTimeoutException (the hard limit)
         log.exception("job %s (%s) failed", job_id, fields["name"])
         timed_out = ctx.timed_out or type(exc).__name__ == "JobTimeoutException"
-        store.end(job_id, JobState.FAILED, ttl=ttl, error=time_limit_message(limit) if timed_out else error_message(exc))
+        message = time_limit_message(limit) if timed_out else error_message(exc)
+        store.end(job_id, JobState.FAILED, ttl=ttl, error=message)
     else:
         if ctx.timed_out and ctx.cancel_seen:
             store.end(job_id, JobState.FAILED, ttl=ttl, error=time_limit_message(limit))
