@@ -76,7 +76,7 @@ class VertexInfo:
 
     __slots__ = ("display_name", "id", "key", "source_of_chat_input")
 
-    def __init__(self, id: str, key: str, display_name: str, source_of_chat_input: bool = False):  # noqa: A002
+    def __init__(self, id: str, key: str, display_name: str, source_of_chat_input: bool = False):
         self.id = id
         self.key = key
         self.display_name = display_name
@@ -191,7 +191,7 @@ class Component:
         vertex: VertexInfo | None = None,
         extra_params: dict[str, Any] | None = None,
     ):
-        from core.engine.context import RunContext  # noqa: PLC0415 - cycle
+        from core.engine.context import RunContext
 
         self.context = context if context is not None else RunContext()
         self.vertex = vertex or VertexInfo(self.key or type(self).__name__, self.key, self.display_name)
@@ -248,7 +248,11 @@ class Component:
             message.session_metadata = {"graph_run_id": ctx.run_id}
         source = message.properties.get("source") or {}
         if not source.get("id"):
-            message.properties["source"] = {"id": self.vertex.id, "display_name": self.vertex.display_name, "source": self.vertex.display_name}
+            message.properties["source"] = {
+                "id": self.vertex.id,
+                "display_name": self.vertex.display_name,
+                "source": self.vertex.display_name,
+            }
         payload = message.to_dict()
         if ctx.store_message is not None:
             stored = ctx.store_message(payload)
@@ -265,4 +269,3 @@ class Component:
 
     def check_egress_deadline(self) -> float | None:
         return self.context.remaining_time()
-

@@ -18,10 +18,8 @@
 from __future__ import annotations
 
 import fnmatch
-import http.client
 import ipaddress
 import socket
-import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,7 +54,9 @@ class EgressPolicy:
     extra_blocked: tuple[str, ...] = field(default=())
 
     @classmethod
-    def from_settings(cls, enabled: bool = True, allowed_hosts: str | list[str] | None = None, **kw: Any) -> EgressPolicy:
+    def from_settings(
+        cls, enabled: bool = True, allowed_hosts: str | list[str] | None = None, **kw: Any
+    ) -> EgressPolicy:
         if isinstance(allowed_hosts, str):
             hosts = tuple(h.strip() for h in allowed_hosts.split(",") if h.strip())
         else:
@@ -85,6 +85,7 @@ class EgressResponse:
 
 
 # -- address checks ------------------------------------------------------------
+
 
 def _parse_ipv4_number(part: str) -> int:
     if part.lower().startswith("0x"):
@@ -211,23 +212,36 @@ def check_url(url: str, policy: EgressPolicy) -> tuple[str, str, int, IPAddress]
 
 # -- connections pinned to the checked address -------------------------------------
 
-class _PinnedHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, host: str, ip: str, port: int, timeout: float):
-        super().__init__(host, port, timeout=timeout)
-        self._ip = ip
-
-    def connect(self) -> None:
-        self.sock = socket.create_connection((self._ip, self.port), self.timeout)
+_CONN_CLASSES: tuple[type, type] | None = None
 
 
-class _PinnedHTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, host: str, ip: str, port: int, timeout: float):
-        super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
-        self._ip = ip
+def _connection_classes() -> tuple[type, type]:
+    """HTTP(S) connections that connect to the already checked address (``http.client`` imported lazily)."""
+    global _CONN_CLASSES
+    if _CONN_CLASSES is not None:
+        return _CONN_CLASSES
+    import http.client
+    import ssl
 
-    def connect(self) -> None:
-        sock = socket.create_connection((self._ip, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+    class PinnedHTTPConnection(http.client.HTTPConnection):
+        def __init__(self, host: str, ip: str, port: int, timeout: float):
+            super().__init__(host, port, timeout=timeout)
+            self._ip = ip
+
+        def connect(self) -> None:
+            self.sock = socket.create_connection((self._ip, self.port), self.timeout)
+
+    class PinnedHTTPSConnection(http.client.HTTPSConnection):
+        def __init__(self, host: str, ip: str, port: int, timeout: float):
+            super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
+            self._ip = ip
+
+        def connect(self) -> None:
+            sock = socket.create_connection((self._ip, self.port), self.timeout)
+            self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+
+    _CONN_CLASSES = (PinnedHTTPConnection, PinnedHTTPSConnection)
+    return _CONN_CLASSES
 
 
 def request(
@@ -243,7 +257,10 @@ def request(
     deadline: float | None = None,
 ) -> EgressResponse:
     """Make one checked HTTP request (following checked redirects when asked)."""
+    import http.client
+
     policy = policy or EgressPolicy()
+    http_cls, https_cls = _connection_classes()
     method = method.upper()
     if params:
         sep = "&" if urlsplit(url).query else "?"
@@ -261,7 +278,7 @@ def request(
                 raise EgressError("Request time limit exceeded")
             limit = min(limit, remaining)
         scheme, host, port, ip = check_url(current, policy)
-        conn_cls = _PinnedHTTPSConnection if scheme == "https" else _PinnedHTTPConnection
+        conn_cls = https_cls if scheme == "https" else http_cls
         conn = conn_cls(host, str(ip), port, limit)
         parts = urlsplit(current)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

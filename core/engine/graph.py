@@ -40,7 +40,16 @@ def normalise_type(name: str) -> str:
 class Edge:
     __slots__ = ("id", "loop_back", "source", "source_output", "source_types", "target", "target_field")
 
-    def __init__(self, id: str, source: str, source_output: str, target: str, target_field: str, source_types: list[str], loop_back: bool):  # noqa: A002
+    def __init__(
+        self,
+        id: str,
+        source: str,
+        source_output: str,
+        target: str,
+        target_field: str,
+        source_types: list[str],
+        loop_back: bool,
+    ):
         self.id = id
         self.source = source
         self.source_output = source_output
@@ -70,7 +79,7 @@ class Vertex:
         "selected_output",
     )
 
-    def __init__(self, id: str, key: str, cls: type[Component], display_name: str):  # noqa: A002
+    def __init__(self, id: str, key: str, cls: type[Component], display_name: str):
         self.id = id
         self.key = key
         self.cls = cls
@@ -156,7 +165,9 @@ class Graph:
 
     # -- construction ---------------------------------------------------------------
     @classmethod
-    def build(cls, flow_data: Mapping[str, Any], registry: Registry, *, tweaks: Mapping[str, Any] | None = None) -> Graph:
+    def build(
+        cls, flow_data: Mapping[str, Any], registry: Registry, *, tweaks: Mapping[str, Any] | None = None
+    ) -> Graph:
         """Validate ``flow_data`` (``{nodes, edges}``) and build the graph; raise :class:`GraphValidationError`."""
         if not isinstance(flow_data, Mapping):
             raise GraphValidationError([_err(["data"], "Flow data must be an object", "invalid_flow")])
@@ -185,7 +196,14 @@ class Graph:
             raise GraphValidationError(errors)
         return graph
 
-    def _add_node(self, node: Mapping[str, Any], index: int, registry: Registry, tweaks: Mapping[str, Any] | None, errors: list[dict[str, Any]]) -> None:
+    def _add_node(
+        self,
+        node: Mapping[str, Any],
+        index: int,
+        registry: Registry,
+        tweaks: Mapping[str, Any] | None,
+        errors: list[dict[str, Any]],
+    ) -> None:
         data = node.get("data") if isinstance(node.get("data"), Mapping) else {}
         node_id = str(node.get("id") or data.get("id") or "")
         if not node_id:
@@ -197,7 +215,13 @@ class Graph:
         key = data.get("type")
         klass = registry.get(key) if isinstance(key, str) else None
         if klass is None:
-            errors.append(_err(["nodes", node_id, "data", "type"], f"Unknown component '{key}' in node '{node_id}'", "unknown_component"))
+            errors.append(
+                _err(
+                    ["nodes", node_id, "data", "type"],
+                    f"Unknown component '{key}' in node '{node_id}'",
+                    "unknown_component",
+                )
+            )
             return
         fnode = data.get("node") if isinstance(data.get("node"), Mapping) else {}
         display_name = str(fnode.get("display_name") or data.get("display_name") or klass.display_name or key)
@@ -248,7 +272,13 @@ class Graph:
         sh = data.get("sourceHandle")
         th = data.get("targetHandle")
         if not isinstance(sh, Mapping) or not isinstance(th, Mapping):
-            errors.append(_err(["edges", edge_id, "data"], "Edge needs data.sourceHandle and data.targetHandle objects", "invalid_edge"))
+            errors.append(
+                _err(
+                    ["edges", edge_id, "data"],
+                    "Edge needs data.sourceHandle and data.targetHandle objects",
+                    "invalid_edge",
+                )
+            )
             return
         source = str(edge.get("source") or sh.get("id") or "")
         target = str(edge.get("target") or th.get("id") or "")
@@ -256,7 +286,13 @@ class Graph:
         tgt = self.vertices.get(target)
         if src is None or tgt is None:
             missing = source if src is None else target
-            errors.append(_err(["edges", edge_id, "source" if src is None else "target"], f"Edge '{edge_id}' points to missing node '{missing}'", "dangling_edge"))
+            errors.append(
+                _err(
+                    ["edges", edge_id, "source" if src is None else "target"],
+                    f"Edge '{edge_id}' points to missing node '{missing}'",
+                    "dangling_edge",
+                )
+            )
             return
         out_name = sh.get("name")
         out = src.cls.output_map().get(out_name) if isinstance(out_name, str) else None
@@ -265,7 +301,13 @@ class Graph:
         elif isinstance(out_name, str) and out_name in src.dynamic_outputs:
             source_types = src.dynamic_outputs[out_name] or list(sh.get("output_types") or [])
         else:
-            errors.append(_err(["nodes", source, "outputs", out_name], f"Component '{src.display_name}' ({source}) has no output '{out_name}'", "unknown_output"))
+            errors.append(
+                _err(
+                    ["nodes", source, "outputs", out_name],
+                    f"Component '{src.display_name}' ({source}) has no output '{out_name}'",
+                    "unknown_output",
+                )
+            )
             return
         field_name = th.get("fieldName")
         loop_back = False
@@ -273,14 +315,26 @@ class Graph:
             # a loop-back edge targets an output that allows loops (e.g. Loop.item)
             tout = tgt.cls.output_map().get(th["name"])
             if tout is None or not tout.allows_loop:
-                errors.append(_err(["nodes", target, "outputs", th["name"]], f"Component '{tgt.display_name}' ({target}) has no loop input '{th['name']}'", "unknown_field"))
+                errors.append(
+                    _err(
+                        ["nodes", target, "outputs", th["name"]],
+                        f"Component '{tgt.display_name}' ({target}) has no loop input '{th['name']}'",
+                        "unknown_field",
+                    )
+                )
                 return
             self.edges.append(Edge(edge_id, source, out_name, target, th["name"], source_types, True))
             src.out_edges.append(self.edges[-1])
             tgt.in_edges.append(self.edges[-1])
             return
         if not isinstance(field_name, str):
-            errors.append(_err(["edges", edge_id, "data", "targetHandle", "fieldName"], f"Edge '{edge_id}' has no target field", "invalid_edge"))
+            errors.append(
+                _err(
+                    ["edges", edge_id, "data", "targetHandle", "fieldName"],
+                    f"Edge '{edge_id}' has no target field",
+                    "invalid_edge",
+                )
+            )
             return
         inp = tgt.cls.input_map().get(field_name)
         if inp is not None:
@@ -288,7 +342,13 @@ class Graph:
         elif field_name in tgt.dynamic_types:
             accepted = tgt.dynamic_types[field_name]
         else:
-            errors.append(_err(["nodes", target, "template", field_name], f"Component '{tgt.display_name}' ({target}) has no field '{field_name}'", "unknown_field"))
+            errors.append(
+                _err(
+                    ["nodes", target, "template", field_name],
+                    f"Component '{tgt.display_name}' ({target}) has no field '{field_name}'",
+                    "unknown_field",
+                )
+            )
             return
         wanted = {normalise_type(t) for t in accepted}
         offered = {normalise_type(t) for t in source_types}
@@ -326,7 +386,14 @@ class Graph:
         if len(order) != len(self.vertices):
             stuck = [vid for vid, d in indeg.items() if d > 0]
             for vid in stuck:
-                errors.append(_err(["nodes", vid], f"Component '{self.vertices[vid].display_name}' ({vid}) is part of a cycle that does not go through a Loop component", "cycle"))
+                errors.append(
+                    _err(
+                        ["nodes", vid],
+                        f"Component '{self.vertices[vid].display_name}' ({vid}) is part of a cycle "
+                        "that does not go through a Loop component",
+                        "cycle",
+                    )
+                )
             return
         position = {vid: i for i, vid in enumerate(order)}
         for vid in order:
@@ -334,7 +401,11 @@ class Graph:
             if not v.cls.is_loop:
                 continue
             body: set[str] = set()
-            stack = [e.target for e in v.out_edges if not e.loop_back and (v.cls.output_map().get(e.source_output) or _NO).allows_loop]
+            stack = [
+                e.target
+                for e in v.out_edges
+                if not e.loop_back and (v.cls.output_map().get(e.source_output) or _NO).allows_loop
+            ]
             while stack:
                 cur = stack.pop()
                 if cur in body or cur == vid:

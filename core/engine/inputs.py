@@ -269,7 +269,13 @@ class BoolInput(Input):
 
 class DropdownInput(StrInput):
     input_type = "DropdownInput"
-    extra_keys = {"combobox": False, "dialog_inputs": {}, "external_options": {}, "options_metadata": [], "toggle": False}
+    extra_keys = {
+        "combobox": False,
+        "dialog_inputs": {},
+        "external_options": {},
+        "options_metadata": [],
+        "toggle": False,
+    }
 
     def __init__(self, name: str, display_name: str | None = None, value: Any = _UNSET, **kw: Any):
         kw.setdefault("options", [])

@@ -51,7 +51,9 @@ class Registry:
             alias_map[alias] = target
         for alias, target in alias_map.items():
             if alias in found:
-                raise RegistryError(f"Alias '{alias}' clashes with the component key '{alias}' ({found[alias].__qualname__})")
+                raise RegistryError(
+                    f"Alias '{alias}' clashes with the component key '{alias}' ({found[alias].__qualname__})"
+                )
             if target not in found:
                 raise RegistryError(f"Alias '{alias}' points to unknown component '{target}'")
         return cls(found, alias_map)

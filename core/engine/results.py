@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from core.engine.types import Data, DataFrame, Message, jsonable, to_text
@@ -49,7 +49,7 @@ class VertexResult:
         "valid",
     )
 
-    def __init__(self, id: str, key: str, display_name: str):  # noqa: A002
+    def __init__(self, id: str, key: str, display_name: str):
         self.id = id
         self.key = key
         self.display_name = display_name
@@ -154,7 +154,10 @@ def result_data(vr: VertexResult, *, session_id: str | None = None, with_message
         outputs = {name: {"message": _log_message(v), "type": _log_type(v)} for name, v in vr.outputs.items()}
         results = {name: jsonable(v) for name, v in vr.outputs.items()}
     else:
-        outputs = {name: {"message": {"errorMessage": vr.error, "stackTrace": ""}, "type": "error"} for name in vr.outputs or {"error": None}}
+        outputs = {
+            name: {"message": {"errorMessage": vr.error, "stackTrace": ""}, "type": "error"}
+            for name in vr.outputs or {"error": None}
+        }
         results = {}
     data: dict[str, Any] = {
         "results": results,
@@ -223,7 +226,7 @@ def end_vertex_payload(vr: VertexResult, *, graph: Any, next_ids: list[str]) -> 
             "valid": vr.valid,
             "params": params,
             "data": data,
-            "timestamp": datetime.now(timezone.utc).isoformat(),
+            "timestamp": datetime.now(UTC).isoformat(),
         },
         "output_meta": {
             "component_id": vr.id,

@@ -122,7 +122,9 @@ class _Run:
 
     # -- one vertex ---------------------------------------------------------------------
     def _frozen_key(self, v: Vertex, params: dict[str, Any]) -> str:
-        digest = hashlib.sha256(repr(sorted((k, repr(jsonable(p))) for k, p in params.items())).encode()).hexdigest()[:16]
+        digest = hashlib.sha256(repr(sorted((k, repr(jsonable(p))) for k, p in params.items())).encode()).hexdigest()[
+            :16
+        ]
         return f"{self.ctx.flow_id}:{v.id}:{digest}"
 
     def run_vertex(self, vid: str, loop_item: tuple[str, Any] | None = None) -> VertexResult:
@@ -139,7 +141,12 @@ class _Run:
                 vr.stopped_outputs = set(cached.stopped_outputs)
                 vr.used_frozen_result = True
             else:
-                info = VertexInfo(vid, v.key, v.display_name, any(self.graph.vertices[e.source].key == "ChatInput" for e in v.in_edges))
+                info = VertexInfo(
+                    vid,
+                    v.key,
+                    v.display_name,
+                    any(self.graph.vertices[e.source].key == "ChatInput" for e in v.in_edges),
+                )
                 comp = v.cls(params, context=self.ctx, vertex=info, extra_params=extra)
                 if v.cls.is_loop:
                     self._run_loop(v, comp, vr)
@@ -160,7 +167,7 @@ class _Run:
             raise
         except _VertexFailed:
             raise
-        except Exception as exc:  # noqa: BLE001 - a component failure is reported, not raised
+        except Exception as exc:
             logger.info("vertex %s failed", vid, exc_info=True)
             vr.valid = False
             vr.error = _error_text(exc)
@@ -251,7 +258,11 @@ class _Run:
             src = self.res.get(e.source)
             if e.source in self.inactive:
                 continue
-            if src is not None and e.source_output in src.stopped_outputs and not self.graph.vertices[e.source].cls.is_loop:
+            if (
+                src is not None
+                and e.source_output in src.stopped_outputs
+                and not self.graph.vertices[e.source].cls.is_loop
+            ):
                 continue
             return False
         return True
@@ -381,7 +392,10 @@ def _error_event(vr: VertexResult, ctx: RunContext) -> dict[str, Any]:
         run_id=ctx.run_id,
         error=True,
         category="error",
-        properties={"source": {"id": vr.id, "display_name": vr.display_name, "source": vr.display_name}, "text_color": "red"},
+        properties={
+            "source": {"id": vr.id, "display_name": vr.display_name, "source": vr.display_name},
+            "text_color": "red",
+        },
     )
     payload = msg.to_dict()
     payload["error"] = True

@@ -57,10 +57,10 @@ def format_template(
         return _DOUBLE.sub(lambda m: lookup(m.group(1)), template or "")
 
     def repl(m: re.Match[str]) -> str:
-        token = m.group(0)
-        if token == "{{":
+        tok = m.group(0)
+        if tok == "{{":
             return "{"
-        if token == "}}":
+        if tok == "}}":
             return "}"
         return lookup(m.group(1))
 

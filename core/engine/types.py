@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 __all__ = ["JSON", "Data", "DataFrame", "Message", "Table", "jsonable", "message_timestamp", "to_text"]
@@ -18,7 +18,7 @@ __all__ = ["JSON", "Data", "DataFrame", "Message", "Table", "jsonable", "message
 
 def message_timestamp() -> str:
     """The reference's message timestamp format: ``"YYYY-MM-DD HH:MM:SS UTC"``."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def jsonable(value: Any) -> Any:
@@ -52,7 +52,9 @@ class Data:
     __slots__ = ("data", "default_value", "text_key")
     type_name = "JSON"
 
-    def __init__(self, data: dict[str, Any] | None = None, text_key: str = "text", default_value: Any = "", **kwargs: Any):
+    def __init__(
+        self, data: dict[str, Any] | None = None, text_key: str = "text", default_value: Any = "", **kwargs: Any
+    ):
         merged = dict(data) if data else {}
         if kwargs:
             merged.update(kwargs)
@@ -169,7 +171,7 @@ class Message(Data):
         flow_id: str | None = None,
         run_id: str | None = None,
         timestamp: str | None = None,
-        id: str | None = None,  # noqa: A002 - reference field name
+        id: str | None = None,
         files: list[Any] | None = None,
         error: bool = False,
         edit: bool = False,
@@ -262,7 +264,9 @@ class Message(Data):
             "category": self.category,
             "content_blocks": jsonable(self.content_blocks) if self.content_blocks else [],
             "duration": self.duration,
-            "session_metadata": dict(self.session_metadata) if isinstance(self.session_metadata, dict) else self.session_metadata,
+            "session_metadata": dict(self.session_metadata)
+            if isinstance(self.session_metadata, dict)
+            else self.session_metadata,
             "text": text if isinstance(text, str) else jsonable(text),
             "id": self.id,
         }
@@ -359,7 +363,7 @@ class DataFrame:
         return "\n".join([header, sep, *body])
 
     def to_pandas(self) -> Any:
-        import pandas as pd  # noqa: PLC0415 - heavy, imported only when asked for
+        import pandas as pd
 
         return pd.DataFrame(self.to_records(), columns=self.columns)
 

@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from core.engine import Registry
 from service_bundle_standard.bundle import all_components
+
+from core.engine import Registry
 
 REFERENCE_FLOWS = Path("/work/shared/reference/flows")
 LOCAL_FLOWS = Path(__file__).parent / "flows"
@@ -31,31 +32,56 @@ def load_reference(name: str) -> dict[str, Any]:
     raise FileNotFoundError(name)
 
 
-def node(key: str, node_id: str | None = None, *, show: dict[str, bool] | None = None, frozen: bool = False, **values: Any) -> dict[str, Any]:
+def node(
+    key: str, node_id: str | None = None, *, show: dict[str, bool] | None = None, frozen: bool = False, **values: Any
+) -> dict[str, Any]:
     klass = standard_registry()[key]
     nid = node_id or f"{key}-{abs(hash((key, tuple(values)))) % 100000:05d}"
     fnode = klass.to_frontend_node()
     for name, value in values.items():
         if name not in fnode["template"]:
-            fnode["template"][name] = {"name": name, "type": "str", "show": True, "value": value, "input_types": ["Message"]}
+            fnode["template"][name] = {
+                "name": name,
+                "type": "str",
+                "show": True,
+                "value": value,
+                "input_types": ["Message"],
+            }
         else:
             fnode["template"][name]["value"] = value
             fnode["template"][name]["show"] = True
     for name, flag in (show or {}).items():
         fnode["template"][name]["show"] = flag
     fnode["frozen"] = frozen
-    return {"id": nid, "type": "genericNode", "position": {"x": 0, "y": 0}, "data": {"id": nid, "type": key, "node": fnode}}
+    return {
+        "id": nid,
+        "type": "genericNode",
+        "position": {"x": 0, "y": 0},
+        "data": {"id": nid, "type": key, "node": fnode},
+    }
 
 
-def edge(source: dict[str, Any], output: str, target: dict[str, Any], field: str, *, loop: bool = False) -> dict[str, Any]:
+def edge(
+    source: dict[str, Any], output: str, target: dict[str, Any], field: str, *, loop: bool = False
+) -> dict[str, Any]:
     src_key = source["data"]["type"]
     out_types = next((o["types"] for o in source["data"]["node"]["outputs"] if o["name"] == output), ["Message"])
     sh = {"dataType": src_key, "id": source["id"], "name": output, "output_types": out_types}
     if loop:
-        th: dict[str, Any] = {"dataType": target["data"]["type"], "id": target["id"], "name": field, "output_types": out_types}
+        th: dict[str, Any] = {
+            "dataType": target["data"]["type"],
+            "id": target["id"],
+            "name": field,
+            "output_types": out_types,
+        }
     else:
         tfield = target["data"]["node"]["template"].get(field, {})
-        th = {"fieldName": field, "id": target["id"], "inputTypes": tfield.get("input_types"), "type": tfield.get("type", "str")}
+        th = {
+            "fieldName": field,
+            "id": target["id"],
+            "inputTypes": tfield.get("input_types"),
+            "type": tfield.get("type", "str"),
+        }
     enc = lambda d: json.dumps(d, separators=(", ", ": ")).replace('"', "œ")  # noqa: E731 - as the UI does
     return {
         "id": f"reactflow__edge-{source['id']}{enc(sh)}-{target['id']}{enc(th)}",

@@ -9,13 +9,32 @@ from pathlib import Path
 
 import pluggy
 import pytest
-
-from core import hookspecs
-from core.engine import Component, Data, DataFrame, Message, Output, Registry, RegistryError, RegistryHolder, load_bundle_components
-from core.engine.inputs import BoolInput, DropdownInput, HandleInput, IntInput, MessageTextInput, MultilineInput, SecretStrInput, SortableListInput
 from engine_flowkit import load_reference, standard_registry
 from service_bundle_standard import bundle
 from service_bundle_standard.inputs_outputs import ChatInput, ChatOutput
+
+from core import hookspecs
+from core.engine import (
+    Component,
+    Data,
+    DataFrame,
+    Message,
+    Output,
+    Registry,
+    RegistryError,
+    RegistryHolder,
+    load_bundle_components,
+)
+from core.engine.inputs import (
+    BoolInput,
+    DropdownInput,
+    HandleInput,
+    IntInput,
+    MessageTextInput,
+    MultilineInput,
+    SecretStrInput,
+    SortableListInput,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -122,7 +141,9 @@ def test_registry_holder_swaps_atomically():
         holder.rebuild([_A, _B])  # a bad rebuild leaves the current snapshot alone
     assert holder.current is snapshot is first
     seen = []
-    threads = [threading.Thread(target=lambda: seen.append(holder.swap(Registry.from_classes([_A])))) for _ in range(10)]
+    threads = [
+        threading.Thread(target=lambda: seen.append(holder.swap(Registry.from_classes([_A])))) for _ in range(10)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -136,22 +157,48 @@ def test_load_bundle_components_through_pluggy():
     pm.register(bundle)
     classes = load_bundle_components(pm)
     reg = Registry.from_classes(classes)
-    assert {"ChatInput", "ChatOutput", "Operations", "TypeConverterComponent", "ParserComponent", "Webhook", "ConditionalRouter", "LoopComponent"} <= set(reg.keys())
+    assert {
+        "ChatInput",
+        "ChatOutput",
+        "Operations",
+        "TypeConverterComponent",
+        "ParserComponent",
+        "Webhook",
+        "ConditionalRouter",
+        "LoopComponent",
+    } <= set(reg.keys())
     catalog = reg.catalog("de")
     assert catalog["input_output"]["ChatInput"]["display_name"] == "Chat-Eingabe"
     assert reg.display_names("en")["Operations"] == "Data Operations"
 
 
 def test_engine_import_is_light_and_web_free():
-    code = "import sys, core.engine; bad = [m for m in ('pandas', 'flask', 'werkzeug', 'numpy') if m in sys.modules]; print(bad)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)}, check=True)
+    code = "import sys, core.engine; print([m for m in ('pandas', 'flask', 'werkzeug', 'numpy') if m in sys.modules])"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT)},
+        check=True,
+    )
     assert out.stdout.strip() == "[]"
 
 
 def test_no_dynamic_code_execution_in_engine_or_bundle():
-    sources = list((ROOT / "core" / "engine").glob("*.py")) + list((ROOT / "bundles" / "standard" / "service_bundle_standard").glob("*.py"))
+    sources = list((ROOT / "core" / "engine").glob("*.py")) + list(
+        (ROOT / "bundles" / "standard" / "service_bundle_standard").glob("*.py")
+    )
     for path in sources:
         text = path.read_text()
         for needle in ("exec(", "eval(", "compile(", "importlib", "__import__("):
-            hits = [line for line in text.splitlines() if needle in line and "literal_eval" not in line and "never eval" not in line and "re.compile" not in line and "compile_jq" not in line]
+            hits = [
+                line
+                for line in text.splitlines()
+                if needle in line
+                and "literal_eval" not in line
+                and "never eval" not in line
+                and "re.compile" not in line
+                and "compile_jq" not in line
+            ]
             assert not hits, (path.name, hits)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from core.engine import Data, DataFrame, Message, RunContext, run_flow
 from engine_flowkit import EventLog, edge, flow, node, standard_registry
 from service_bundle_standard.flow_control import ConditionalRouter, LoopComponent, Pass, evaluate_condition
 from service_bundle_standard.http import CSVtoData, JSONtoData, parse_curl
@@ -22,7 +20,15 @@ from service_bundle_standard.processing import (
     TypeConverterComponent,
     split_into_chunks,
 )
-from service_bundle_standard.utilities import CalculatorComponent, CurrentDate, IDGenerator, MemoryComponent, safe_arithmetic
+from service_bundle_standard.utilities import (
+    CalculatorComponent,
+    CurrentDate,
+    IDGenerator,
+    MemoryComponent,
+    safe_arithmetic,
+)
+
+from core.engine import Data, DataFrame, Message, RunContext, run_flow
 
 
 def test_webhook_payloads():
@@ -42,11 +48,19 @@ def test_chat_output_converts_values():
 def test_type_convert_all_directions():
     msg = Message(text='{"a": 1}')
     assert TypeConverterComponent.build(input_data=msg).convert_to_message().text == '{"a": 1}'
-    assert TypeConverterComponent.build(input_data=msg, output_type="JSON").convert_to_data().data == {"text": '{"a": 1}'}
+    assert TypeConverterComponent.build(input_data=msg, output_type="JSON").convert_to_data().data == {
+        "text": '{"a": 1}'
+    }
     assert TypeConverterComponent.build(input_data=msg, auto_parse=True).convert_to_data().data == {"a": 1}
-    assert TypeConverterComponent.build(input_data=Message(text="a,b\n1,2"), auto_parse=True).convert_to_dataframe().rows == [{"a": "1", "b": "2"}]
-    assert TypeConverterComponent.build(input_data=Data({"rows": [{"x": 1}, {"x": 2}]})).convert_to_dataframe().rows == [{"x": 1}, {"x": 2}]
-    assert TypeConverterComponent.build(input_data=DataFrame([{"x": 1}])).convert_to_data().data == {"results": [{"x": 1}]}
+    assert TypeConverterComponent.build(
+        input_data=Message(text="a,b\n1,2"), auto_parse=True
+    ).convert_to_dataframe().rows == [{"a": "1", "b": "2"}]
+    assert TypeConverterComponent.build(
+        input_data=Data({"rows": [{"x": 1}, {"x": 2}]})
+    ).convert_to_dataframe().rows == [{"x": 1}, {"x": 2}]
+    assert TypeConverterComponent.build(input_data=DataFrame([{"x": 1}])).convert_to_data().data == {
+        "results": [{"x": 1}]
+    }
     assert TypeConverterComponent.build(input_data=Data({"text": "hi"})).convert_to_message().text == "hi"
     assert TypeConverterComponent.build(output_type="Table").active_outputs() == ["dataframe_output"]
     with pytest.raises(ValueError):
@@ -55,15 +69,27 @@ def test_type_convert_all_directions():
 
 def test_parser_modes():
     frame = DataFrame([{"n": "Ada", "a": 36}, {"n": "Bob", "a": 40}])
-    assert ParserComponent.build(input_data=frame, pattern="{n} is {a}").parse_combined_text().text == "Ada is 36\nBob is 40"
+    assert (
+        ParserComponent.build(input_data=frame, pattern="{n} is {a}").parse_combined_text().text
+        == "Ada is 36\nBob is 40"
+    )
     with pytest.raises(ValueError, match="not found"):
         ParserComponent.build(input_data=frame, pattern="{missing}").parse_combined_text()
     data = Data({"text": "hello"}, default_value="?")
-    assert ParserComponent.build(input_data=data, pattern="Text: {text} / {other}").parse_combined_text().text == "Text: hello / ?"
-    assert ParserComponent.build(input_data=data, pattern="{{literal}} {text}").parse_combined_text().text == "{literal} hello"
+    assert (
+        ParserComponent.build(input_data=data, pattern="Text: {text} / {other}").parse_combined_text().text
+        == "Text: hello / ?"
+    )
+    assert (
+        ParserComponent.build(input_data=data, pattern="{{literal}} {text}").parse_combined_text().text
+        == "{literal} hello"
+    )
     # attribute access is not a template feature
     assert ParserComponent.build(input_data=data, pattern="{text.__class__}").parse_combined_text().text == "?"
-    assert ParserComponent.build(input_data=data, mode="Stringify").parse_combined_text().text == '```json\n{\n  "text": "hello"\n}\n```'
+    assert (
+        ParserComponent.build(input_data=data, mode="Stringify").parse_combined_text().text
+        == '```json\n{\n  "text": "hello"\n}\n```'
+    )
     assert "| n | a |" in ParserComponent.build(input_data=frame, mode="Stringify").parse_combined_text().text
     with pytest.raises(ValueError, match="Invalid mode"):
         ParserComponent.build(input_data=data, mode="Weird").parse_combined_text()
@@ -71,8 +97,20 @@ def test_parser_modes():
 
 def test_prompt_template_variables_become_inputs_in_a_flow():
     p = node("Prompt Template", "Prompt-1", template="Hi {name}, you are {age}. {{x}}")
-    p["data"]["node"]["template"]["name"] = {"name": "name", "type": "str", "show": True, "value": "", "input_types": ["Message"]}
-    p["data"]["node"]["template"]["age"] = {"name": "age", "type": "str", "show": True, "value": "36", "input_types": ["Message"]}
+    p["data"]["node"]["template"]["name"] = {
+        "name": "name",
+        "type": "str",
+        "show": True,
+        "value": "",
+        "input_types": ["Message"],
+    }
+    p["data"]["node"]["template"]["age"] = {
+        "name": "age",
+        "type": "str",
+        "show": True,
+        "value": "36",
+        "input_types": ["Message"],
+    }
     src = node("TextInput", "TextInput-1", input_value="Ada")
     out = node("ChatOutput", "ChatOutput-1")
     data = flow([src, p, out], [edge(src, "text", p, "name"), edge(p, "prompt", out, "input_value")])
@@ -127,7 +165,10 @@ def test_router_operators():
 
 
 def test_loop_items_and_pass():
-    assert [d.data for d in LoopComponent.build(data=DataFrame([{"a": 1}, {"a": 2}])).loop_items()] == [{"a": 1}, {"a": 2}]
+    assert [d.data for d in LoopComponent.build(data=DataFrame([{"a": 1}, {"a": 2}])).loop_items()] == [
+        {"a": 1},
+        {"a": 2},
+    ]
     assert LoopComponent.build(data=None).loop_items() == []
     assert LoopComponent.build().loop_done([Message(text="x"), Data({"y": 1})]).rows == [{"text": "x"}, {"y": 1}]
     assert Pass.build(input_message=Message(text="m")).pass_message().text == "m"
@@ -164,7 +205,16 @@ def test_message_history_retrieve_and_store():
         return history
 
     ctx = RunContext(session_id="s", flow_id="f", get_messages=get_messages)
-    mem = MemoryComponent({"n_messages": 100, "order": "Descending", "template": "{sender_name}: {text}", "mode": "Retrieve", "sender_type": "Machine and User"}, context=ctx)
+    mem = MemoryComponent(
+        {
+            "n_messages": 100,
+            "order": "Descending",
+            "template": "{sender_name}: {text}",
+            "mode": "Retrieve",
+            "sender_type": "Machine and User",
+        },
+        context=ctx,
+    )
     assert mem.retrieve_messages_as_text().text == "User: hi\nAI: hello"
     assert asked == [("s", "f", 100, "DESC")]
     only_ai = MemoryComponent({"sender_type": "Machine", "template": "{text}", "n_messages": 100}, context=ctx)
@@ -172,7 +222,10 @@ def test_message_history_retrieve_and_store():
     assert only_ai.retrieve_messages_dataframe().columns[:3] == ["text", "sender", "sender_name"]
     stored = []
     log = EventLog()
-    store = MemoryComponent({"mode": "Store", "message": "remember me", "n_messages": 1}, context=RunContext(session_id="s", store_message=stored.append, emit=log))
+    store = MemoryComponent(
+        {"mode": "Store", "message": "remember me", "n_messages": 1},
+        context=RunContext(session_id="s", store_message=stored.append, emit=log),
+    )
     assert store.retrieve_messages_as_text().text.endswith("remember me")
     assert stored[0]["text"] == "remember me" and log.names == ["add_message"]
 
@@ -181,7 +234,10 @@ def test_csv_and_json_loading():
     rows = CSVtoData.build(csv_string="a,b\n1,2\n3,4").load_csv_to_data()
     assert [r.data for r in rows] == [{"a": "1", "b": "2"}, {"a": "3", "b": "4"}]
     assert JSONtoData.build(json_string='{"x": 1}').convert_json_to_data().data == {"x": 1}
-    assert [d.data for d in JSONtoData.build(json_string='[{"x": 1}, 2]').convert_json_to_data()] == [{"x": 1}, {"value": 2}]
+    assert [d.data for d in JSONtoData.build(json_string='[{"x": 1}, 2]').convert_json_to_data()] == [
+        {"x": 1},
+        {"value": 2},
+    ]
     with pytest.raises(ValueError, match="Invalid JSON"):
         JSONtoData.build(json_string="{nope").convert_json_to_data()
     with pytest.raises(Exception, match="not available"):
@@ -200,7 +256,7 @@ def test_parse_curl():
 
 def test_every_component_serialises_to_a_frontend_node():
     reg = standard_registry()
-    for key in reg.keys():
+    for key in reg.keys():  # noqa: SIM118 - Registry.keys() is a method, not a dict view
         klass = reg[key]
         fnode = klass.to_frontend_node("fr")
         json.dumps(fnode)

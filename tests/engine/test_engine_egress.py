@@ -6,16 +6,16 @@ import http.server
 import threading
 
 import pytest
+from service_bundle_standard.http import APIRequest
 
 from core.engine import RunContext
 from core.engine.egress import EgressBlocked, EgressError, EgressPolicy, is_public_address, parse_host_ip, request
-from service_bundle_standard.http import APIRequest
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     redirect_to: str | None = None
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         if self.path.startswith("/redirect") and self.server.redirect_to:  # type: ignore[attr-defined]
             self.send_response(302)
             self.send_header("Location", self.server.redirect_to)  # type: ignore[attr-defined]
@@ -73,7 +73,7 @@ def test_server_reachable_when_protection_off(loopback_server):
         "[::ffff:127.0.0.1]",  # IPv4-mapped IPv6
         "[::ffff:7f00:1]",
         "[0:0:0:0:0:ffff:127.0.0.1]",
-        "0.0.0.0",
+        "0.0.0.0",  # noqa: S104 - an attack spelling, nothing binds to it
         "0",
         "127.0.0.1.",
         "LOCALHOST",
@@ -95,7 +95,22 @@ def test_userinfo_and_schemes(loopback_server):
 
 
 def test_address_classification():
-    for text in ("10.0.0.1", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "224.0.0.1", "240.0.0.1", "::1", "fe80::1", "fc00::1", "64:ff9b::7f00:1", "2002:7f00:1::", "::127.0.0.1", "255.255.255.255"):
+    for text in (
+        "10.0.0.1",
+        "172.16.0.1",
+        "192.168.1.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "224.0.0.1",
+        "240.0.0.1",
+        "::1",
+        "fe80::1",
+        "fc00::1",
+        "64:ff9b::7f00:1",
+        "2002:7f00:1::",
+        "::127.0.0.1",
+        "255.255.255.255",
+    ):
         assert not is_public_address(parse_host_ip(text)), text  # type: ignore[arg-type]
     for text in ("8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"):
         assert is_public_address(parse_host_ip(text)), text  # type: ignore[arg-type]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from engine_flowkit import edge, flow, load_reference, node, standard_registry
 
 from core.engine import Graph, GraphValidationError, RunContext, run_flow
-from engine_flowkit import edge, flow, load_reference, node, standard_registry
 
 
 def _errors(data):
@@ -15,7 +15,13 @@ def _errors(data):
 
 
 def test_unknown_component():
-    data = flow([node("ChatInput", "ChatInput-1"), {"id": "X-1", "type": "genericNode", "data": {"type": "NoSuchThing", "node": {"template": {}}}}], [])
+    data = flow(
+        [
+            node("ChatInput", "ChatInput-1"),
+            {"id": "X-1", "type": "genericNode", "data": {"type": "NoSuchThing", "node": {"template": {}}}},
+        ],
+        [],
+    )
     [err] = _errors(data)
     assert err["type"] == "unknown_component"
     assert err["loc"] == ["nodes", "X-1", "data", "type"]
@@ -58,7 +64,9 @@ def test_type_mismatch_and_aliases():
 def test_cycle_rejected():
     a = node("Pass", "Pass-a")
     b = node("Pass", "Pass-b")
-    errors = _errors(flow([a, b], [edge(a, "output_message", b, "input_message"), edge(b, "output_message", a, "input_message")]))
+    errors = _errors(
+        flow([a, b], [edge(a, "output_message", b, "input_message"), edge(b, "output_message", a, "input_message")])
+    )
     assert {e["type"] for e in errors} == {"cycle"}
     assert {e["loc"][1] for e in errors} == {"Pass-a", "Pass-b"}
 
@@ -95,10 +103,17 @@ def test_tweaks_by_id_display_name_and_global():
     data = load_reference("data-operations-uppercase.json")["data"]
     reg = standard_registry()
     assert run_flow(data, reg, RunContext(), tweaks={"Operations-QQQQQ": {"text_input": "by id"}}).answer() == "BY ID"
-    assert run_flow(data, reg, RunContext(), tweaks={"Data Operations": {"text_input": "by name"}}).answer() == "BY NAME"
+    assert (
+        run_flow(data, reg, RunContext(), tweaks={"Data Operations": {"text_input": "by name"}}).answer() == "BY NAME"
+    )
     assert run_flow(data, reg, RunContext(), tweaks={"text_input": "global"}).answer() == "GLOBAL"
     # a tweak sets even a hidden field
-    assert run_flow(data, reg, RunContext(), tweaks={"Operations-QQQQQ": {"case_type": "swapcase", "text_input": "AbC"}}).answer() == "aBc"
+    assert (
+        run_flow(
+            data, reg, RunContext(), tweaks={"Operations-QQQQQ": {"case_type": "swapcase", "text_input": "AbC"}}
+        ).answer()
+        == "aBc"
+    )
 
 
 def test_load_from_db_resolution_request_variables_win():
@@ -130,7 +145,10 @@ def test_layers_and_order():
     b = node("TextInput", "TextInput-b", input_value="B")
     c = node("CombineText", "CombineText-c")
     d = node("TextOutput", "TextOutput-d")
-    data = flow([d, c, b, a], [edge(a, "text", c, "text1"), edge(b, "text", c, "text2"), edge(c, "combined_text", d, "input_value")])
+    data = flow(
+        [d, c, b, a],
+        [edge(a, "text", c, "text1"), edge(b, "text", c, "text2"), edge(c, "combined_text", d, "input_value")],
+    )
     g = Graph.build(data, standard_registry())
     assert g.layers() == [["TextInput-b", "TextInput-a"], ["CombineText-c"], ["TextOutput-d"]]
     assert run_flow(data, standard_registry(), RunContext()).answer() == "A B"

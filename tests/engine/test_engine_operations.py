@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from engine_flowkit import edge, flow, node, standard_registry
+from service_bundle_standard.data_operations import (
+    DataFrameOperations,
+    DataOperations,
+    OperationsComponent,
+    TextOperations,
+)
 
 from core.engine import Data, DataFrame, Message, RunContext, run_flow
-from engine_flowkit import edge, flow, node, standard_registry
-from service_bundle_standard.data_operations import DataFrameOperations, DataOperations, OperationsComponent, TextOperations
 
 
 def op(name: str, **params):
@@ -15,17 +20,31 @@ def op(name: str, **params):
 
 # -- text -----------------------------------------------------------------------------------
 
+
 def test_word_count():
     c = op("Word Count", text_input="one two two\n\nthree")
     assert c.active_outputs() == ["data_output"]
-    assert c.as_data().data == {"word_count": 4, "unique_words": 3, "character_count": 18, "character_count_no_spaces": 16, "line_count": 3, "non_empty_lines": 2}
+    assert c.as_data().data == {
+        "word_count": 4,
+        "unique_words": 3,
+        "character_count": 18,
+        "character_count_no_spaces": 16,
+        "line_count": 3,
+        "non_empty_lines": 2,
+    }
     partial = op("Word Count", text_input="a b", count_characters=False, count_lines=False)
     assert partial.as_data().data == {"word_count": 2, "unique_words": 2}
 
 
 @pytest.mark.parametrize(
     ("case", "expected"),
-    [("uppercase", "HELLO WORLD"), ("lowercase", "hello world"), ("title", "Hello World"), ("capitalize", "Hello world"), ("swapcase", "HELLO wORLD")],
+    [
+        ("uppercase", "HELLO WORLD"),
+        ("lowercase", "hello world"),
+        ("title", "Hello World"),
+        ("capitalize", "Hello world"),
+        ("swapcase", "HELLO wORLD"),
+    ],
 )
 def test_case_conversion(case, expected):
     assert op("Case Conversion", text_input="hello World", case_type=case).as_message().text == expected
@@ -39,7 +58,12 @@ def test_case_conversion_default_is_lowercase_and_bad_value_fails():
 
 def test_text_replace():
     assert op("Text Replace", text_input="a-b-c", search_pattern="-", replacement_text="+").as_message().text == "a+b+c"
-    assert op("Text Replace", text_input="a1b22", search_pattern=r"\d+", replacement_text="#", use_regex=True).as_message().text == "a#b#"
+    assert (
+        op("Text Replace", text_input="a1b22", search_pattern=r"\d+", replacement_text="#", use_regex=True)
+        .as_message()
+        .text
+        == "a#b#"
+    )
     assert op("Text Replace", text_input="a.b", search_pattern=".", replacement_text="!").as_message().text == "a!b"
     assert op("Text Replace", text_input="same", search_pattern="").as_message().text == "same"
     with pytest.raises(ValueError, match="Invalid regex"):
@@ -50,7 +74,10 @@ def test_text_extract():
     text = "a1 b22 c333 d4444"
     assert op("Text Extract", text_input=text, extract_pattern=r"\d+").as_message().text == "1\n22\n333\n4444"
     assert op("Text Extract", text_input=text, extract_pattern=r"\d+", max_matches=2).as_message().text == "1\n22"
-    assert op("Text Extract", text_input=text, extract_pattern=r"\d+", max_matches=0).as_message().text == "1\n22\n333\n4444"
+    assert (
+        op("Text Extract", text_input=text, extract_pattern=r"\d+", max_matches=0).as_message().text
+        == "1\n22\n333\n4444"
+    )
     assert op("Text Extract", text_input="abc", extract_pattern=r"\d").as_message().text == ""
     with pytest.raises(ValueError):
         op("Text Extract", text_input="x", extract_pattern="[").as_message()
@@ -84,7 +111,10 @@ def test_join_has_two_outputs_and_works_with_empty_first():
 def test_clean():
     text = "Hello,   world!!\n\n\tBye  now"
     assert op("Text Clean", text_input=text).as_message().text == "Hello, world!!\n\nBye now"
-    assert op("Text Clean", text_input=text, remove_special_chars=True, remove_empty_lines=True).as_message().text == "Hello world\nBye now"
+    assert (
+        op("Text Clean", text_input=text, remove_special_chars=True, remove_empty_lines=True).as_message().text
+        == "Hello world\nBye now"
+    )
 
 
 def test_text_to_dataframe():
@@ -92,12 +122,27 @@ def test_text_to_dataframe():
     c = op("Text to DataFrame", text_input=md)
     assert c.active_outputs() == ["dataframe_output"]
     frame = c.as_dataframe()
-    assert frame.columns == ["name", "age"] and frame.rows == [{"name": "Ada", "age": "36"}, {"name": "Bob", "age": "40"}]
+    assert frame.columns == ["name", "age"] and frame.rows == [
+        {"name": "Ada", "age": "36"},
+        {"name": "Bob", "age": "40"},
+    ]
     no_header = op("Text to DataFrame", text_input="a;b\nc;d", table_separator=";", has_header=False).as_dataframe()
     assert no_header.rows == [{"col_0": "a", "col_1": "b"}, {"col_0": "c", "col_1": "d"}]
 
 
-@pytest.mark.parametrize("name", ["Word Count", "Case Conversion", "Text Replace", "Text Extract", "Text Head", "Text Tail", "Text Strip", "Text Clean"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Word Count",
+        "Case Conversion",
+        "Text Replace",
+        "Text Extract",
+        "Text Head",
+        "Text Tail",
+        "Text Strip",
+        "Text Clean",
+    ],
+)
 def test_empty_text_gives_empty_result(name):
     c = op(name, text_input="")
     assert c.run_operation() == ""
@@ -109,6 +154,7 @@ def test_no_operation_selected():
 
 
 # -- JSON ------------------------------------------------------------------------------------
+
 
 def jop(name: str, data, **params):
     return OperationsComponent.build(input_type="JSON", operation=[{"name": name}], data=data, **params)
@@ -136,7 +182,11 @@ def test_combine():
 
 def test_append_remove_rename():
     d = Data({"a": 1, "b": 2})
-    assert jop("Append or Update", [d], append_update_data={"b": 20, "c": 3}).as_data().data == {"a": 1, "b": 20, "c": 3}
+    assert jop("Append or Update", [d], append_update_data={"b": 20, "c": 3}).as_data().data == {
+        "a": 1,
+        "b": 20,
+        "c": 3,
+    }
     assert jop("Remove Keys", [d], remove_keys_input=["a", "missing"]).as_data().data == {"b": 2}
     assert jop("Rename Keys", [d], rename_keys_input={"a": "alpha"}).as_data().data == {"alpha": 1, "b": 2}
     assert d.data == {"a": 1, "b": 2}  # inputs are not mutated
@@ -166,7 +216,13 @@ def test_json_ops_need_one_input():
 
 # -- tables ----------------------------------------------------------------------------------
 
-PEOPLE = DataFrame([{"name": "Ada", "age": 36, "city": "London"}, {"name": "Bob", "age": 40, "city": "Paris"}, {"name": "Cy", "age": 9, "city": "Paris"}])
+PEOPLE = DataFrame(
+    [
+        {"name": "Ada", "age": 36, "city": "London"},
+        {"name": "Bob", "age": 40, "city": "Paris"},
+        {"name": "Cy", "age": 9, "city": "Paris"},
+    ]
+)
 
 
 def top(name: str, df=PEOPLE, **params):
@@ -174,15 +230,29 @@ def top(name: str, df=PEOPLE, **params):
 
 
 def test_filter_operators():
-    assert [r["name"] for r in top("Filter", column_name="age", filter_operator="greater than", filter_value="10").rows] == ["Ada", "Bob"]
-    assert [r["name"] for r in top("Filter", column_name="age", filter_operator="less than", filter_value="10").rows] == ["Cy"]
+    assert [
+        r["name"] for r in top("Filter", column_name="age", filter_operator="greater than", filter_value="10").rows
+    ] == ["Ada", "Bob"]
+    assert [
+        r["name"] for r in top("Filter", column_name="age", filter_operator="less than", filter_value="10").rows
+    ] == ["Cy"]
     assert [r["name"] for r in top("Filter", column_name="city", filter_value="Paris").rows] == ["Bob", "Cy"]
     assert [r["name"] for r in top("Filter", column_name="age", filter_value="36").rows] == ["Ada"]
-    assert [r["name"] for r in top("Filter", column_name="city", filter_operator="not equals", filter_value="Paris").rows] == ["Ada"]
-    assert [r["name"] for r in top("Filter", column_name="name", filter_operator="contains", filter_value="y").rows] == ["Cy"]
-    assert [r["name"] for r in top("Filter", column_name="name", filter_operator="not contains", filter_value="o").rows] == ["Ada", "Cy"]
-    assert [r["name"] for r in top("Filter", column_name="name", filter_operator="starts with", filter_value="B").rows] == ["Bob"]
-    assert [r["name"] for r in top("Filter", column_name="name", filter_operator="ends with", filter_value="a").rows] == ["Ada"]
+    assert [
+        r["name"] for r in top("Filter", column_name="city", filter_operator="not equals", filter_value="Paris").rows
+    ] == ["Ada"]
+    assert [
+        r["name"] for r in top("Filter", column_name="name", filter_operator="contains", filter_value="y").rows
+    ] == ["Cy"]
+    assert [
+        r["name"] for r in top("Filter", column_name="name", filter_operator="not contains", filter_value="o").rows
+    ] == ["Ada", "Cy"]
+    assert [
+        r["name"] for r in top("Filter", column_name="name", filter_operator="starts with", filter_value="B").rows
+    ] == ["Bob"]
+    assert [
+        r["name"] for r in top("Filter", column_name="name", filter_operator="ends with", filter_value="a").rows
+    ] == ["Ada"]
     with pytest.raises(ValueError, match="not found"):
         top("Filter", column_name="nope", filter_value="x")
     with pytest.raises(ValueError, match="Invalid filter operator"):
@@ -204,8 +274,14 @@ def test_columns_ops():
     assert top("Drop Column", column_name="age").columns == ["name", "city"]
     renamed = top("Rename Column", column_name="age", new_column_name="years")
     assert renamed.columns == ["name", "years", "city"] and renamed.rows[0]["years"] == 36
-    assert top("Select Columns", columns_to_select=["city", "name"]).to_records()[0] == {"city": "London", "name": "Ada"}
-    assert [r["city"] for r in top("Replace Value", column_name="city", replace_value="Paris", replacement_value="Lyon").rows] == ["London", "Lyon", "Lyon"]
+    assert top("Select Columns", columns_to_select=["city", "name"]).to_records()[0] == {
+        "city": "London",
+        "name": "Ada",
+    }
+    assert [
+        r["city"]
+        for r in top("Replace Value", column_name="city", replace_value="Paris", replacement_value="Lyon").rows
+    ] == ["London", "Lyon", "Lyon"]
     with pytest.raises(ValueError):
         top("Drop Column", column_name="")
     with pytest.raises(ValueError, match="New column name"):
@@ -216,15 +292,28 @@ def test_drop_duplicates_concatenate_merge():
     dup = DataFrame([{"a": 1, "b": 1}, {"a": 1, "b": 2}, {"a": 1, "b": 1}])
     assert len(top("Drop Duplicates", df=dup).rows) == 2
     assert len(top("Drop Duplicates", df=dup, column_name="a").rows) == 1
-    both = OperationsComponent.build(operation=[{"name": "Concatenate"}], df=[PEOPLE, DataFrame([{"name": "Di", "zip": 1}])]).as_dataframe()
+    both = OperationsComponent.build(
+        operation=[{"name": "Concatenate"}], df=[PEOPLE, DataFrame([{"name": "Di", "zip": 1}])]
+    ).as_dataframe()
     assert len(both) == 4 and both.columns == ["name", "age", "city", "zip"]
     left = DataFrame([{"id": 1, "v": "a"}, {"id": 2, "v": "b"}])
     right = DataFrame([{"id": 2, "w": "x"}, {"id": 3, "w": "y"}])
-    merge = lambda how: OperationsComponent.build(operation=[{"name": "Merge"}], left_dataframe=left, right_dataframe=right, merge_on_column="id", merge_how=how).as_dataframe()  # noqa: E731
+
+    def merge(how):
+        return OperationsComponent.build(
+            operation=[{"name": "Merge"}],
+            left_dataframe=left,
+            right_dataframe=right,
+            merge_on_column="id",
+            merge_how=how,
+        ).as_dataframe()
+
     assert merge("inner").to_records() == [{"id": 2, "v": "b", "w": "x"}]
     assert len(merge("left")) == 2 and len(merge("outer")) == 3 and len(merge("right")) == 2
     with pytest.raises(ValueError, match="Merge column"):
-        OperationsComponent.build(operation=[{"name": "Merge"}], left_dataframe=left, right_dataframe=right, merge_on_column="zz").as_dataframe()
+        OperationsComponent.build(
+            operation=[{"name": "Merge"}], left_dataframe=left, right_dataframe=right, merge_on_column="zz"
+        ).as_dataframe()
 
 
 def test_table_needs_input():
@@ -234,12 +323,16 @@ def test_table_needs_input():
 
 # -- in a flow, and the legacy components ----------------------------------------------------------
 
+
 def test_operations_output_follows_operation_in_a_flow():
     ops = node("Operations", "Operations-1", text_input="a b a", operation=[{"name": "Word Count", "icon": "hash"}])
     conv = node("TypeConverterComponent", "TypeConverterComponent-1", output_type="Message")
     out = node("ChatOutput", "ChatOutput-1")
     ops["data"]["node"]["outputs"] = [o for o in ops["data"]["node"]["outputs"]]
-    data = flow([ops, conv, out], [edge(ops, "data_output", conv, "input_data"), edge(conv, "message_output", out, "input_value")])
+    data = flow(
+        [ops, conv, out],
+        [edge(ops, "data_output", conv, "input_data"), edge(conv, "message_output", out, "input_value")],
+    )
     result = run_flow(data, standard_registry(), RunContext())
     assert result.ok, result.error
     assert '"word_count": 3' in result.answer()
@@ -250,7 +343,9 @@ def test_legacy_components():
     assert t.as_message().text == "ABC"
     with pytest.raises(ValueError, match="not a text operation"):
         TextOperations.build(text_input="abc", operation=[{"name": "Sort"}]).as_message()
-    j = DataOperations.build(data=[Data({"a": 1, "b": 2})], operations=[{"name": "Select Keys"}], select_keys_input=["b"])
+    j = DataOperations.build(
+        data=[Data({"a": 1, "b": 2})], operations=[{"name": "Select Keys"}], select_keys_input=["b"]
+    )
     assert j.as_data().data == {"b": 2}
     f = DataFrameOperations.build(df=[PEOPLE], operation=[{"name": "Head"}], num_rows=1)
     assert f.perform_operation().rows == [PEOPLE.rows[0]]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from engine_flowkit import EventLog, load_reference, standard_registry
 
 from core.engine import Graph, RunContext, run_flow, simplified_run_response
-from engine_flowkit import EventLog, load_reference, standard_registry
 
 
 def _run(name: str, **kw):
@@ -57,7 +57,15 @@ def test_chat_echo_event_order_and_shapes():
     ctx = RunContext(flow_id="flow-1", emit=log, store_message=lambda m: stored.append(m))
     result = _run("chat-echo.json", input_value="hello", context=ctx)
     assert result.ok
-    assert log.names == ["vertices_sorted", "build_start", "add_message", "end_vertex", "add_message", "end_vertex", "end"]
+    assert log.names == [
+        "vertices_sorted",
+        "build_start",
+        "add_message",
+        "end_vertex",
+        "add_message",
+        "end_vertex",
+        "end",
+    ]
     sorted_ev = log.of("vertices_sorted")[0]
     assert sorted_ev == {"ids": ["ChatInput-AAAAA"], "to_run": ["ChatInput-AAAAA", "ChatOutput-BBBBB"]}
     assert log.of("build_start")[0] == {}
@@ -67,7 +75,25 @@ def test_chat_echo_event_order_and_shapes():
     for msg in (user, ai):
         assert msg["text_key"] == "text" and msg["default_value"] == ""
         assert msg["data"]["text"] == msg["text"]
-        for key in ("sender", "sender_name", "files", "session_id", "context_id", "run_id", "timestamp", "flow_id", "error", "edit", "properties", "category", "content_blocks", "duration", "session_metadata", "text", "id"):
+        for key in (
+            "sender",
+            "sender_name",
+            "files",
+            "session_id",
+            "context_id",
+            "run_id",
+            "timestamp",
+            "flow_id",
+            "error",
+            "edit",
+            "properties",
+            "category",
+            "content_blocks",
+            "duration",
+            "session_metadata",
+            "text",
+            "id",
+        ):
             assert key in msg, key
         assert msg["session_id"] == "flow-1"
         assert msg["timestamp"].endswith(" UTC")
@@ -75,13 +101,39 @@ def test_chat_echo_event_order_and_shapes():
     assert [m["text"] for m in stored] == ["hello", "hello"]
     first_end, second_end = log.of("end_vertex")
     bd = first_end["build_data"]
-    assert set(bd) == {"id", "inactivated_vertices", "next_vertices_ids", "top_level_vertices", "valid", "params", "data", "timestamp"}
+    assert set(bd) == {
+        "id",
+        "inactivated_vertices",
+        "next_vertices_ids",
+        "top_level_vertices",
+        "valid",
+        "params",
+        "data",
+        "timestamp",
+    }
     assert bd["id"] == "ChatInput-AAAAA" and bd["valid"] is True
     assert bd["next_vertices_ids"] == ["ChatOutput-BBBBB"]
-    assert set(bd["data"]) >= {"results", "outputs", "logs", "message", "artifacts", "timedelta", "duration", "used_frozen_result", "token_usage"}
+    assert set(bd["data"]) >= {
+        "results",
+        "outputs",
+        "logs",
+        "message",
+        "artifacts",
+        "timedelta",
+        "duration",
+        "used_frozen_result",
+        "token_usage",
+    }
     assert bd["data"]["outputs"]["message"] == {"message": "hello", "type": "text"}
     meta = second_end["output_meta"]
-    assert meta == {"component_id": "ChatOutput-BBBBB", "display_name": "Chat Output", "vertex_type": "ChatOutput", "is_output": True, "is_terminal": True, "output_types": ["Message"]}
+    assert meta == {
+        "component_id": "ChatOutput-BBBBB",
+        "display_name": "Chat Output",
+        "vertex_type": "ChatOutput",
+        "is_output": True,
+        "is_terminal": True,
+        "output_types": ["Message"],
+    }
     assert isinstance(log.of("end")[0]["build_duration"], float)
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import threading
 import time
 
-from core.engine import Component, Message, Output, Registry, RunContext, run_flow
-from core.engine.inputs import MessageTextInput
 from engine_flowkit import EventLog, edge, flow, load_reference, node, standard_registry
 from service_bundle_standard.bundle import all_components
+
+from core.engine import Component, Message, Output, Registry, RunContext, run_flow
+from core.engine.inputs import MessageTextInput
 
 
 def router_flow(text: str, match: str = "yes"):
@@ -46,9 +47,18 @@ def test_router_false_branch():
 
 def test_router_merge_vertex_runs_with_live_input():
     src = node("TextInput", "TextInput-1", input_value="yes")
-    router = node("ConditionalRouter", "ConditionalRouter-1", match_text="yes", true_case_message="T", false_case_message="F")
+    router = node(
+        "ConditionalRouter", "ConditionalRouter-1", match_text="yes", true_case_message="T", false_case_message="F"
+    )
     comb = node("CombineText", "CombineText-1")
-    data = flow([src, router, comb], [edge(src, "text", router, "input_text"), edge(router, "true_result", comb, "text1"), edge(router, "false_result", comb, "text2")])
+    data = flow(
+        [src, router, comb],
+        [
+            edge(src, "text", router, "input_text"),
+            edge(router, "true_result", comb, "text1"),
+            edge(router, "false_result", comb, "text2"),
+        ],
+    )
     result = run_flow(data, standard_registry(), RunContext())
     assert result.output("CombineText-1").text == "T "
 
@@ -69,7 +79,9 @@ def test_loop_runs_body_per_item_and_collects():
         edge(done_parser, "parsed_text", out, "input_value"),
     ]
     log = EventLog()
-    result = run_flow(flow([csv, loop, parser, to_data, done_parser, out], edges), standard_registry(), RunContext(emit=log))
+    result = run_flow(
+        flow([csv, loop, parser, to_data, done_parser, out], edges), standard_registry(), RunContext(emit=log)
+    )
     assert result.ok, result.error
     assert result.answer() == "hi ada | hi bob"
     parser_runs = [d for d in log.of("end_vertex") if d["build_data"]["id"] == "ParserComponent-1"]
@@ -81,7 +93,11 @@ def test_loop_with_empty_input_skips_body():
     loop = node("LoopComponent", "LoopComponent-1")
     parser = node("ParserComponent", "ParserComponent-1", pattern="x")
     done = node("ParserComponent", "ParserComponent-done", mode="Stringify")
-    edges = [edge(csv, "data", loop, "data"), edge(loop, "item", parser, "input_data"), edge(loop, "done", done, "input_data")]
+    edges = [
+        edge(csv, "data", loop, "data"),
+        edge(loop, "item", parser, "input_data"),
+        edge(loop, "done", done, "input_data"),
+    ]
     result = run_flow(flow([csv, loop, parser, done], edges), standard_registry(), RunContext())
     assert result.ok, result.error
     assert "ParserComponent-1" not in result.results
@@ -100,7 +116,13 @@ def test_sub_flow_runs_through_load_flow():
         return {"id": "child-1", "name": "upper", "data": _child_flow()} if ident in ("upper", "child-1") else None
 
     rf = node("RunFlow", "RunFlow-1", flow_name_selected="upper")
-    rf["data"]["node"]["template"]["Operations-QQQQQ~text_input"] = {"name": "Operations-QQQQQ~text_input", "type": "str", "show": True, "value": "from parent", "input_types": ["Message"]}
+    rf["data"]["node"]["template"]["Operations-QQQQQ~text_input"] = {
+        "name": "Operations-QQQQQ~text_input",
+        "type": "str",
+        "show": True,
+        "value": "from parent",
+        "input_types": ["Message"],
+    }
     out = node("ChatOutput", "ChatOutput-1")
     data = flow([rf, out], [edge(rf, "flow_outputs_message", out, "input_value")])
     result = run_flow(data, standard_registry(), RunContext(flow_id="parent", load_flow=load_flow))
@@ -117,7 +139,10 @@ def test_sub_flow_errors():
     assert result.status == "failed" and "not found" in result.error["message"]
     # a flow that runs itself is refused instead of recursing
     selfish = {"id": "me", "name": "me", "data": data}
-    data2 = flow([node("RunFlow", "RunFlow-1", flow_name_selected="me"), out], [edge(rf, "flow_outputs_message", out, "input_value")])
+    data2 = flow(
+        [node("RunFlow", "RunFlow-1", flow_name_selected="me"), out],
+        [edge(rf, "flow_outputs_message", out, "input_value")],
+    )
     selfish["data"] = data2
     result = run_flow(data2, standard_registry(), RunContext(flow_id="me", load_flow=lambda i: selfish))
     assert result.status == "failed" and "calls itself" in result.error["message"]
@@ -158,11 +183,22 @@ def _chain(key: str, n: int):
     nodes = [node("TextInput", "TextInput-0", input_value="")]
     edges = []
     for i in range(1, n + 1):
-        nodes.append({"id": f"{key}-{i}", "type": "genericNode", "data": {"type": key, "node": {"template": {}, "outputs": []}}})
+        nodes.append(
+            {"id": f"{key}-{i}", "type": "genericNode", "data": {"type": key, "node": {"template": {}, "outputs": []}}}
+        )
     for i in range(1, n + 1):
         src = nodes[i - 1]
         out = "text" if i == 1 else "out"
-        edges.append({"source": src["id"], "target": nodes[i]["id"], "data": {"sourceHandle": {"id": src["id"], "name": out}, "targetHandle": {"id": nodes[i]["id"], "fieldName": "input_value"}}})
+        edges.append(
+            {
+                "source": src["id"],
+                "target": nodes[i]["id"],
+                "data": {
+                    "sourceHandle": {"id": src["id"], "name": out},
+                    "targetHandle": {"id": nodes[i]["id"], "fieldName": "input_value"},
+                },
+            }
+        )
     return flow(nodes, edges)
 
 
@@ -191,7 +227,11 @@ def test_vertex_error_is_captured_without_traceback():
     log = EventLog()
     result = run_flow(data, _test_registry(), RunContext(emit=log))
     assert result.status == "failed"
-    assert result.error == {"vertex_id": "TestBoom-1", "display_name": "Boom", "message": "RuntimeError: secret internal detail"}
+    assert result.error == {
+        "vertex_id": "TestBoom-1",
+        "display_name": "Boom",
+        "message": "RuntimeError: secret internal detail",
+    }
     assert log.names[-2:] == ["end_vertex", "error"]
     failed = log.of("end_vertex")[-1]["build_data"]
     assert failed["valid"] is False
@@ -209,7 +249,16 @@ def test_io_bound_vertices_of_a_layer_run_concurrently():
     for i in range(4):
         nid = f"TestSlowIO-{i}"
         nodes.append({"id": nid, "type": "genericNode", "data": {"type": "TestSlowIO", "node": {"template": {}}}})
-        edges.append({"source": src["id"], "target": nid, "data": {"sourceHandle": {"id": src["id"], "name": "text"}, "targetHandle": {"id": nid, "fieldName": "input_value"}}})
+        edges.append(
+            {
+                "source": src["id"],
+                "target": nid,
+                "data": {
+                    "sourceHandle": {"id": src["id"], "name": "text"},
+                    "targetHandle": {"id": nid, "fieldName": "input_value"},
+                },
+            }
+        )
     t0 = time.perf_counter()
     result = run_flow(flow(nodes, edges), reg, RunContext())
     elapsed = time.perf_counter() - t0
@@ -232,7 +281,16 @@ def test_frozen_vertex_reuses_cached_result():
             return Message(text=f"run {counter['n']}")
 
     reg = Registry.from_classes([*all_components(), Counting])
-    data = flow([{"id": "TestCounting-1", "type": "genericNode", "data": {"type": "TestCounting", "node": {"template": {}, "frozen": True}}}], [])
+    data = flow(
+        [
+            {
+                "id": "TestCounting-1",
+                "type": "genericNode",
+                "data": {"type": "TestCounting", "node": {"template": {}, "frozen": True}},
+            }
+        ],
+        [],
+    )
     cache: dict = {}
     first = run_flow(data, reg, RunContext(flow_id="f", frozen_cache=cache))
     second = run_flow(data, reg, RunContext(flow_id="f", frozen_cache=cache))
@@ -247,7 +305,14 @@ def test_partial_runs():
     p1 = node("Pass", "Pass-1")
     p2 = node("Pass", "Pass-2")
     out = node("TextOutput", "TextOutput-1")
-    data = flow([a, p1, p2, out], [edge(a, "text", p1, "input_message"), edge(p1, "output_message", p2, "input_message"), edge(p2, "output_message", out, "input_value")])
+    data = flow(
+        [a, p1, p2, out],
+        [
+            edge(a, "text", p1, "input_message"),
+            edge(p1, "output_message", p2, "input_message"),
+            edge(p2, "output_message", out, "input_value"),
+        ],
+    )
     reg = standard_registry()
     stopped = run_flow(data, reg, RunContext(), stop_component_id="Pass-1")
     assert stopped.order == ["TextInput-a", "Pass-1"]
@@ -266,7 +331,16 @@ def test_emit_is_serialised_across_threads():
     for i in range(3):
         nid = f"TestSlowIO-{i}"
         nodes.append({"id": nid, "type": "genericNode", "data": {"type": "TestSlowIO", "node": {"template": {}}}})
-        edges.append({"source": src["id"], "target": nid, "data": {"sourceHandle": {"id": src["id"], "name": "text"}, "targetHandle": {"id": nid, "fieldName": "input_value"}}})
+        edges.append(
+            {
+                "source": src["id"],
+                "target": nid,
+                "data": {
+                    "sourceHandle": {"id": src["id"], "name": "text"},
+                    "targetHandle": {"id": nid, "fieldName": "input_value"},
+                },
+            }
+        )
     inside = {"now": 0, "max": 0}
     lock = threading.Lock()
 
@@ -287,7 +361,10 @@ def test_input_value_goes_to_matching_input_vertices():
     ti = node("TextInput", "TextInput-1", input_value="text stored")
     c = node("CombineText", "CombineText-1")
     out = node("ChatOutput", "ChatOutput-1")
-    data = flow([ci, ti, c, out], [edge(ci, "message", c, "text1"), edge(ti, "text", c, "text2"), edge(c, "combined_text", out, "input_value")])
+    data = flow(
+        [ci, ti, c, out],
+        [edge(ci, "message", c, "text1"), edge(ti, "text", c, "text2"), edge(c, "combined_text", out, "input_value")],
+    )
     reg = standard_registry()
     assert run_flow(data, reg, RunContext(), input_value="new").answer() == "new text stored"
     assert run_flow(data, reg, RunContext(), input_value="new", input_type="text").answer() == "stored new"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from core import hookimpl
-
 from service_bundle_standard import data_operations, flow_control, http, inputs_outputs, processing, utilities
 
 

@@ -27,7 +27,6 @@ from core.engine.inputs import (
     TabInput,
 )
 from core.engine.types import to_text
-
 from service_bundle_standard.jq_lite import jq_all
 
 TEXT_OPS = [
@@ -69,7 +68,16 @@ TABLE_OPS = [
 TEXT_NAMES = {n for n, _ in TEXT_OPS}
 JSON_NAMES = {n for n, _ in JSON_OPS}
 TABLE_NAMES = {n for n, _ in TABLE_OPS}
-FILTER_OPERATORS = ["equals", "not equals", "contains", "not contains", "starts with", "ends with", "greater than", "less than"]
+FILTER_OPERATORS = [
+    "equals",
+    "not equals",
+    "contains",
+    "not contains",
+    "starts with",
+    "ends with",
+    "greater than",
+    "less than",
+]
 
 
 def _options(ops: list[tuple[str, str]]) -> list[dict[str, str]]:
@@ -78,13 +86,54 @@ def _options(ops: list[tuple[str, str]]) -> list[dict[str, str]]:
 
 def _json_inputs() -> list[Any]:
     return [
-        MessageTextInput("select_keys_input", "Select Keys", [], is_list=True, show=False, info="List of keys to select from the data."),
-        DictInput("append_update_data", "Append or Update", {"key": "value"}, is_list=True, show=False, info="Data to append or update the existing data with."),
-        MessageTextInput("remove_keys_input", "Remove Keys", [], is_list=True, show=False, info="List of keys to remove from the data."),
-        DictInput("rename_keys_input", "Rename Keys", {"old_key": "new_key"}, is_list=True, show=False, info="Rename keys in the data."),
-        MultilineInput("mapped_json_display", "JSON to Map", "", show=False, info="Paste or preview your JSON here to explore its structure and select a path for extraction."),
+        MessageTextInput(
+            "select_keys_input",
+            "Select Keys",
+            [],
+            is_list=True,
+            show=False,
+            info="List of keys to select from the data.",
+        ),
+        DictInput(
+            "append_update_data",
+            "Append or Update",
+            {"key": "value"},
+            is_list=True,
+            show=False,
+            info="Data to append or update the existing data with.",
+        ),
+        MessageTextInput(
+            "remove_keys_input",
+            "Remove Keys",
+            [],
+            is_list=True,
+            show=False,
+            info="List of keys to remove from the data.",
+        ),
+        DictInput(
+            "rename_keys_input",
+            "Rename Keys",
+            {"old_key": "new_key"},
+            is_list=True,
+            show=False,
+            info="Rename keys in the data.",
+        ),
+        MultilineInput(
+            "mapped_json_display",
+            "JSON to Map",
+            "",
+            show=False,
+            info="Paste or preview your JSON here to explore its structure and select a path for extraction.",
+        ),
         DropdownInput("selected_key", "Select Path", "", options=[], show=False, dynamic=True),
-        MessageTextInput("query", "JQ Expression", "", show=False, info="JSON Query to filter the data. Used by Parse JSON operation.", placeholder="e.g., .properties.id"),
+        MessageTextInput(
+            "query",
+            "JQ Expression",
+            "",
+            show=False,
+            info="JSON Query to filter the data. Used by Parse JSON operation.",
+            placeholder="e.g., .properties.id",
+        ),
     ]
 
 
@@ -92,41 +141,118 @@ def _table_inputs() -> list[Any]:
     return [
         StrInput("column_name", "Column Name", "", show=False, info="The column name to use for the operation."),
         MessageTextInput("filter_value", "Filter Value", "", show=False, info="The value to filter rows by."),
-        DropdownInput("filter_operator", "Filter Operator", "equals", options=list(FILTER_OPERATORS), show=False, info="The operator to apply for filtering rows."),
+        DropdownInput(
+            "filter_operator",
+            "Filter Operator",
+            "equals",
+            options=list(FILTER_OPERATORS),
+            show=False,
+            info="The operator to apply for filtering rows.",
+        ),
         BoolInput("ascending", "Sort Ascending", True, show=False, info="Whether to sort in ascending order."),
-        StrInput("new_column_name", "New Column Name", "", show=False, info="The new column name when renaming or adding a column."),
-        MessageTextInput("new_column_value", "New Column Value", "", show=False, info="The value to populate the new column with."),
+        StrInput(
+            "new_column_name",
+            "New Column Name",
+            "",
+            show=False,
+            info="The new column name when renaming or adding a column.",
+        ),
+        MessageTextInput(
+            "new_column_value", "New Column Value", "", show=False, info="The value to populate the new column with."
+        ),
         StrInput("columns_to_select", "Columns to Select", "", is_list=True, show=False),
         IntInput("num_rows", "Number of Rows", 5, show=False, info="Number of rows to return (for head/tail)."),
-        MessageTextInput("replace_value", "Value to Replace", "", show=False, info="The value to replace in the column."),
+        MessageTextInput(
+            "replace_value", "Value to Replace", "", show=False, info="The value to replace in the column."
+        ),
         MessageTextInput("replacement_value", "Replacement Value", "", show=False, info="The value to replace with."),
         DataFrameInput("left_dataframe", "Left Table", "", show=False, info="Left table for merge operation."),
         DataFrameInput("right_dataframe", "Right Table", "", show=False, info="Right table for merge operation."),
         StrInput("merge_on_column", "Merge On Column", "", show=False, info="Column name to merge on."),
-        DropdownInput("merge_how", "Merge How", "inner", options=["inner", "outer", "left", "right"], show=False, info="Type of merge to perform."),
+        DropdownInput(
+            "merge_how",
+            "Merge How",
+            "inner",
+            options=["inner", "outer", "left", "right"],
+            show=False,
+            info="Type of merge to perform.",
+        ),
     ]
 
 
 def _text_inputs() -> list[Any]:
     return [
-        StrInput("table_separator", "Table Separator", "|", show=False, info="Separator used in the table (default: '|')."),
-        BoolInput("has_header", "Has Header", True, show=False, advanced=True, info="Whether the table has a header row."),
+        StrInput(
+            "table_separator", "Table Separator", "|", show=False, info="Separator used in the table (default: '|')."
+        ),
+        BoolInput(
+            "has_header", "Has Header", True, show=False, advanced=True, info="Whether the table has a header row."
+        ),
         BoolInput("count_words", "Count Words", True, show=False, advanced=True),
         BoolInput("count_characters", "Count Characters", True, show=False, advanced=True),
         BoolInput("count_lines", "Count Lines", True, show=False, advanced=True),
-        DropdownInput("case_type", "Case Type", "lowercase", options=["uppercase", "lowercase", "title", "capitalize", "swapcase"], show=False, dynamic=True, info="Type of case conversion to apply."),
+        DropdownInput(
+            "case_type",
+            "Case Type",
+            "lowercase",
+            options=["uppercase", "lowercase", "title", "capitalize", "swapcase"],
+            show=False,
+            dynamic=True,
+            info="Type of case conversion to apply.",
+        ),
         BoolInput("use_regex", "Use Regex", False, show=False, info="Whether to treat search pattern as regex."),
-        StrInput("search_pattern", "Search Pattern", "", show=False, info="Text pattern to search for (supports regex)."),
-        StrInput("replacement_text", "Replacement Text", "", show=False, info="Text to replace the search pattern with."),
+        StrInput(
+            "search_pattern", "Search Pattern", "", show=False, info="Text pattern to search for (supports regex)."
+        ),
+        StrInput(
+            "replacement_text", "Replacement Text", "", show=False, info="Text to replace the search pattern with."
+        ),
         StrInput("extract_pattern", "Extract Pattern", "", show=False, info="Regex pattern to extract from text."),
-        IntInput("max_matches", "Max Matches", 10, show=False, info="Maximum number of matches to extract (0 or less: all)."),
-        IntInput("head_characters", "Characters from Start", 100, show=False, info="Number of characters to extract from the beginning of text."),
-        IntInput("tail_characters", "Characters from End", 100, show=False, info="Number of characters to extract from the end of text."),
-        DropdownInput("strip_mode", "Strip Mode", "both", options=["both", "left", "right"], show=False, info="Which sides to strip whitespace from."),
-        StrInput("strip_characters", "Characters to Strip", "", show=False, info="Specific characters to remove (leave empty for whitespace)."),
-        MultilineInput("text_input_2", "Second Text Input", "", show=False, info="Second text to join with the first text."),
-        BoolInput("remove_extra_spaces", "Remove Extra Spaces", True, show=False, info="Remove multiple consecutive spaces."),
-        BoolInput("remove_special_chars", "Remove Special Characters", False, show=False, info="Remove special characters except alphanumeric and spaces."),
+        IntInput(
+            "max_matches", "Max Matches", 10, show=False, info="Maximum number of matches to extract (0 or less: all)."
+        ),
+        IntInput(
+            "head_characters",
+            "Characters from Start",
+            100,
+            show=False,
+            info="Number of characters to extract from the beginning of text.",
+        ),
+        IntInput(
+            "tail_characters",
+            "Characters from End",
+            100,
+            show=False,
+            info="Number of characters to extract from the end of text.",
+        ),
+        DropdownInput(
+            "strip_mode",
+            "Strip Mode",
+            "both",
+            options=["both", "left", "right"],
+            show=False,
+            info="Which sides to strip whitespace from.",
+        ),
+        StrInput(
+            "strip_characters",
+            "Characters to Strip",
+            "",
+            show=False,
+            info="Specific characters to remove (leave empty for whitespace).",
+        ),
+        MultilineInput(
+            "text_input_2", "Second Text Input", "", show=False, info="Second text to join with the first text."
+        ),
+        BoolInput(
+            "remove_extra_spaces", "Remove Extra Spaces", True, show=False, info="Remove multiple consecutive spaces."
+        ),
+        BoolInput(
+            "remove_special_chars",
+            "Remove Special Characters",
+            False,
+            show=False,
+            info="Remove special characters except alphanumeric and spaces.",
+        ),
         BoolInput("remove_empty_lines", "Remove Empty Lines", False, show=False, info="Remove empty lines from text."),
     ]
 
@@ -248,7 +374,13 @@ class OperationsMixin:
             return result
         if op == "Case Conversion":
             case = self.case_type  # type: ignore[attr-defined]
-            funcs = {"uppercase": str.upper, "lowercase": str.lower, "title": str.title, "capitalize": str.capitalize, "swapcase": str.swapcase}
+            funcs = {
+                "uppercase": str.upper,
+                "lowercase": str.lower,
+                "title": str.title,
+                "capitalize": str.capitalize,
+                "swapcase": str.swapcase,
+            }
             if case not in funcs:
                 raise ValueError(f"Invalid case type '{case}'. Use one of: {', '.join(funcs)}")
             return funcs[case](text)
@@ -321,7 +453,7 @@ class OperationsMixin:
             if not stripped:
                 continue
             if stripped.startswith(sep) and stripped.endswith(sep) and len(stripped) > len(sep):
-                stripped = stripped[len(sep):-len(sep)]
+                stripped = stripped[len(sep) : -len(sep)]
             cells = [c.strip() for c in stripped.split(sep)]
             if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c) and any(cells):
                 continue  # markdown separator row
@@ -392,7 +524,9 @@ class OperationsMixin:
                 raise ValueError("Select Keys needs at least one key.")
             missing = [k for k in keys if k not in data]
             if missing:
-                raise ValueError(f"Select key not found in data: {', '.join(missing)}. Available keys: {', '.join(map(str, data))}")
+                raise ValueError(
+                    f"Select key not found in data: {', '.join(missing)}. Available keys: {', '.join(map(str, data))}"
+                )
             return Data({k: data[k] for k in keys})
         if op == "Literal Eval":
             return Data(_literal_eval(data))
@@ -488,7 +622,9 @@ class OperationsMixin:
             return DataFrame(rows, columns=[c for c in columns if c != col])
         if op == "Filter":
             col = self._column(frame, self.column_name)  # type: ignore[attr-defined]
-            return DataFrame([r for r in rows if _match(r.get(col), self.filter_value, self.filter_operator)], columns=columns)  # type: ignore[attr-defined]
+            return DataFrame(
+                [r for r in rows if _match(r.get(col), self.filter_value, self.filter_operator)], columns=columns
+            )  # type: ignore[attr-defined]
         if op in ("Head", "Tail"):
             n = self.num_rows  # type: ignore[attr-defined]
             if n < 0:
@@ -621,7 +757,11 @@ def _literal_eval(value: Any) -> Any:
         return [_literal_eval(v) for v in value]
     if isinstance(value, str) and len(value) <= 100_000:
         stripped = value.strip()
-        if stripped[:1] in ("{", "[", "(", "'", '"') or stripped in ("True", "False", "None") or re.fullmatch(r"-?\d+(\.\d+)?([eE]-?\d+)?", stripped):
+        if (
+            stripped[:1] in ("{", "[", "(", "'", '"')
+            or stripped in ("True", "False", "None")
+            or re.fullmatch(r"-?\d+(\.\d+)?([eE]-?\d+)?", stripped)
+        ):
             try:
                 parsed = ast.literal_eval(stripped)  # literals only, never code
             except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -640,18 +780,37 @@ _OPERATIONS_INFO = "Select the operation to perform. The matching fields and out
 class OperationsComponent(OperationsMixin, Component):
     key = "Operations"
     display_name = "Data Operations"
-    display_names = {"en": "Data Operations", "fr": "Opérations sur les données", "de": "Datenoperationen", "es": "Operaciones de datos"}
+    display_names = {
+        "en": "Data Operations",
+        "fr": "Opérations sur les données",
+        "de": "Datenoperationen",
+        "es": "Operaciones de datos",
+    }
     description = "Perform operations on Text, JSON, and Tables from a single component."
     icon = "wand-sparkles"
     category = "processing"
     documentation = "https://docs.service.org/components-processing#operations"
     frontend_outputs = ("message_output",)
     inputs = [
-        TabInput("input_type", "Input Type", "Text", options=["Text", "JSON", "Table"], info="Select the type of input to operate on."),
+        TabInput(
+            "input_type",
+            "Input Type",
+            "Text",
+            options=["Text", "JSON", "Table"],
+            info="Select the type of input to operate on.",
+        ),
         MultilineInput("text_input", "Text", "", info="The input text to process."),
         JSONInput("data", "JSON", "", is_list=True, show=False, info="The JSON / Data object to operate on."),
         DataFrameInput("df", "Table", "", is_list=True, show=False, info="The input table to operate on."),
-        SortableListInput("operation", "Operation", [], options=_options(TEXT_OPS), placeholder="Select Operation", real_time_refresh=True, info=_OPERATIONS_INFO),
+        SortableListInput(
+            "operation",
+            "Operation",
+            [],
+            options=_options(TEXT_OPS),
+            placeholder="Select Operation",
+            real_time_refresh=True,
+            info=_OPERATIONS_INFO,
+        ),
         *_json_inputs(),
         *_table_inputs(),
         *_text_inputs(),
@@ -662,7 +821,12 @@ class OperationsComponent(OperationsMixin, Component):
 class TextOperations(OperationsMixin, Component):
     key = "TextOperations"
     display_name = "Text Operations"
-    display_names = {"en": "Text Operations", "fr": "Opérations sur le texte", "de": "Textoperationen", "es": "Operaciones de texto"}
+    display_names = {
+        "en": "Text Operations",
+        "fr": "Opérations sur le texte",
+        "de": "Textoperationen",
+        "es": "Operaciones de texto",
+    }
     description = "Perform various text processing operations including text-to-DataFrame conversion."
     icon = "type"
     category = "processing"
@@ -670,7 +834,14 @@ class TextOperations(OperationsMixin, Component):
     frontend_outputs = ()
     inputs = [
         MultilineInput("text_input", "Text Input", "", required=True, info="The input text to process."),
-        SortableListInput("operation", "Operation", [], options=_options(TEXT_OPS), placeholder="Select Operation", real_time_refresh=True),
+        SortableListInput(
+            "operation",
+            "Operation",
+            [],
+            options=_options(TEXT_OPS),
+            placeholder="Select Operation",
+            real_time_refresh=True,
+        ),
         *_text_inputs(),
     ]
     outputs = _all_outputs()
@@ -684,7 +855,12 @@ class TextOperations(OperationsMixin, Component):
 class DataOperations(OperationsMixin, Component):
     key = "DataOperations"
     display_name = "JSON Operations"
-    display_names = {"en": "JSON Operations", "fr": "Opérations JSON", "de": "JSON-Operationen", "es": "Operaciones JSON"}
+    display_names = {
+        "en": "JSON Operations",
+        "fr": "Opérations JSON",
+        "de": "JSON-Operationen",
+        "es": "Operaciones JSON",
+    }
     description = "Perform various operations on a JSON object."
     icon = "file-json"
     category = "processing"
@@ -692,7 +868,14 @@ class DataOperations(OperationsMixin, Component):
     operation_field = "operations"
     inputs = [
         JSONInput("data", "JSON", "", is_list=True, required=True, info="The JSON object to operate on."),
-        SortableListInput("operations", "Operations", [], options=_options(JSON_OPS), placeholder="Select Operation", real_time_refresh=True),
+        SortableListInput(
+            "operations",
+            "Operations",
+            [],
+            options=_options(JSON_OPS),
+            placeholder="Select Operation",
+            real_time_refresh=True,
+        ),
         *_json_inputs(),
     ]
     outputs = [Output("data_output", "JSON", "as_data", ["JSON"])]
@@ -709,14 +892,26 @@ class DataOperations(OperationsMixin, Component):
 class DataFrameOperations(OperationsMixin, Component):
     key = "DataFrameOperations"
     display_name = "Table Operations"
-    display_names = {"en": "Table Operations", "fr": "Opérations sur les tableaux", "de": "Tabellenoperationen", "es": "Operaciones de tabla"}
+    display_names = {
+        "en": "Table Operations",
+        "fr": "Opérations sur les tableaux",
+        "de": "Tabellenoperationen",
+        "es": "Operaciones de tabla",
+    }
     description = "Perform various operations on a Table."
     icon = "table"
     category = "processing"
     legacy = True
     inputs = [
         DataFrameInput("df", "Table", "", is_list=True, required=True, info="The input table to operate on."),
-        SortableListInput("operation", "Operation", [], options=_options(TABLE_OPS), placeholder="Select Operation", real_time_refresh=True),
+        SortableListInput(
+            "operation",
+            "Operation",
+            [],
+            options=_options(TABLE_OPS),
+            placeholder="Select Operation",
+            real_time_refresh=True,
+        ),
         *_table_inputs(),
     ]
     outputs = [Output("output", "Table", "perform_operation", ["Table"])]

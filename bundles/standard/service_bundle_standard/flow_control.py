@@ -65,14 +65,46 @@ class ConditionalRouter(Component):
     category = "flow_controls"
     documentation = "https://docs.service.org/components-logic#conditional-router-if-else-component"
     inputs = [
-        MessageTextInput("input_text", "Text Input", "", required=True, info="The primary text input for the operation."),
-        DropdownInput("operator", "Operator", "equals", options=list(ROUTER_OPERATORS), real_time_refresh=True, info="The operator to apply for comparing the texts."),
+        MessageTextInput(
+            "input_text", "Text Input", "", required=True, info="The primary text input for the operation."
+        ),
+        DropdownInput(
+            "operator",
+            "Operator",
+            "equals",
+            options=list(ROUTER_OPERATORS),
+            real_time_refresh=True,
+            info="The operator to apply for comparing the texts.",
+        ),
         MessageTextInput("match_text", "Match Text", "", required=True, info="The text input to compare against."),
-        BoolInput("case_sensitive", "Case Sensitive", True, advanced=True, info="If true, the comparison will be case sensitive."),
-        MessageTextInput("true_case_message", "Case True", "", advanced=True, info="The message to pass if the condition is True."),
-        MessageTextInput("false_case_message", "Case False", "", advanced=True, info="The message to pass if the condition is False."),
-        IntInput("max_iterations", "Max Iterations", 10, advanced=True, info="The maximum number of iterations for the conditional router."),
-        DropdownInput("default_route", "Default Route", "false_result", options=["true_result", "false_result"], advanced=True, info="The default route to take when max iterations are reached."),
+        BoolInput(
+            "case_sensitive",
+            "Case Sensitive",
+            True,
+            advanced=True,
+            info="If true, the comparison will be case sensitive.",
+        ),
+        MessageTextInput(
+            "true_case_message", "Case True", "", advanced=True, info="The message to pass if the condition is True."
+        ),
+        MessageTextInput(
+            "false_case_message", "Case False", "", advanced=True, info="The message to pass if the condition is False."
+        ),
+        IntInput(
+            "max_iterations",
+            "Max Iterations",
+            10,
+            advanced=True,
+            info="The maximum number of iterations for the conditional router.",
+        ),
+        DropdownInput(
+            "default_route",
+            "Default Route",
+            "false_result",
+            options=["true_result", "false_result"],
+            advanced=True,
+            info="The default route to take when max iterations are reached.",
+        ),
     ]
     outputs = [
         Output("true_result", "True", "true_response", ["Message"], group_outputs=True),
@@ -81,7 +113,9 @@ class ConditionalRouter(Component):
 
     def _result(self) -> bool:
         if not hasattr(self, "_cached"):
-            self._cached = evaluate_condition(to_text(self.input_text), to_text(self.match_text), self.operator, case_sensitive=self.case_sensitive)
+            self._cached = evaluate_condition(
+                to_text(self.input_text), to_text(self.match_text), self.operator, case_sensitive=self.case_sensitive
+            )
             self.stop("false_result" if self._cached else "true_result")
         return self._cached
 
@@ -110,11 +144,21 @@ class LoopComponent(Component):
     key = "LoopComponent"
     display_name = "Loop"
     display_names = {"en": "Loop", "fr": "Boucle", "de": "Schleife", "es": "Bucle"}
-    description = "Iterates over a list of JSON objects, outputting one item at a time and aggregating results from loop inputs."
+    description = (
+        "Iterates over a list of JSON objects, outputting one item at a time and aggregating results from loop inputs."
+    )
     icon = "infinity"
     category = "flow_controls"
     is_loop = True
-    inputs = [HandleInput("data", "Inputs", "", input_types=["DataFrame", "Table", "Data", "JSON", "Message"], info="The initial list of JSON objects or Table to iterate over.")]
+    inputs = [
+        HandleInput(
+            "data",
+            "Inputs",
+            "",
+            input_types=["DataFrame", "Table", "Data", "JSON", "Message"],
+            info="The initial list of JSON objects or Table to iterate over.",
+        )
+    ]
     outputs = [
         Output("item", "Item", "item_output", ["JSON"], allows_loop=True, group_outputs=True),
         Output("done", "Done", "done_output", ["Table"], group_outputs=True),
@@ -170,7 +214,13 @@ class Pass(Component):
     legacy = True
     inputs = [
         MessageTextInput("input_message", "Input Message", "", required=True, info="The message to be passed forward."),
-        MessageTextInput("ignored_message", "Ignored Message", "", advanced=True, info="A second message to be ignored. Used as a workaround for continuity."),
+        MessageTextInput(
+            "ignored_message",
+            "Ignored Message",
+            "",
+            advanced=True,
+            info="A second message to be ignored. Used as a workaround for continuity.",
+        ),
     ]
     outputs = [Output("output_message", "Output Message", "pass_message", ["Message"])]
 
@@ -198,11 +248,20 @@ class RunFlow(Component):
     dynamic_outputs = True
     frontend_outputs = ()
     inputs = [
-        DropdownInput("flow_name_selected", "Flow Name", "", options=[], real_time_refresh=True, info="The name of the flow to run."),
+        DropdownInput(
+            "flow_name_selected",
+            "Flow Name",
+            "",
+            options=[],
+            real_time_refresh=True,
+            info="The name of the flow to run.",
+        ),
         StrInput("flow_id_selected", "Flow ID", "", show=False, info="The ID of the flow to run."),
         MessageTextInput("session_id", "Session ID", "", advanced=True, info="The session ID to run the flow in."),
         BoolInput("cache_flow", "Cache Flow", False, advanced=True, info="Whether to cache the flow."),
-        MessageTextInput("input_value", "Input", "", advanced=True, info="Input value for the sub-flow's chat or text input."),
+        MessageTextInput(
+            "input_value", "Input", "", advanced=True, info="Input value for the sub-flow's chat or text input."
+        ),
     ]
     outputs = [
         Output("flow_outputs_message", "Flow Message Output", "message_output", ["Message"]),
@@ -212,7 +271,7 @@ class RunFlow(Component):
     def _run(self) -> Any:
         if hasattr(self, "_sub"):
             return self._sub
-        from core.engine.runner import run_flow  # noqa: PLC0415 - avoid a cycle at import
+        from core.engine.runner import run_flow
 
         ctx = self.context
         ident = self.flow_id_selected or self.flow_name_selected
@@ -236,7 +295,14 @@ class RunFlow(Component):
                 vid, field = name.split("~", 1)
                 tweaks.setdefault(vid, {})[field] = to_text(value) if isinstance(value, (Message, Data)) else value
         child = ctx.child(flow_id=flow_id, flow_name=flow.get("name"), session_id=self.session_id or None)
-        result = run_flow(flow.get("data") or {}, ctx.registry, child, tweaks=tweaks, input_value=to_text(self.input_value) if self.input_value else None, input_type="any")
+        result = run_flow(
+            flow.get("data") or {},
+            ctx.registry,
+            child,
+            tweaks=tweaks,
+            input_value=to_text(self.input_value) if self.input_value else None,
+            input_type="any",
+        )
         if not result.ok:
             err = result.error or {}
             raise ComponentError(f"Sub-flow '{flow.get('name') or ident}' failed: {err.get('message')}")

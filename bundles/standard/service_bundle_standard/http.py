@@ -100,16 +100,63 @@ class APIRequest(Component):
     io_bound = True
     inputs = [
         MessageTextInput("url_input", "URL", "", info="Enter the URL for the request.", tool_mode=True),
-        MessageTextInput("curl_input", "cURL", "", advanced=True, show=False, info="Paste a curl command to populate the fields."),
-        DropdownInput("method", "Method", "GET", options=list(METHODS), real_time_refresh=True, info="The HTTP method to use."),
-        TabInput("mode", "Mode", "URL", options=["URL", "cURL"], info="Enable cURL mode to populate fields from a cURL command."),
-        DataInput("query_params", "Query Parameters", "", advanced=True, info="The query parameters to append to the URL."),
-        TableInput("body", "Body", [], input_types=["Data", "JSON"], advanced=True, info="The body to send with the request as a dictionary (for POST, PATCH, PUT)."),
-        TableInput("headers", "Headers", [{"key": "User-Agent", "value": "Service/1.0"}], input_types=["Data", "JSON"], advanced=True, info="The headers to send with the request"),
+        MessageTextInput(
+            "curl_input", "cURL", "", advanced=True, show=False, info="Paste a curl command to populate the fields."
+        ),
+        DropdownInput(
+            "method", "Method", "GET", options=list(METHODS), real_time_refresh=True, info="The HTTP method to use."
+        ),
+        TabInput(
+            "mode",
+            "Mode",
+            "URL",
+            options=["URL", "cURL"],
+            info="Enable cURL mode to populate fields from a cURL command.",
+        ),
+        DataInput(
+            "query_params", "Query Parameters", "", advanced=True, info="The query parameters to append to the URL."
+        ),
+        TableInput(
+            "body",
+            "Body",
+            [],
+            input_types=["Data", "JSON"],
+            advanced=True,
+            info="The body to send with the request as a dictionary (for POST, PATCH, PUT).",
+        ),
+        TableInput(
+            "headers",
+            "Headers",
+            [{"key": "User-Agent", "value": "Service/1.0"}],
+            input_types=["Data", "JSON"],
+            advanced=True,
+            info="The headers to send with the request",
+        ),
         IntInput("timeout", "Timeout", 30, advanced=True, info="The timeout to use for the request."),
-        BoolInput("follow_redirects", "Follow Redirects", False, advanced=True, info="Whether to follow HTTP redirects (each hop is checked)."),
-        BoolInput("save_to_file", "Save to File", False, advanced=True, info="Not available in this service: responses are returned, never written to server disk."),
-        BoolInput("include_httpx_metadata", "Include HTTPx Metadata", False, advanced=True, info="Include properties such as headers, status_code, response_headers, and redirection_history in the output."),
+        BoolInput(
+            "follow_redirects",
+            "Follow Redirects",
+            False,
+            advanced=True,
+            info="Whether to follow HTTP redirects (each hop is checked).",
+        ),
+        BoolInput(
+            "save_to_file",
+            "Save to File",
+            False,
+            advanced=True,
+            info="Not available in this service: responses are returned, never written to server disk.",
+        ),
+        BoolInput(
+            "include_httpx_metadata",
+            "Include HTTPx Metadata",
+            False,
+            advanced=True,
+            info=(
+                "Include properties such as headers, status_code, response_headers, "
+                "and redirection_history in the output."
+            ),
+        ),
     ]
     outputs = [Output("data", "API Response", "make_api_request", ["JSON"])]
 
@@ -158,7 +205,14 @@ class APIRequest(Component):
             result = resp.text
         out: dict[str, Any] = {"source": url}
         if self.include_httpx_metadata:
-            out.update({"headers": headers, "status_code": resp.status_code, "response_headers": resp.headers, "redirection_history": resp.redirects})
+            out.update(
+                {
+                    "headers": headers,
+                    "status_code": resp.status_code,
+                    "response_headers": resp.headers,
+                    "redirection_history": resp.redirects,
+                }
+            )
         if isinstance(result, dict):
             out.update(result)
         else:
@@ -212,14 +266,28 @@ class URLComponent(Component):
     category = "data_source"
     io_bound = True
     inputs = [
-        MessageTextInput("urls", "URLs", [], is_list=True, tool_mode=True, placeholder="Enter a URL...", info="Enter one or more URLs to crawl."),
+        MessageTextInput(
+            "urls",
+            "URLs",
+            [],
+            is_list=True,
+            tool_mode=True,
+            placeholder="Enter a URL...",
+            info="Enter one or more URLs to crawl.",
+        ),
         SliderInput("max_depth", "Depth", 1, info="Only depth 1 (the given pages) is supported."),
         BoolInput("prevent_outside", "Prevent Outside", True, advanced=True),
         BoolInput("use_async", "Use Async", True, advanced=True),
         BoolInput("follow_redirects", "Follow Redirects", True, advanced=True),
         DropdownInput("format", "Output Format", "Text", options=["Text", "HTML", "Markdown"], advanced=True),
         IntInput("timeout", "Timeout", 30, advanced=True),
-        TableInput("headers", "Headers", [{"key": "User-Agent", "value": None}], input_types=["DataFrame", "Table"], advanced=True),
+        TableInput(
+            "headers",
+            "Headers",
+            [{"key": "User-Agent", "value": None}],
+            input_types=["DataFrame", "Table"],
+            advanced=True,
+        ),
         BoolInput("filter_text_html", "Filter Text/HTML", True, advanced=True),
         BoolInput("continue_on_failure", "Continue on Failure", True, advanced=True),
         BoolInput("check_response_status", "Check Response Status", False, advanced=True),
@@ -242,7 +310,15 @@ class URLComponent(Component):
             if not re.match(r"^https?://", url, re.IGNORECASE):
                 url = "https://" + url
             try:
-                resp = request("GET", url, policy=self.context.egress, headers=headers, timeout=float(self.timeout or 30), follow_redirects=self.follow_redirects, deadline=self.context.deadline)
+                resp = request(
+                    "GET",
+                    url,
+                    policy=self.context.egress,
+                    headers=headers,
+                    timeout=float(self.timeout or 30),
+                    follow_redirects=self.follow_redirects,
+                    deadline=self.context.deadline,
+                )
                 if self.check_response_status and resp.status_code >= 400:
                     raise EgressError(f"HTTP {resp.status_code} for {url}")
             except EgressError as exc:
@@ -255,8 +331,21 @@ class URLComponent(Component):
             parser = _TextExtractor()
             if "html" in ctype or body.lstrip().startswith("<"):
                 parser.feed(body)
-            text = body if self.format == "HTML" else ("\n".join(parser.parts) if parser.parts or "html" in ctype else body)
-            rows.append({"text": html.unescape(text) if self.format != "HTML" else text, "url": resp.url, "title": parser.title.strip(), "description": parser.description, "content_type": ctype, "language": parser.language})
+            text = (
+                body
+                if self.format == "HTML"
+                else ("\n".join(parser.parts) if parser.parts or "html" in ctype else body)
+            )
+            rows.append(
+                {
+                    "text": html.unescape(text) if self.format != "HTML" else text,
+                    "url": resp.url,
+                    "title": parser.title.strip(),
+                    "description": parser.description,
+                    "content_type": ctype,
+                    "language": parser.language,
+                }
+            )
         self._frame = DataFrame(rows, columns=["text", "url", "title", "description", "content_type", "language"])
         return self._frame
 
@@ -284,15 +373,23 @@ class CSVtoData(Component):
     key = "CSVtoData"
     display_name = "Load CSV"
     display_names = {"en": "Load CSV", "fr": "Charger un CSV", "de": "CSV laden", "es": "Cargar CSV"}
-    description = "Load a CSV file, CSV from a file path, or a valid CSV string and convert it to a list of JSON objects."
+    description = (
+        "Load a CSV file, CSV from a file path, or a valid CSV string and convert it to a list of JSON objects."
+    )
     icon = "file-spreadsheet"
     category = "data_source"
     legacy = True
     inputs = [
-        FileInput("csv_file", "CSV File", "", info="Upload a CSV file to convert to a list of JSON objects", fileTypes=["csv"]),
+        FileInput(
+            "csv_file", "CSV File", "", info="Upload a CSV file to convert to a list of JSON objects", fileTypes=["csv"]
+        ),
         MessageTextInput("csv_path", "CSV File Path", "", info="Provide the path to the CSV file as pure text"),
-        MessageTextInput("csv_string", "CSV String", "", info="Paste a CSV string directly to convert to a list of JSON objects"),
-        MessageTextInput("text_key", "Text Key", "text", info="The key to use for the text column. Defaults to 'text'."),
+        MessageTextInput(
+            "csv_string", "CSV String", "", info="Paste a CSV string directly to convert to a list of JSON objects"
+        ),
+        MessageTextInput(
+            "text_key", "Text Key", "text", info="The key to use for the text column. Defaults to 'text'."
+        ),
     ]
     outputs = [Output("data_list", "Data List", "load_csv_to_data", ["JSON"])]
 

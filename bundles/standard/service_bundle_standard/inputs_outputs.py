@@ -10,13 +10,49 @@ from core.engine.inputs import BoolInput, DropdownInput, FileInput, HandleInput,
 from core.engine.text import safe_convert
 
 DOCS = "https://docs.service.org/chat-input-and-output"
-FILE_TYPES = ["csv", "json", "pdf", "txt", "md", "mdx", "yaml", "yml", "xml", "html", "htm", "docx", "py", "sh", "sql", "js", "ts", "tsx", "jpg", "jpeg", "png", "bmp", "image"]
+FILE_TYPES = [
+    "csv",
+    "json",
+    "pdf",
+    "txt",
+    "md",
+    "mdx",
+    "yaml",
+    "yml",
+    "xml",
+    "html",
+    "htm",
+    "docx",
+    "py",
+    "sh",
+    "sql",
+    "js",
+    "ts",
+    "tsx",
+    "jpg",
+    "jpeg",
+    "png",
+    "bmp",
+    "image",
+]
 
 
 def _session_inputs() -> list[Any]:
     return [
-        MessageTextInput("session_id", "Session ID", "", advanced=True, info="The session ID of the chat. If empty, the current session ID parameter will be used."),
-        MessageTextInput("context_id", "Context ID", "", advanced=True, info="The context ID of the chat. Adds an extra layer to the local memory."),
+        MessageTextInput(
+            "session_id",
+            "Session ID",
+            "",
+            advanced=True,
+            info="The session ID of the chat. If empty, the current session ID parameter will be used.",
+        ),
+        MessageTextInput(
+            "context_id",
+            "Context ID",
+            "",
+            advanced=True,
+            info="The context ID of the chat. Adds an extra layer to the local memory.",
+        ),
     ]
 
 
@@ -32,16 +68,33 @@ class ChatInput(Component):
     is_input = True
     inputs = [
         MultilineInput("input_value", "Input Text", "", input_types=[], info="Message to be passed as input."),
-        BoolInput("should_store_message", "Store Messages", True, advanced=True, info="Store the message in the history."),
-        DropdownInput("sender", "Sender Type", "User", options=["Machine", "User"], advanced=True, info="Type of sender."),
+        BoolInput(
+            "should_store_message", "Store Messages", True, advanced=True, info="Store the message in the history."
+        ),
+        DropdownInput(
+            "sender", "Sender Type", "User", options=["Machine", "User"], advanced=True, info="Type of sender."
+        ),
         MessageTextInput("sender_name", "Sender Name", "User", advanced=True, info="Name of the sender."),
         *_session_inputs(),
-        FileInput("files", "Files", "", is_list=True, advanced=True, info="Files to be sent with the message.", fileTypes=FILE_TYPES, temp_file=True),
+        FileInput(
+            "files",
+            "Files",
+            "",
+            is_list=True,
+            advanced=True,
+            info="Files to be sent with the message.",
+            fileTypes=FILE_TYPES,
+            temp_file=True,
+        ),
     ]
     outputs = [Output("message", "Chat Message", "message_response", ["Message"])]
 
     def message_response(self) -> Message:
-        files = [f for f in (self.files or []) if f] if isinstance(self.files, list) else ([self.files] if self.files else [])
+        files = (
+            [f for f in (self.files or []) if f]
+            if isinstance(self.files, list)
+            else ([self.files] if self.files else [])
+        )
         message = Message(
             text=self.input_value or "",
             sender=self.sender,
@@ -68,13 +121,36 @@ class ChatOutput(Component):
     minimized = True
     is_output = True
     inputs = [
-        HandleInput("input_value", "Inputs", "", input_types=["Data", "JSON", "DataFrame", "Table", "Message"], required=True, info="Message to be passed as output."),
-        BoolInput("should_store_message", "Store Messages", True, advanced=True, info="Store the message in the history."),
-        DropdownInput("sender", "Sender Type", "Machine", options=["Machine", "User"], advanced=True, info="Type of sender."),
+        HandleInput(
+            "input_value",
+            "Inputs",
+            "",
+            input_types=["Data", "JSON", "DataFrame", "Table", "Message"],
+            required=True,
+            info="Message to be passed as output.",
+        ),
+        BoolInput(
+            "should_store_message", "Store Messages", True, advanced=True, info="Store the message in the history."
+        ),
+        DropdownInput(
+            "sender", "Sender Type", "Machine", options=["Machine", "User"], advanced=True, info="Type of sender."
+        ),
         MessageTextInput("sender_name", "Sender Name", "AI", advanced=True, info="Name of the sender."),
         *_session_inputs(),
-        MessageTextInput("data_template", "Data Template", "{text}", advanced=True, info="Template to convert Data to Text. If left empty, it will be dynamically set to the Data's text key."),
-        BoolInput("clean_data", "Basic Clean Data", True, advanced=True, info="Whether to clean data before converting to string."),
+        MessageTextInput(
+            "data_template",
+            "Data Template",
+            "{text}",
+            advanced=True,
+            info="Template to convert Data to Text. If left empty, it will be dynamically set to the Data's text key.",
+        ),
+        BoolInput(
+            "clean_data",
+            "Basic Clean Data",
+            True,
+            advanced=True,
+            info="Whether to clean data before converting to string.",
+        ),
     ]
     outputs = [Output("message", "Output Message", "message_response", ["Message"])]
 
@@ -100,7 +176,11 @@ class ChatOutput(Component):
         message.session_id = self.session_id or self.context.session_id or ""
         message.context_id = self.context_id or ""
         message.flow_id = self.context.flow_id
-        message.properties["source"] = {"id": self.vertex.id, "display_name": self.vertex.display_name, "source": self.vertex.display_name}
+        message.properties["source"] = {
+            "id": self.vertex.id,
+            "display_name": self.vertex.display_name,
+            "source": self.vertex.display_name,
+        }
         message.properties["icon"] = self.icon
         if message.session_id and self.should_store_message:
             message = self.send_message(message)
@@ -120,7 +200,13 @@ class TextInput(Component):
     is_input = True
     inputs = [
         MultilineInput("input_value", "Text", "", info="Text to be passed as input."),
-        BoolInput("use_global_variable", "Use Global Variable", False, advanced=True, info="Enable to select from global variables (shows globe icon). Disable for multiline text editing."),
+        BoolInput(
+            "use_global_variable",
+            "Use Global Variable",
+            False,
+            advanced=True,
+            info="Enable to select from global variables (shows globe icon). Disable for multiline text editing.",
+        ),
     ]
     outputs = [Output("text", "Output Text", "text_response", ["Message"])]
 
@@ -158,8 +244,17 @@ class Webhook(Component):
     category = "input_output"
     documentation = "https://docs.service.org/component-webhook"
     inputs = [
-        MultilineInput("data", "Payload", "", advanced=True, info="Receives a payload from external systems via HTTP POST."),
-        MultilineInput("curl", "cURL", "CURL_WEBHOOK", input_types=[], advanced=True, info="cURL command template for calling this webhook."),
+        MultilineInput(
+            "data", "Payload", "", advanced=True, info="Receives a payload from external systems via HTTP POST."
+        ),
+        MultilineInput(
+            "curl",
+            "cURL",
+            "CURL_WEBHOOK",
+            input_types=[],
+            advanced=True,
+            info="cURL command template for calling this webhook.",
+        ),
         MultilineInput("endpoint", "Endpoint", "BACKEND_URL", input_types=[], info="", copy_field=True),
     ]
     outputs = [Output("output_data", "JSON", "build_data", ["JSON"])]

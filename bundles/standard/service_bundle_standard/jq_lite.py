@@ -35,7 +35,7 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
-            raise JQError(f"Invalid jq expression near: {text[pos:pos + 10]!r}")
+            raise JQError(f"Invalid jq expression near: {text[pos : pos + 10]!r}")
         kind = m.lastgroup or ""
         tokens.append((kind, m.group(kind)))
         pos = m.end()
@@ -65,7 +65,7 @@ def _index(v: Any, key: Any, optional: bool) -> Iterator[Any]:
     try:
         if isinstance(key, str):
             if not isinstance(v, dict):
-                raise JQError(f"Cannot index {_type_name(v)} with \"{key}\"")
+                raise JQError(f'Cannot index {_type_name(v)} with "{key}"')
             yield v.get(key)
         elif isinstance(key, slice):
             yield v[key]
@@ -132,9 +132,13 @@ class _Parser:
             op = self.take()[1]
             right = self.compare()
             if op == "and":
-                left = (lambda a, b: lambda v: (bool(_truthy(x) and _truthy(y)) for x in a(v) for y in b(v)))(left, right)
+                left = (lambda a, b: lambda v: (bool(_truthy(x) and _truthy(y)) for x in a(v) for y in b(v)))(
+                    left, right
+                )
             else:
-                left = (lambda a, b: lambda v: (bool(_truthy(x) or _truthy(y)) for x in a(v) for y in b(v)))(left, right)
+                left = (lambda a, b: lambda v: (bool(_truthy(x) or _truthy(y)) for x in a(v) for y in b(v)))(
+                    left, right
+                )
         return left
 
     def compare(self) -> Filter:
@@ -214,7 +218,9 @@ class _Parser:
             if nxt and nxt[0] in ("id", "str") and not (nxt[0] == "id" and nxt[1] in ("and", "or")):
                 kind2, name = self.take()
                 key = json.loads(name) if kind2 == "str" else name
-                return self._opt(lambda v: iter((v,)), lambda v, k=key: _index(v, k, False), lambda v, k=key: _index(v, k, True))
+                return self._opt(
+                    lambda v: iter((v,)), lambda v, k=key: _index(v, k, False), lambda v, k=key: _index(v, k, True)
+                )
             return lambda v: iter((v,))
         if val == "..":
             self.take()
@@ -251,7 +257,9 @@ class _Parser:
             return lambda v, c=consts[name]: iter((c,))
         simple: dict[str, Callable[[Any], Any]] = {
             "keys": lambda v: sorted(v.keys()) if isinstance(v, dict) else list(range(len(v))),
-            "length": lambda v: 0 if v is None else (abs(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else len(v)),
+            "length": lambda v: (
+                0 if v is None else (abs(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else len(v))
+            ),
             "not": lambda v: not _truthy(v),
             "first": lambda v: v[0] if v else None,
             "last": lambda v: v[-1] if v else None,

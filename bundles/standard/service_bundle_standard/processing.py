@@ -1,4 +1,7 @@
-"""Processing components: Type Convert, Parser, Prompt Template, Combine/Split Text, Regex Extractor, Create Data, Data to DataFrame."""
+"""Processing components.
+
+Type Convert, Parser, Prompt Template, Combine/Split Text, Regex Extractor, Create Data, Data to DataFrame.
+"""
 
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ ANY_TYPES = ["Message", "Data", "JSON", "DataFrame", "Table"]
 
 
 # -- Type Convert ------------------------------------------------------------------------------
+
 
 def _parse_structured(text: str) -> Any:
     """Auto-parse: JSON first, then CSV with a header; None when neither fits."""
@@ -108,9 +112,24 @@ class TypeConverterComponent(Component):
     documentation = "https://docs.service.org/type-convert"
     frontend_outputs = ("message_output",)
     inputs = [
-        HandleInput("input_data", "Input", "", input_types=list(ANY_TYPES), required=True, info="Accept Message, JSON or Table as input"),
-        BoolInput("auto_parse", "Auto Parse", False, advanced=True, info="Detect and convert JSON/CSV strings automatically."),
-        TabInput("output_type", "Output Type", "Message", options=["Message", "JSON", "Table"], info="Select the desired output data type"),
+        HandleInput(
+            "input_data",
+            "Input",
+            "",
+            input_types=list(ANY_TYPES),
+            required=True,
+            info="Accept Message, JSON or Table as input",
+        ),
+        BoolInput(
+            "auto_parse", "Auto Parse", False, advanced=True, info="Detect and convert JSON/CSV strings automatically."
+        ),
+        TabInput(
+            "output_type",
+            "Output Type",
+            "Message",
+            options=["Message", "JSON", "Table"],
+            info="Select the desired output data type",
+        ),
     ]
     outputs = [
         Output("message_output", "Message Output", "convert_to_message", ["Message"]),
@@ -125,7 +144,13 @@ class TypeConverterComponent(Component):
         return value
 
     def active_outputs(self) -> list[str] | None:
-        mapping = {"Message": "message_output", "JSON": "data_output", "Data": "data_output", "Table": "dataframe_output", "DataFrame": "dataframe_output"}
+        mapping = {
+            "Message": "message_output",
+            "JSON": "data_output",
+            "Data": "data_output",
+            "Table": "dataframe_output",
+            "DataFrame": "dataframe_output",
+        }
         if self.output_type not in mapping:
             raise ValueError(f"Invalid output type '{self.output_type}'. Use Message, JSON or Table.")
         return [mapping[self.output_type]]
@@ -148,6 +173,7 @@ class TypeConverterComponent(Component):
 
 # -- Parser ------------------------------------------------------------------------------------
 
+
 class ParserComponent(Component):
     key = "ParserComponent"
     display_name = "Parser"
@@ -157,18 +183,41 @@ class ParserComponent(Component):
     category = "processing"
     documentation = "https://docs.service.org/parser"
     inputs = [
-        HandleInput("input_data", "Data or Table", "", input_types=["DataFrame", "Table", "Data", "JSON"], required=True, info="Accepts either a Table or a JSON object."),
-        TabInput("mode", "Mode", "Parser", options=["Parser", "Stringify"], info="Convert into raw string instead of using a template."),
+        HandleInput(
+            "input_data",
+            "Data or Table",
+            "",
+            input_types=["DataFrame", "Table", "Data", "JSON"],
+            required=True,
+            info="Accepts either a Table or a JSON object.",
+        ),
+        TabInput(
+            "mode",
+            "Mode",
+            "Parser",
+            options=["Parser", "Stringify"],
+            info="Convert into raw string instead of using a template.",
+        ),
         MultilineInput(
             "pattern",
             "Template",
             "Text: {text}",
             required=True,
             dynamic=True,
-            info="Use variables within curly brackets to extract column values for DataFrames or key values for Data.For example: `Name: {Name}, Age: {Age}, Country: {Country}`",
+            info=(
+                "Use variables within curly brackets to extract column values for DataFrames or key values "
+                "for Data.For example: `Name: {Name}, Age: {Age}, Country: {Country}`"
+            ),
         ),
         MessageTextInput("sep", "Separator", "\n", advanced=True, info="String used to separate rows/items."),
-        BoolInput("clean_data", "Clean Data", True, advanced=True, show=False, info="Remove empty rows and lines when stringifying tables."),
+        BoolInput(
+            "clean_data",
+            "Clean Data",
+            True,
+            advanced=True,
+            show=False,
+            info="Remove empty rows and lines when stringifying tables.",
+        ),
     ]
     outputs = [Output("parsed_text", "Parsed Text", "parse_combined_text", ["Message"])]
 
@@ -194,7 +243,9 @@ class ParserComponent(Component):
                     try:
                         lines.append(format_template(self.pattern, row))
                     except KeyError as exc:
-                        raise ValueError(f"Column {exc} not found in the table. Available columns: {', '.join(item.columns)}") from None
+                        raise ValueError(
+                            f"Column {exc} not found in the table. Available columns: {', '.join(item.columns)}"
+                        ) from None
             elif isinstance(item, Data):
                 data = item.data if not isinstance(item, Message) else {"text": item.text}
                 default = item.default_value if item.default_value is not None else ""
@@ -212,11 +263,17 @@ class ParserComponent(Component):
 
 # -- Prompt Template ---------------------------------------------------------------------------
 
+
 class PromptComponent(Component):
     key = "Prompt Template"
     aliases = ("Prompt",)
     display_name = "Prompt Template"
-    display_names = {"en": "Prompt Template", "fr": "Modèle de prompt", "de": "Prompt-Vorlage", "es": "Plantilla de prompt"}
+    display_names = {
+        "en": "Prompt Template",
+        "fr": "Modèle de prompt",
+        "de": "Prompt-Vorlage",
+        "es": "Plantilla de prompt",
+    }
     description = "Create a prompt template with dynamic variables."
     icon = "braces"
     category = "models_and_agents"
@@ -224,14 +281,22 @@ class PromptComponent(Component):
     accepts_dynamic_fields = True
     inputs = [
         PromptInput("template", "Template", ""),
-        BoolInput("use_double_brackets", "Use Double Brackets", False, advanced=True, info="Use {{variable}} syntax (mustache) instead of {variable}."),
+        BoolInput(
+            "use_double_brackets",
+            "Use Double Brackets",
+            False,
+            advanced=True,
+            info="Use {{variable}} syntax (mustache) instead of {variable}.",
+        ),
         MessageTextInput("tool_placeholder", "Tool Placeholder", "", advanced=True, show=False, tool_mode=True),
     ]
     outputs = [Output("prompt", "Prompt", "build_prompt", ["Message"])]
 
     def build_prompt(self) -> Message:
         values = {k: v for k, v in self.extra_params.items()}
-        text = format_template(self.template or "", values, missing=lambda _k: "", double_brackets=self.use_double_brackets)
+        text = format_template(
+            self.template or "", values, missing=lambda _k: "", double_brackets=self.use_double_brackets
+        )
         message = Message(text=text)
         self.status = text
         return message
@@ -242,6 +307,7 @@ class PromptComponent(Component):
 
 
 # -- text utilities --------------------------------------------------------------------------------
+
 
 class CombineText(Component):
     key = "CombineText"
@@ -254,7 +320,12 @@ class CombineText(Component):
     inputs = [
         MessageTextInput("text1", "First Text", "", info="The first text input to concatenate."),
         MessageTextInput("text2", "Second Text", "", info="The second text input to concatenate."),
-        MessageTextInput("delimiter", "Delimiter", " ", info="A string used to separate the two text inputs. Defaults to a whitespace."),
+        MessageTextInput(
+            "delimiter",
+            "Delimiter",
+            " ",
+            info="A string used to separate the two text inputs. Defaults to a whitespace.",
+        ),
     ]
     outputs = [Output("combined_text", "Combined Text", "combine_texts", ["Message"])]
 
@@ -275,7 +346,9 @@ def _split_keep(text: str, separator: str, keep: str) -> list[str]:
     return [p + separator for p in parts[:-1]] + [parts[-1]]
 
 
-def split_into_chunks(text: str, *, chunk_size: int, chunk_overlap: int, separator: str, keep_separator: str) -> list[str]:
+def split_into_chunks(
+    text: str, *, chunk_size: int, chunk_overlap: int, separator: str, keep_separator: str
+) -> list[str]:
     """Character splitter: split on ``separator`` then merge pieces up to ``chunk_size`` with overlap."""
     if chunk_size <= 0:
         raise ValueError("Chunk size must be positive.")
@@ -309,13 +382,31 @@ class SplitText(Component):
     icon = "scissors-line-dashed"
     category = "processing"
     inputs = [
-        HandleInput("data_inputs", "Input", "", input_types=["Data", "JSON", "DataFrame", "Table", "Message"], required=True, info="The data with texts to split in chunks."),
+        HandleInput(
+            "data_inputs",
+            "Input",
+            "",
+            input_types=["Data", "JSON", "DataFrame", "Table", "Message"],
+            required=True,
+            info="The data with texts to split in chunks.",
+        ),
         IntInput("chunk_overlap", "Chunk Overlap", 200, info="Number of characters to overlap between chunks."),
         IntInput("chunk_size", "Chunk Size", 1000, info="The maximum length of each chunk."),
-        MessageTextInput("separator", "Separator", "\n", info='The character to split on. Use \\n for newline. Defaults to "\\n".'),
+        MessageTextInput(
+            "separator", "Separator", "\n", info='The character to split on. Use \\n for newline. Defaults to "\\n".'
+        ),
         MessageTextInput("text_key", "Text Key", "text", advanced=True, info="The key to use for the text column."),
-        DropdownInput("keep_separator", "Keep Separator", "False", options=["False", "True", "Start", "End"], advanced=True, info="Whether to keep the separator in the output chunks and where to place it."),
-        BoolInput("clean_output", "Clean Output", False, advanced=True, info="Output only the text column (no metadata)."),
+        DropdownInput(
+            "keep_separator",
+            "Keep Separator",
+            "False",
+            options=["False", "True", "Start", "End"],
+            advanced=True,
+            info="Whether to keep the separator in the output chunks and where to place it.",
+        ),
+        BoolInput(
+            "clean_output", "Clean Output", False, advanced=True, info="Output only the text column (no metadata)."
+        ),
     ]
     outputs = [Output("dataframe", "Chunks", "split_text", ["Table"])]
 
@@ -341,7 +432,13 @@ class SplitText(Component):
                 docs.append((item, {}))
         rows = []
         for text, meta in docs:
-            for chunk in split_into_chunks(text, chunk_size=self.chunk_size, chunk_overlap=self.chunk_overlap, separator=separator, keep_separator=str(self.keep_separator)):
+            for chunk in split_into_chunks(
+                text,
+                chunk_size=self.chunk_size,
+                chunk_overlap=self.chunk_overlap,
+                separator=separator,
+                keep_separator=str(self.keep_separator),
+            ):
                 rows.append({key: chunk} if self.clean_output else {key: chunk, **meta})
         frame = DataFrame(rows)
         self.status = frame
@@ -351,7 +448,12 @@ class SplitText(Component):
 class RegexExtractorComponent(Component):
     key = "RegexExtractorComponent"
     display_name = "Regex Extractor"
-    display_names = {"en": "Regex Extractor", "fr": "Extracteur regex", "de": "Regex-Extraktor", "es": "Extractor regex"}
+    display_names = {
+        "en": "Regex Extractor",
+        "fr": "Extracteur regex",
+        "de": "Regex-Extraktor",
+        "es": "Extractor regex",
+    }
     description = "Extract patterns from text using regular expressions."
     icon = "regex"
     category = "processing"
@@ -395,9 +497,27 @@ class CreateData(Component):
     legacy = True
     accepts_dynamic_fields = True
     inputs = [
-        IntInput("number_of_fields", "Number of Fields", 1, real_time_refresh=True, info="Number of fields to be added to the record."),
-        MessageTextInput("text_key", "Text Key", "", advanced=True, info="Key that identifies the field to be used as the text content."),
-        BoolInput("text_key_validator", "Text Key Validator", False, advanced=True, info="If enabled, checks if the given 'Text Key' is present in the given 'Data'."),
+        IntInput(
+            "number_of_fields",
+            "Number of Fields",
+            1,
+            real_time_refresh=True,
+            info="Number of fields to be added to the record.",
+        ),
+        MessageTextInput(
+            "text_key",
+            "Text Key",
+            "",
+            advanced=True,
+            info="Key that identifies the field to be used as the text content.",
+        ),
+        BoolInput(
+            "text_key_validator",
+            "Text Key Validator",
+            False,
+            advanced=True,
+            info="If enabled, checks if the given 'Text Key' is present in the given 'Data'.",
+        ),
     ]
     outputs = [Output("data", "JSON", "build_data", ["JSON"])]
 
@@ -406,7 +526,11 @@ class CreateData(Component):
             raise ValueError("Number of fields must be between 0 and 15.")
         merged: dict[str, Any] = {}
         for name in sorted(self.extra_params):
-            value = DictInput(name).coerce(self.extra_params[name]) if not isinstance(self.extra_params[name], (Data, Message)) else self.extra_params[name]
+            value = (
+                DictInput(name).coerce(self.extra_params[name])
+                if not isinstance(self.extra_params[name], (Data, Message))
+                else self.extra_params[name]
+            )
             if isinstance(value, Message):
                 merged[name] = value.text
             elif isinstance(value, Data):
@@ -423,12 +547,25 @@ class CreateData(Component):
 class DataToDataFrame(Component):
     key = "DataToDataFrame"
     display_name = "Data → DataFrame"
-    display_names = {"en": "Data → DataFrame", "fr": "Données → Tableau", "de": "Daten → Tabelle", "es": "Datos → Tabla"}
+    display_names = {
+        "en": "Data → DataFrame",
+        "fr": "Données → Tableau",
+        "de": "Daten → Tabelle",
+        "es": "Datos → Tabla",
+    }
     description = "Converts one or multiple JSON objects into a Table. Each object corresponds to one row."
     icon = "table"
     category = "processing"
     legacy = True
-    inputs = [DataInput("data_list", "JSON or JSON List", "", is_list=True, info="One or multiple JSON objects to transform into a Table.")]
+    inputs = [
+        DataInput(
+            "data_list",
+            "JSON or JSON List",
+            "",
+            is_list=True,
+            info="One or multiple JSON objects to transform into a Table.",
+        )
+    ]
     outputs = [Output("dataframe", "Table", "build_dataframe", ["Table"])]
 
     def build_dataframe(self) -> DataFrame:

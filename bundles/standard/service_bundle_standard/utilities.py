@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import operator
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -18,10 +18,10 @@ from core.engine.types import to_text
 @lru_cache(maxsize=1)
 def _timezones() -> list[str]:
     try:
-        from zoneinfo import available_timezones  # noqa: PLC0415
+        from zoneinfo import available_timezones
 
         return sorted(available_timezones())
-    except Exception:  # noqa: BLE001 - tz database missing: UTC only
+    except Exception:
         return ["UTC"]
 
 
@@ -32,7 +32,16 @@ class CurrentDate(Component):
     description = "Returns the current date and time in the selected timezone."
     icon = "clock"
     category = "utilities"
-    inputs = [DropdownInput("timezone", "Timezone", "UTC", options=["UTC"], combobox=True, info="Select the timezone for the current date and time.")]
+    inputs = [
+        DropdownInput(
+            "timezone",
+            "Timezone",
+            "UTC",
+            options=["UTC"],
+            combobox=True,
+            info="Select the timezone for the current date and time.",
+        )
+    ]
     outputs = [Output("current_date", "Current Date", "get_current_date", ["Message"])]
 
     @classmethod
@@ -44,12 +53,12 @@ class CurrentDate(Component):
     def get_current_date(self) -> Message:
         name = self.timezone or "UTC"
         try:
-            from zoneinfo import ZoneInfo  # noqa: PLC0415
+            from zoneinfo import ZoneInfo
 
             tz: Any = ZoneInfo(name)
-        except Exception:  # noqa: BLE001
+        except Exception:
             raise ValueError(f"Unknown timezone '{name}'") from None
-        now = datetime.now(timezone.utc).astimezone(tz)
+        now = datetime.now(UTC).astimezone(tz)
         text = f"Current date and time in {name}: {now.strftime('%Y-%m-%d %H:%M:%S %Z')}"
         self.status = text
         return Message(text=text)
@@ -121,7 +130,15 @@ class CalculatorComponent(Component):
     description = "Perform basic arithmetic operations on a given expression."
     icon = "calculator"
     category = "utilities"
-    inputs = [MessageTextInput("expression", "Expression", "", info="The arithmetic expression to evaluate (e.g., '4*4*(33/22)+12-20').", tool_mode=True)]
+    inputs = [
+        MessageTextInput(
+            "expression",
+            "Expression",
+            "",
+            info="The arithmetic expression to evaluate (e.g., '4*4*(33/22)+12-20').",
+            tool_mode=True,
+        )
+    ]
     outputs = [Output("result", "Data", "evaluate_expression", ["JSON"])]
 
     def evaluate_expression(self) -> Data:
@@ -142,22 +159,76 @@ class CalculatorComponent(Component):
 class MemoryComponent(Component):
     key = "Memory"
     display_name = "Message History"
-    display_names = {"en": "Message History", "fr": "Historique des messages", "de": "Nachrichtenverlauf", "es": "Historial de mensajes"}
+    display_names = {
+        "en": "Message History",
+        "fr": "Historique des messages",
+        "de": "Nachrichtenverlauf",
+        "es": "Historial de mensajes",
+    }
     description = "Stores or retrieves stored chat messages from the service tables."
     icon = "message-square-more"
     category = "models_and_agents"
     inputs = [
-        TabInput("mode", "Mode", "Retrieve", options=["Retrieve", "Store"], info="Operation mode: Store messages or Retrieve messages."),
+        TabInput(
+            "mode",
+            "Mode",
+            "Retrieve",
+            options=["Retrieve", "Store"],
+            info="Operation mode: Store messages or Retrieve messages.",
+        ),
         MessageTextInput("message", "Message", "", show=False, info="The chat message to be stored."),
-        HandleInput("memory", "External Memory", "", input_types=["Memory"], advanced=True, info="Retrieve messages from an external memory. If empty, it will use the service tables."),
-        DropdownInput("sender_type", "Sender Type", "Machine and User", options=["Machine", "User", "Machine and User"], advanced=True, info="Filter by sender type."),
-        MessageTextInput("sender", "Sender", "", advanced=True, info="The sender of the message. Might be Machine or User."),
+        HandleInput(
+            "memory",
+            "External Memory",
+            "",
+            input_types=["Memory"],
+            advanced=True,
+            info="Retrieve messages from an external memory. If empty, it will use the service tables.",
+        ),
+        DropdownInput(
+            "sender_type",
+            "Sender Type",
+            "Machine and User",
+            options=["Machine", "User", "Machine and User"],
+            advanced=True,
+            info="Filter by sender type.",
+        ),
+        MessageTextInput(
+            "sender", "Sender", "", advanced=True, info="The sender of the message. Might be Machine or User."
+        ),
         MessageTextInput("sender_name", "Sender Name", "", advanced=True, show=False, info="Filter by sender name."),
         IntInput("n_messages", "Number of Messages", 100, advanced=True, info="Number of messages to retrieve."),
-        MessageTextInput("session_id", "Session ID", "", advanced=True, info="The session ID of the chat. If empty, the current session ID parameter will be used."),
-        MessageTextInput("context_id", "Context ID", "", advanced=True, info="The context ID of the chat. Adds an extra layer to the local memory."),
-        DropdownInput("order", "Order", "Ascending", options=["Ascending", "Descending"], advanced=True, required=True, info="Order of the messages."),
-        MessageTextInput("template", "Template", "{sender_name}: {text}", advanced=True, show=False, info="The template to use for formatting the data."),
+        MessageTextInput(
+            "session_id",
+            "Session ID",
+            "",
+            advanced=True,
+            info="The session ID of the chat. If empty, the current session ID parameter will be used.",
+        ),
+        MessageTextInput(
+            "context_id",
+            "Context ID",
+            "",
+            advanced=True,
+            info="The context ID of the chat. Adds an extra layer to the local memory.",
+        ),
+        DropdownInput(
+            "order",
+            "Order",
+            "Ascending",
+            options=["Ascending", "Descending"],
+            advanced=True,
+            required=True,
+            info="Order of the messages.",
+        ),
+        MessageTextInput(
+            "template",
+            "Template",
+            "{sender_name}: {text}",
+            advanced=True,
+            show=False,
+            info="The template to use for formatting the data.",
+        ),
     ]
     outputs = [
         Output("messages_text", "Message", "retrieve_messages_as_text", ["Message"]),
@@ -173,7 +244,12 @@ class MemoryComponent(Component):
             text = to_text(self.message)
             if not text:
                 raise ValueError("No message to store.")
-            msg = Message(text=text, sender=to_text(self.sender) or "Machine", sender_name=to_text(self.sender_name) or "AI", session_id=session)
+            msg = Message(
+                text=text,
+                sender=to_text(self.sender) or "Machine",
+                sender_name=to_text(self.sender_name) or "AI",
+                session_id=session,
+            )
             self.send_message(msg)
             self._cache = [msg]
             return self._cache
@@ -199,14 +275,24 @@ class MemoryComponent(Component):
 
     def retrieve_messages_as_text(self) -> Message:
         template = self.template or "{sender_name}: {text}"
-        lines = [format_template(template, {**{k: v for k, v in m.to_dict().items() if k != "data"}}, missing=lambda _k: "") for m in self._messages()]
+        lines = [
+            format_template(template, {**{k: v for k, v in m.to_dict().items() if k != "data"}}, missing=lambda _k: "")
+            for m in self._messages()
+        ]
         text = "\n".join(lines)
         self.status = text
         return Message(text=text)
 
     def retrieve_messages_dataframe(self) -> DataFrame:
         rows = [
-            {"text": m.text, "sender": m.sender, "sender_name": m.sender_name, "session_id": m.session_id, "timestamp": m.timestamp, "id": m.id}
+            {
+                "text": m.text,
+                "sender": m.sender,
+                "sender_name": m.sender_name,
+                "session_id": m.session_id,
+                "timestamp": m.timestamp,
+                "id": m.id,
+            }
             for m in self._messages()
         ]
         return DataFrame(rows, columns=["text", "sender", "sender_name", "session_id", "timestamp", "id"])
