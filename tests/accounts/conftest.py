@@ -22,7 +22,6 @@ def strict_client(strict_app):
 def _cheap_password_hashing(monkeypatch):
     """Argon2 with minimal cost: the tests check behaviour, not the work factor (one test checks that)."""
     from argon2 import PasswordHasher
-
     from service_accounts import security
 
     original = security._hasher

@@ -34,11 +34,11 @@ def set_cookies(response: Any) -> dict[str, dict[str, Any]]:
     return cookies
 
 
-def token_for(user_id: Any, *, secret: str = SECRET, algorithm: str = "HS256", token_type: str = "access",
+def token_for(user_id: Any, *, secret: str = SECRET, algorithm: str = "HS256", kind: str = "access",
               lifetime: int = 3600, **claims: Any) -> str:
     """A JWT made outside the service, shaped as the service makes them."""
     now = dt.datetime.now(dt.UTC)
-    payload = {"sub": str(user_id), "type": token_type, "iat": now, "nbf": now,
+    payload = {"sub": str(user_id), "type": kind, "iat": now, "nbf": now,
                "exp": now + dt.timedelta(seconds=lifetime), "jti": str(uuid.uuid4()), **claims}
     return jwt.encode(payload, secret, algorithm=algorithm)
 

@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from tests.accounts.helpers import STRONG, set_cookies
-from tests.conftest import PASSWORD, login, make_user
+from tests.conftest import PASSWORD, make_user
 
 LOGIN = "/api/v1/login"
 TOO_MANY = {"detail": "Too many requests. Please try again later.", "retry_after": "60"}
