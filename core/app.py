@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+import click
 import flask
 import flask_smorest
 from flask import Flask
@@ -59,9 +60,12 @@ class Api(flask_smorest.Api):
         pass
 
 
-def create_app(config: Mapping[str, Any] | None = None,
-               plugins: Iterable[str | ModuleType | tuple[str, object]] | None = None,
-               *, migrate: bool = True) -> Flask:
+def create_app(
+    config: Mapping[str, Any] | None = None,
+    plugins: Iterable[str | ModuleType | tuple[str, object]] | None = None,
+    *,
+    migrate: bool = True,
+) -> Flask:
     """Build the service.
 
     ``config`` overrides settings (field or ``SERVICE_*`` names); ``plugins``
@@ -95,12 +99,13 @@ def create_app(config: Mapping[str, Any] | None = None,
     errors.init_app(app)
     db.init_app(app, engine)
     if migrate:
-        db.upgrade(engine, settings, host.collect("register_migrations", key=lambda m: m.branch))
+        db.upgrade(engine, settings, migration_records(host))
 
     api = Api(app, spec_kwargs={"info": {"description": "Stores, edits, builds and runs flows."}})
     _security_schemes(api)
     app.extensions["service.api"] = api
-    for blueprint in host.collect("register_blueprints", key=lambda b: b.name):
+    blueprints: list[flask.Blueprint] = host.collect("register_blueprints", key=lambda b: b.name)
+    for blueprint in blueprints:
         if isinstance(blueprint, flask_smorest.Blueprint):
             api.register_blueprint(blueprint)
         else:
@@ -109,9 +114,11 @@ def create_app(config: Mapping[str, Any] | None = None,
     limits.init_app(app, settings)
     _cors(app, settings)
     service.health_checks = host.collect("register_health_checks", key=lambda h: h.name)
-    service.job_registry = {j.name: j for j in host.collect("register_jobs", key=lambda j: j.name)}
+    registered_jobs: list[Job] = host.collect("register_jobs", key=lambda j: j.name)
+    service.job_registry = {j.name: j for j in registered_jobs}
     service.jobs = jobs.make_queue(app, settings, service.job_registry)
-    for command in host.collect("register_commands", key=lambda c: c.name):
+    commands: list[click.Command] = host.collect("register_commands", key=lambda c: str(c.name))
+    for command in commands:
         app.cli.add_command(command)
 
     host.hook.on_app_created(app=app)
@@ -139,8 +146,11 @@ def _cors(app: Flask, settings: Settings) -> None:
     from flask_cors import CORS
 
     wildcard = "*" in settings.cors_origins
-    methods = (["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-               if "*" in settings.cors_allow_methods else list(settings.cors_allow_methods))
+    methods = (
+        ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+        if "*" in settings.cors_allow_methods
+        else list(settings.cors_allow_methods)
+    )
     headers = "*" if "*" in settings.cors_allow_headers else list(settings.cors_allow_headers)
     CORS(
         app,

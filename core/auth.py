@@ -24,7 +24,7 @@ from core.errors import ApiError
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: OpenAPI security requirements per scheme (names as the reference publishes them).
-SECURITY = {
+SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "user": [{"OAuth2PasswordBearerCookie": []}, {"API key query": []}, {"API key header": []}],
     "api_key": [{"API key query": []}, {"API key header": []}],
     "superuser": [{"OAuth2PasswordBearerCookie": []}, {"API key query": []}, {"API key header": []}],
@@ -111,8 +111,14 @@ def allowed(actor: Actor | None, action: str, resource: Any = None) -> bool:
     return bool(verdicts) and all(v.allow for v in verdicts)
 
 
-def require(action: str, resource: Any = None, *, actor: Actor | None = None, status: int = 403,
-            detail: str = NOT_ENOUGH_PRIVILEGES) -> None:
+def require(
+    action: str,
+    resource: Any = None,
+    *,
+    actor: Actor | None = None,
+    status: int = 403,
+    detail: str = NOT_ENOUGH_PRIVILEGES,
+) -> None:
     """Raise ``status`` unless :func:`allowed`."""
     if not allowed(actor if actor is not None else g.get("actor"), action, resource):
         raise ApiError(status, detail)
@@ -122,13 +128,12 @@ def require(action: str, resource: Any = None, *, actor: Actor | None = None, st
 M = TypeVar("M")
 
 
-def owned_select(model: type[M], actor: Actor, *, column: str = "user_id") -> sa.Select[tuple[M]]:
+def owned_select(model: type[M], actor: Actor, *, column: str = "user_id") -> sa.Select[Any]:
     """``SELECT model WHERE model.<column> = actor.id``: the start of every "my rows" query."""
     return sa.select(model).where(getattr(model, column) == actor.id)
 
 
-def owned(model: type[M], row_id: Any, actor: Actor, *, column: str = "user_id",
-          detail: str = "Not found") -> M:
+def owned(model: type[M], row_id: Any, actor: Actor, *, column: str = "user_id", detail: str = "Not found") -> M:
     """Load ``row_id`` if ``actor`` owns it; otherwise 404 (never 403: no existence leak)."""
     from core import db
 
@@ -136,7 +141,8 @@ def owned(model: type[M], row_id: Any, actor: Actor, *, column: str = "user_id",
         key = row_id if isinstance(row_id, uuid.UUID) else uuid.UUID(str(row_id))
     except ValueError:
         raise ApiError(404, detail) from None
-    row = db.session().scalar(owned_select(model, actor, column=column).where(model.id == key))  # type: ignore[attr-defined]
+    query = owned_select(model, actor, column=column).where(model.id == key)  # type: ignore[attr-defined]
+    row: M | None = db.session().scalar(query)
     if row is None:
         raise ApiError(404, detail)
     return row

@@ -53,12 +53,17 @@ def run_command(host: str | None, port: int | None, workers: int | None, dev: bo
         args.append("--access-log")
     sys.stdout.flush()
     # A fresh interpreter, so gevent patches the standard library before anything imports it.
-    os.execv(sys.executable, args)
+    os.execv(sys.executable, args)  # noqa: S606 - fixed argv, no shell
 
 
 def main() -> None:
-    group = FlaskGroup(create_app=_factory, add_default_commands=False, add_version_option=False,
-                       load_dotenv=False, help="Flow Builder Service administration.")
+    group = FlaskGroup(
+        create_app=_factory,
+        add_default_commands=False,
+        add_version_option=False,
+        load_dotenv=False,
+        help="Flow Builder Service administration.",
+    )
     group.add_command(run_command)
     from flask.cli import routes_command, shell_command
 

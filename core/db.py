@@ -116,7 +116,7 @@ def get_engine(settings: Settings) -> sa.Engine:
             event.listen(engine, "connect", _sqlite_pragmas)
         else:
             if url.startswith("postgresql://"):
-                url = "postgresql+psycopg://" + url[len("postgresql://"):]
+                url = "postgresql+psycopg://" + url[len("postgresql://") :]
             engine = sa.create_engine(
                 url,
                 pool_size=settings.db_pool_size,

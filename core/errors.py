@@ -43,8 +43,17 @@ def validation_error(loc: list[str | int], msg: str, type_: str = "value_error")
     return ValidationFailed([{"loc": [str(p) for p in loc], "msg": msg, "type": type_}])
 
 
-_LOCATIONS = {"json": "body", "form": "body", "files": "body", "query": "query", "path": "path",
-              "headers": "header", "cookies": "cookie", "querystring": "query", "view_args": "path"}
+_LOCATIONS = {
+    "json": "body",
+    "form": "body",
+    "files": "body",
+    "query": "query",
+    "path": "path",
+    "headers": "header",
+    "cookies": "cookie",
+    "querystring": "query",
+    "view_args": "path",
+}
 
 
 def flatten_marshmallow(messages: Any, location: str | None = None) -> list[dict[str, Any]]:
@@ -66,9 +75,10 @@ def flatten_marshmallow(messages: Any, location: str | None = None) -> list[dict
 
     if location is None and isinstance(messages, dict):
         for loc, value in messages.items():
-            walk(value, [_LOCATIONS.get(loc, loc)])
+            walk(value, [_LOCATIONS.get(str(loc), str(loc))])
     else:
-        walk(messages, [_LOCATIONS.get(location or "body", location or "body")])
+        where = location or "body"
+        walk(messages, [_LOCATIONS.get(where, where)])
     return items
 
 
@@ -103,9 +113,8 @@ def http_exception_response(error: HTTPException):
                 item["type"] = "json_invalid"
         return _detail_response(422, items)
     if status == 400 and isinstance(error, BadRequest) and _is_json_decode_error(error):
-        return _detail_response(
-            422, [{"loc": ["body"], "msg": "Invalid JSON: the request body could not be decoded", "type": "json_invalid"}]
-        )
+        item = {"loc": ["body"], "msg": "Invalid JSON: the request body could not be decoded", "type": "json_invalid"}
+        return _detail_response(422, [item])
     detail = error.description if status != 404 else "Not Found"
     if status == 405:
         detail = "Method Not Allowed"

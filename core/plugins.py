@@ -51,8 +51,15 @@ class PluginHost:
         return self.pm.hook
 
     # --- registration ------------------------------------------------------------
-    def register(self, plugin: object, name: str, *, kind: str = "plugin", distribution: str | None = None,
-                 version: str | None = None) -> None:
+    def register(
+        self,
+        plugin: object,
+        name: str,
+        *,
+        kind: str = "plugin",
+        distribution: str | None = None,
+        version: str | None = None,
+    ) -> None:
         """Register ``plugin`` under ``name``; raise :class:`PluginError` if it is unusable."""
         if name in self.infos or self.pm.has_plugin(name):
             raise PluginError(f"plugin {name!r} is already registered")
@@ -90,7 +97,9 @@ class PluginHost:
                 try:
                     plugin = ep.load()
                     self.register(
-                        plugin, ep.name, kind=kind,
+                        plugin,
+                        ep.name,
+                        kind=kind,
                         distribution=dist.name if dist else None,
                         version=dist.version if dist else None,
                     )
@@ -144,8 +153,9 @@ def plugin_name(module: ModuleType) -> str:
     return head.removeprefix("service_bundle_").removeprefix("service_")
 
 
-def build_host(plugins: Iterable[str | ModuleType | tuple[str, object]] | None,
-               allow: Iterable[str] | None, deny: Iterable[str]) -> PluginHost:
+def build_host(
+    plugins: Iterable[str | ModuleType | tuple[str, object]] | None, allow: Iterable[str] | None, deny: Iterable[str]
+) -> PluginHost:
     """The host for one app: the core's own plugins, then the given or discovered ones.
 
     ``plugins`` may name entry points (``"accounts"``), import paths
@@ -158,8 +168,9 @@ def build_host(plugins: Iterable[str | ModuleType | tuple[str, object]] | None,
     if plugins is None:
         host.load_entry_points(allow, deny)
     else:
-        by_name = {ep.name: ep for group in (PLUGIN_GROUP, BUNDLE_GROUP)
-                   for ep in importlib.metadata.entry_points(group=group)}
+        by_name = {
+            ep.name: ep for group in (PLUGIN_GROUP, BUNDLE_GROUP) for ep in importlib.metadata.entry_points(group=group)
+        }
         for item in plugins:
             if isinstance(item, tuple):
                 host.register(item[1], item[0])
@@ -168,9 +179,13 @@ def build_host(plugins: Iterable[str | ModuleType | tuple[str, object]] | None,
             elif item in by_name:
                 ep = by_name[item]
                 kind = "bundle" if ep.group == BUNDLE_GROUP else "plugin"
-                host.register(ep.load(), item, kind=kind,
-                              distribution=ep.dist.name if ep.dist else None,
-                              version=ep.dist.version if ep.dist else None)
+                host.register(
+                    ep.load(),
+                    item,
+                    kind=kind,
+                    distribution=ep.dist.name if ep.dist else None,
+                    version=ep.dist.version if ep.dist else None,
+                )
             else:
                 host.register_module(item)
     host.check_pending()

@@ -13,6 +13,7 @@ import base64
 import binascii
 import os
 import secrets as _secrets
+from collections.abc import Callable
 from pathlib import Path
 
 from cryptography.fernet import Fernet, MultiFernet
@@ -21,10 +22,10 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from core.settings import Settings
 
-SECRET_FILE = "secret_key"
+SECRET_FILE = "secret_key"  # noqa: S105 - a file name, not a secret
 
 
-def read_or_create(path: Path, make: callable) -> str:  # type: ignore[valid-type]
+def read_or_create(path: Path, make: Callable[[], str]) -> str:
     """Read ``path``, or create it atomically with ``make()`` (mode 0600) if absent."""
     try:
         return path.read_text().strip()

@@ -171,7 +171,7 @@ class Settings:
             if var in env:
                 values[f.name] = _parse(var, env[var], hints[f.name], f.metadata)
         for key, value in (overrides or {}).items():
-            name = key[len(PREFIX):].lower() if key.startswith(PREFIX) else key
+            name = key[len(PREFIX) :].lower() if key.startswith(PREFIX) else key
             if name not in names:
                 raise SettingsError(f"{key}: unknown setting")
             var = cls.env_name(name)

@@ -42,16 +42,24 @@ def login(client: Any, username: str, password: str = PASSWORD) -> Any:
     return client.post("/api/v1/login", data={"username": username, "password": password})
 
 
-def make_user(client: Any, admin: Caller, *, username: str | None = None, password: str = PASSWORD,
-              active: bool = True, is_superuser: bool = False) -> Caller:
+def make_user(
+    client: Any,
+    admin: Caller,
+    *,
+    username: str | None = None,
+    password: str = PASSWORD,
+    active: bool = True,
+    is_superuser: bool = False,
+) -> Caller:
     """Create a user as ``admin``, activate it, sign it in and give it an API key."""
     username = username or f"user{next(_names)}"
     created = client.post("/api/v1/users/", json={"username": username, "password": password}, headers=admin.bearer)
     assert created.status_code == 201, created.get_json()
     user_id = created.get_json()["id"]
     if active or is_superuser:
-        patched = client.patch(f"/api/v1/users/{user_id}", json={"is_active": active, "is_superuser": is_superuser},
-                               headers=admin.bearer)
+        patched = client.patch(
+            f"/api/v1/users/{user_id}", json={"is_active": active, "is_superuser": is_superuser}, headers=admin.bearer
+        )
         assert patched.status_code == 200, patched.get_json()
     if not active:
         return Caller(user_id, username, "", "")

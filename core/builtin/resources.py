@@ -38,7 +38,7 @@ def _config_schema() -> type[Schema]:
     kinds = {bool: fields.Boolean, int: fields.Integer, str: fields.String, dict: fields.Dict}
     members: dict[str, fields.Field] = {}
     for key, value in services.full_config(Settings()).items():
-        members[key] = (fields.List(fields.String()) if isinstance(value, list) else kinds[type(value)]())
+        members[key] = fields.List(fields.String()) if isinstance(value, list) else kinds[type(value)]()
     members["type"] = fields.String(required=True, metadata={"description": "`full` or `public`"})
     return Schema.from_dict(members, name="ConfigSchema")
 
@@ -69,7 +69,7 @@ def health_check():
     failed = False
     for check in state().health_checks:
         try:
-            outcome = check.func(current_app._get_current_object())
+            outcome = check.func(current_app._get_current_object())  # type: ignore[attr-defined]
             result[check.name] = outcome or "ok"
         except Exception as exc:  # a probe's failure is reported, not raised
             log.warning("health check %s failed: %s", check.name, exc)

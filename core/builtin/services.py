@@ -12,9 +12,18 @@ from core.settings import Settings
 
 #: Members of the anonymous configuration response (as the reference publishes them).
 PUBLIC_CONFIG_KEYS = (
-    "feature_flags", "max_file_size_upload", "event_delivery", "voice_mode_available", "frontend_timeout",
-    "mcp_base_url", "enable_extension_reload", "authz_enabled", "catalog_governance_enabled",
-    "substitute_outdated_component_code", "type", "allow_custom_components",
+    "feature_flags",
+    "max_file_size_upload",
+    "event_delivery",
+    "voice_mode_available",
+    "frontend_timeout",
+    "mcp_base_url",
+    "enable_extension_reload",
+    "authz_enabled",
+    "catalog_governance_enabled",
+    "substitute_outdated_component_code",
+    "type",
+    "allow_custom_components",
 )
 
 

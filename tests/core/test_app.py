@@ -58,15 +58,41 @@ def test_health_check_reports_redis_when_configured(make_app):
 
 
 SPEC_CONFIG_MEMBERS = {
-    "a2a_enabled", "agentic_experience", "allow_custom_components", "assistant_max_message_length",
-    "authz_enabled", "auto_saving", "auto_saving_interval", "blocked_component_types", "catalog_governance_enabled",
-    "custom_component_admin_only", "default_folder_name", "embedded_mode", "enable_extension_reload",
-    "event_delivery", "feature_flags", "frontend_timeout", "health_check_max_retries",
-    "hide_getting_started_progress", "hide_logout_button", "hide_new_flow_button", "hide_new_project_button",
-    "hide_starter_projects", "local_vector_store_available", "max_file_size_upload", "mcp_base_url",
-    "mcp_servers_locked", "public_flow_cleanup_interval", "public_flow_expiration",
-    "serialization_max_items_length", "serialization_max_text_length", "substitute_outdated_component_code",
-    "type", "voice_mode_available", "webhook_auth_enable", "webhook_polling_interval",
+    "a2a_enabled",
+    "agentic_experience",
+    "allow_custom_components",
+    "assistant_max_message_length",
+    "authz_enabled",
+    "auto_saving",
+    "auto_saving_interval",
+    "blocked_component_types",
+    "catalog_governance_enabled",
+    "custom_component_admin_only",
+    "default_folder_name",
+    "embedded_mode",
+    "enable_extension_reload",
+    "event_delivery",
+    "feature_flags",
+    "frontend_timeout",
+    "health_check_max_retries",
+    "hide_getting_started_progress",
+    "hide_logout_button",
+    "hide_new_flow_button",
+    "hide_new_project_button",
+    "hide_starter_projects",
+    "local_vector_store_available",
+    "max_file_size_upload",
+    "mcp_base_url",
+    "mcp_servers_locked",
+    "public_flow_cleanup_interval",
+    "public_flow_expiration",
+    "serialization_max_items_length",
+    "serialization_max_text_length",
+    "substitute_outdated_component_code",
+    "type",
+    "voice_mode_available",
+    "webhook_auth_enable",
+    "webhook_polling_interval",
 }
 
 
@@ -119,8 +145,11 @@ def test_unexpected_errors_never_leak_a_traceback(probe_client, caplog):
 
 
 def test_cors_wildcard_never_allows_credentials(client):
-    headers = {"Origin": "https://evil.example", "Access-Control-Request-Method": "POST",
-               "Access-Control-Request-Headers": "content-type, x-api-key"}
+    headers = {
+        "Origin": "https://evil.example",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type, x-api-key",
+    }
     preflight = client.options("/api/v1/users/whoami", headers=headers)
     assert preflight.headers["Access-Control-Allow-Origin"] == "*"
     assert "Access-Control-Allow-Credentials" not in preflight.headers
@@ -132,10 +161,14 @@ def test_cors_wildcard_never_allows_credentials(client):
 
 
 def test_cors_explicit_origins_allow_credentials_for_them_only(make_app):
-    client = make_app(cors_origins="https://app.example,https://other.example",
-                      cors_allow_methods="GET,POST", cors_allow_headers="content-type").test_client()
-    ok = client.options("/api/v1/version", headers={"Origin": "https://app.example",
-                                                    "Access-Control-Request-Method": "GET"})
+    client = make_app(
+        cors_origins="https://app.example,https://other.example",
+        cors_allow_methods="GET,POST",
+        cors_allow_headers="content-type",
+    ).test_client()
+    ok = client.options(
+        "/api/v1/version", headers={"Origin": "https://app.example", "Access-Control-Request-Method": "GET"}
+    )
     assert ok.headers["Access-Control-Allow-Origin"] == "https://app.example"
     assert ok.headers["Access-Control-Allow-Credentials"] == "true"
     assert set(ok.headers["Access-Control-Allow-Methods"].split(", ")) == {"GET", "POST"}
@@ -147,7 +180,8 @@ def test_openapi_document_and_docs_page(client):
     spec = client.get("/openapi.json").get_json()
     assert spec["openapi"].startswith("3.0")
     assert {"OAuth2PasswordBearerCookie", "API key query", "API key header"} <= set(
-        spec["components"]["securitySchemes"])
+        spec["components"]["securitySchemes"]
+    )
     whoami = spec["paths"]["/api/v1/users/whoami"]["get"]
     assert {"API key header": []} in whoami["security"]
     page = client.get("/docs")

@@ -31,8 +31,7 @@ def _free_port():
 
 
 def test_plugins_list_and_db_upgrade(tmp_path):
-    out = subprocess.run([SERVICE, "plugins", "list"], env=_env(tmp_path), capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run([SERVICE, "plugins", "list"], env=_env(tmp_path), capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("core ") and any(line.startswith("accounts ") for line in lines)
@@ -43,8 +42,13 @@ def test_plugins_list_and_db_upgrade(tmp_path):
 
 
 def test_invalid_setting_stops_start_up_naming_the_variable(tmp_path):
-    out = subprocess.run([SERVICE, "plugins", "list"], env=_env(tmp_path, SERVICE_AUTO_LOGIN="perhaps"),
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [SERVICE, "plugins", "list"],
+        env=_env(tmp_path, SERVICE_AUTO_LOGIN="perhaps"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 3
     assert "SERVICE_AUTO_LOGIN" in out.stderr
 
@@ -53,9 +57,13 @@ def test_invalid_setting_stops_start_up_naming_the_variable(tmp_path):
 def test_service_run_serves_with_gunicorn_and_refuses_bad_start(tmp_path):
     port = _free_port()
     started = time.monotonic()
-    proc = subprocess.Popen([SERVICE, "run", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
-                            env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [SERVICE, "run", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         body = None
         while time.monotonic() - started < 30:
@@ -73,7 +81,12 @@ def test_service_run_serves_with_gunicorn_and_refuses_bad_start(tmp_path):
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=20)
     # auto-login off without a superuser password: refused, exit code 3
-    bad = subprocess.run([SERVICE, "run", "--port", str(port)], env=_env(tmp_path, SERVICE_AUTO_LOGIN="false"),
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [SERVICE, "run", "--port", str(port)],
+        env=_env(tmp_path, SERVICE_AUTO_LOGIN="false"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 3
     assert "SERVICE_SUPERUSER_PASSWORD" in bad.stderr

@@ -22,7 +22,11 @@ def test_every_hook_has_a_docstring_and_is_exported():
 
 
 def test_every_hook_is_used_by_code_or_tests():
-    sources = "\n".join(p.read_text() for base in ("core", "plugins", "bundles", "tests")
-                        for p in (ROOT / base).rglob("*.py") if "hookspecs.py" not in p.name)
+    sources = "\n".join(
+        p.read_text()
+        for base in ("core", "plugins", "bundles", "tests")
+        for p in (ROOT / base).rglob("*.py")
+        if "hookspecs.py" not in p.name
+    )
     for name in hookspecs.__all__:
         assert re.search(rf"def {name}\(", sources), f"no implementation of {name}"

@@ -30,11 +30,15 @@ def test_no_server_errors_and_responses_match_their_schema(make_app):
             continue
 
         @given(case=operation.as_strategy())
-        @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            derandomize=True,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
         def check(case):
-            case.call_and_validate(headers={"x-api-key": key},
-                                   checks=[not_a_server_error, response_schema_conformance])
+            case.call_and_validate(headers={"x-api-key": key}, checks=[not_a_server_error, response_schema_conformance])
 
         check()
         tested.append(f"{operation.method.upper()} {operation.path}")

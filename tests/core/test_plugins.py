@@ -6,7 +6,7 @@ import pytest
 
 from core.plugins import PluginError, build_host
 
-GOOD = '''
+GOOD = """
 from flask_smorest import Blueprint
 from core import hookimpl
 
@@ -20,15 +20,15 @@ def ping():
 @hookimpl
 def register_blueprints():
     return [blp]
-'''
+"""
 BROKEN = "raise ImportError('this plugin is broken on purpose')\n"
-TYPO = '''
+TYPO = """
 from core import hookimpl
 
 @hookimpl
 def register_blueprint():  # typo: the spec is register_blueprints
     return []
-'''
+"""
 
 
 @pytest.fixture

@@ -5,8 +5,9 @@ import pytest
 from core.settings import Settings, SettingsError
 
 
-@pytest.mark.parametrize(("raw", "expected"), [("true", True), ("True", True), ("1", True),
-                                                ("false", False), ("False", False), ("0", False)])
+@pytest.mark.parametrize(
+    ("raw", "expected"), [("true", True), ("True", True), ("1", True), ("false", False), ("False", False), ("0", False)]
+)
 def test_booleans_accept_the_documented_spellings(raw, expected):
     assert Settings.load(environ={"SERVICE_AUTO_LOGIN": raw}).auto_login is expected
 
@@ -23,13 +24,15 @@ def test_an_invalid_value_names_the_variable():
 
 
 def test_types_lists_choices_and_paths():
-    s = Settings.load(environ={
-        "SERVICE_CORS_ORIGINS": "https://a.example, https://b.example",
-        "SERVICE_ALGORITHM": "rs512",
-        "SERVICE_CONFIG_DIR": "~/svc",
-        "SERVICE_REFRESH_TOKEN_EXPIRE_SECONDS": "60",
-        "SERVICE_DATABASE_URL": "",
-    })
+    s = Settings.load(
+        environ={
+            "SERVICE_CORS_ORIGINS": "https://a.example, https://b.example",
+            "SERVICE_ALGORITHM": "rs512",
+            "SERVICE_CONFIG_DIR": "~/svc",
+            "SERVICE_REFRESH_TOKEN_EXPIRE_SECONDS": "60",
+            "SERVICE_DATABASE_URL": "",
+        }
+    )
     assert s.cors_origins == ("https://a.example", "https://b.example")
     assert s.algorithm == "RS512"
     assert s.config_dir == Path("~/svc").expanduser()
