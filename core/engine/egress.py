@@ -180,7 +180,7 @@ def _resolve(host: str, port: int) -> list[IPAddress]:
         raise EgressError(f"Cannot resolve host '{host}'") from exc
     out: list[IPAddress] = []
     for info in infos:
-        addr = info[4][0].split("%", 1)[0]
+        addr = str(info[4][0]).split("%", 1)[0]
         ip = ipaddress.ip_address(addr)
         if ip not in out:
             out.append(ip)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from core.engine.component import Component
 from core.engine.errors import GraphValidationError
@@ -111,6 +111,10 @@ class Vertex:
             if not e.loop_back and e.target not in seen:
                 seen.append(e.target)
         return seen
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else {}
 
 
 def _err(loc: list[Any], msg: str, typ: str) -> dict[str, Any]:
@@ -204,7 +208,7 @@ class Graph:
         tweaks: Mapping[str, Any] | None,
         errors: list[dict[str, Any]],
     ) -> None:
-        data = node.get("data") if isinstance(node.get("data"), Mapping) else {}
+        data = _mapping(node.get("data"))
         node_id = str(node.get("id") or data.get("id") or "")
         if not node_id:
             errors.append(_err(["nodes", index, "id"], "Node has no id", "invalid_node"))
@@ -223,13 +227,13 @@ class Graph:
                 )
             )
             return
-        fnode = data.get("node") if isinstance(data.get("node"), Mapping) else {}
+        fnode = _mapping(data.get("node"))
         display_name = str(fnode.get("display_name") or data.get("display_name") or klass.display_name or key)
         vertex = Vertex(node_id, klass.key, klass, display_name)
         vertex.frozen = bool(fnode.get("frozen"))
         selected = data.get("selected_output")
         vertex.selected_output = selected if isinstance(selected, str) else None
-        template = fnode.get("template") if isinstance(fnode.get("template"), Mapping) else {}
+        template = _mapping(fnode.get("template"))
         inputs = klass.input_map()
         node_tweaks = _node_tweaks(tweaks, node_id, display_name)
         for name, field in template.items():
@@ -268,7 +272,7 @@ class Graph:
 
     def _add_edge(self, edge: Mapping[str, Any], index: int, errors: list[dict[str, Any]]) -> None:
         edge_id = str(edge.get("id") or index)
-        data = edge.get("data") if isinstance(edge.get("data"), Mapping) else {}
+        data = _mapping(edge.get("data"))
         sh = data.get("sourceHandle")
         th = data.get("targetHandle")
         if not isinstance(sh, Mapping) or not isinstance(th, Mapping):
@@ -323,7 +327,7 @@ class Graph:
                     )
                 )
                 return
-            self.edges.append(Edge(edge_id, source, out_name, target, th["name"], source_types, True))
+            self.edges.append(Edge(edge_id, source, str(out_name), target, th["name"], source_types, True))
             src.out_edges.append(self.edges[-1])
             tgt.in_edges.append(self.edges[-1])
             return
@@ -362,7 +366,7 @@ class Graph:
                 )
             )
             return
-        e = Edge(edge_id, source, out_name, target, field_name, source_types, loop_back)
+        e = Edge(edge_id, source, str(out_name), target, field_name, source_types, loop_back)
         self.edges.append(e)
         src.out_edges.append(e)
         tgt.in_edges.append(e)

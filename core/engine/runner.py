@@ -135,7 +135,7 @@ class _Run:
             params, extra = self._params(v)
             cache = self.ctx.frozen_cache if v.frozen else None
             fkey = self._frozen_key(v, params) if cache is not None else None
-            if cache is not None and fkey in cache:
+            if cache is not None and fkey is not None and fkey in cache:
                 cached = cache[fkey]
                 vr.outputs = dict(cached.outputs)
                 vr.stopped_outputs = set(cached.stopped_outputs)

@@ -274,7 +274,8 @@ class Message(Data):
 
     @classmethod
     def from_dict(cls, value: dict[str, Any]) -> Message:
-        src = value.get("data") if isinstance(value.get("data"), dict) else value
+        nested = value.get("data")
+        src: dict[str, Any] = nested if isinstance(nested, dict) else value
         src = {**src, **{k: v for k, v in value.items() if k in _MESSAGE_FIELDS or k in ("text", "id")}}
         kwargs = {k: src[k] for k in (*_MESSAGE_FIELDS, "id") if k in src}
         files = kwargs.get("files")
