@@ -36,6 +36,7 @@ class ServiceState:
     host: PluginHost
     engine: Any
     jobs: Any = None
+    components: Any = None  # core.engine.RegistryHolder of the installed bundles
     health_checks: list[HealthCheck] = field(default_factory=list)
     job_registry: dict[str, Job] = field(default_factory=dict)
 
@@ -111,6 +112,7 @@ def create_app(
         else:
             app.register_blueprint(blueprint)
 
+    service.components = _component_registry(host)
     limits.init_app(app, settings)
     _cors(app, settings)
     service.health_checks = host.collect("register_health_checks", key=lambda h: h.name)
@@ -123,6 +125,14 @@ def create_app(
 
     host.hook.on_app_created(app=app)
     return app
+
+
+def _component_registry(host: PluginHost) -> Any:
+    """The registry snapshot of every bundle's components (swapped atomically on reload)."""
+    from core.engine import Registry, RegistryHolder
+
+    classes: list[type] = host.collect("register_components")
+    return RegistryHolder(Registry.from_classes(classes))
 
 
 def _security_schemes(api: Api) -> None:

@@ -31,6 +31,9 @@ __all__ = [
     "extend_config",
     "find_flow",
     "get_variable",
+    "message_history",
+    "on_messages",
+    "on_vertex_built",
     "on_app_created",
     "on_user_deleted",
     "permission_allowed",
@@ -140,6 +143,32 @@ def get_variable(user_id: str, name: str) -> str | None:
     """The decrypted value of ``user_id``'s variable ``name``, or None.
 
     Used by the engine for template fields marked ``load_from_db``.
+    """
+
+
+@hookspec(firstresult=True)
+def message_history(user_id: str, flow_id: str | None, session_id: str, limit: int) -> list[dict[str, Any]] | None:
+    """The last ``limit`` stored messages of a session, oldest first (for memory components)."""
+
+
+@hookspec
+def on_messages(user_id: str, messages: list[dict[str, Any]]) -> None:
+    """A run produced chat messages to keep (``should_store_message``); store them.
+
+    Called by every run surface in the request (or job) that produced them,
+    so a later read of the session sees them. Each message is the reference's
+    message dict (``id``, ``flow_id``, ``session_id``, ``sender``, ``text``, ...).
+    """
+
+
+@hookspec
+def on_vertex_built(record: dict[str, Any]) -> None:
+    """A vertex finished in a build or run: record it (vertex builds, transactions).
+
+    ``record`` holds ``user_id``, ``flow_id``, ``job_id``, ``vertex_id``,
+    ``valid``, ``data``, ``artifacts``, ``params``, ``inputs``, ``outputs``,
+    ``error``, ``target_id``. Implementations must not block the run: queue
+    the write and return.
     """
 
 

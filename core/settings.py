@@ -40,6 +40,7 @@ class Settings:
     job_backend: str = field(default="inprocess", metadata=_choice("inprocess", "rq"))
     job_event_ttl_seconds: int = 3600
     job_time_limit_seconds: int = 600
+    run_time_limit_seconds: int = 300
     plugins: tuple[str, ...] | None = None
     disabled_plugins: tuple[str, ...] = ()
     host: str = "127.0.0.1"
