@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from marshmallow import EXCLUDE, Schema, fields, validate
+from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 
 NON_EMPTY = validate.Length(min=1, max=255)
+
+
+def _not_blank(value: str) -> None:
+    if not value.strip():
+        raise ValidationError("Username must not be blank.")
+
+
+USERNAME = validate.And(NON_EMPTY, _not_blank)
 PASSWORD = validate.Length(min=1, max=1024)
 
 
@@ -14,13 +22,13 @@ class Body(Schema):
 
 
 class UserCreateSchema(Body):
-    username = fields.String(required=True, validate=NON_EMPTY)
+    username = fields.String(required=True, validate=USERNAME)
     password = fields.String(required=True, load_only=True, validate=PASSWORD)
     optins = fields.Dict(load_default=None, allow_none=True)
 
 
 class UserUpdateSchema(Body):
-    username = fields.String(allow_none=True, validate=NON_EMPTY)
+    username = fields.String(allow_none=True, validate=USERNAME)
     profile_image = fields.String(allow_none=True)
     password = fields.String(allow_none=True, load_only=True, validate=PASSWORD)
     is_active = fields.Boolean(allow_none=True)

@@ -26,6 +26,17 @@ def hash_password(password: str) -> str:
     return _hasher.hash(password)
 
 
+_dummy_hash: str | None = None
+
+
+def dummy_hash() -> str:
+    """A hash of a random password, verified when the user is unknown so both paths cost the same."""
+    global _dummy_hash
+    if _dummy_hash is None:
+        _dummy_hash = hash_password(secrets.token_urlsafe(16))
+    return _dummy_hash
+
+
 def verify_password(password_hash: str, password: str) -> bool:
     try:
         return _hasher.verify(password_hash, password)

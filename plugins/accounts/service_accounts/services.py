@@ -29,7 +29,7 @@ from service_accounts.models import ApiKey, User
 
 log = logging.getLogger(__name__)
 
-LEGACY_PASSWORD = "service"
+LEGACY_PASSWORD = "service"  # noqa: S105  (the refused legacy default, not a credential)
 DEFAULT_OPTINS = {"github_starred": False, "dialog_dismissed": False, "discord_clicked": False}
 AUTO_LOGIN_KEY_REQUIRED = (
     "An API key must be passed as query or header. Since v1.5, running flows with auto-login "
@@ -118,6 +118,8 @@ def update_user(s: Session, actor: Actor, user_id: uuid.UUID, changes: Mapping[s
                     raise ApiError(400, "This username is unavailable.")
             setattr(user, field, value)
     if changes.get("password") is not None:
+        if changes["password"] == LEGACY_PASSWORD:
+            raise ApiError(400, "This password is not allowed")
         user.password_hash = security.hash_password(changes["password"])
     user.updated_at = db.utcnow()
     s.flush()
@@ -157,7 +159,11 @@ def delete_user(s: Session, actor: Actor, user_id: uuid.UUID) -> None:
 def authenticate(s: Session, username: str, password: str) -> User:
     """Check credentials; the reference's codes for each refusal."""
     user = user_by_name(s, username.strip())
-    if user is None or not security.verify_password(user.password_hash, password):
+    if user is None:
+        security.verify_password(security.dummy_hash(), password)  # same cost: no user enumeration by timing
+        raise ApiError(401, "Incorrect username or password", {"WWW-Authenticate": "Bearer"})
+    if not security.verify_password(user.password_hash, password) or (
+            user.is_superuser and password == LEGACY_PASSWORD):
         raise ApiError(401, "Incorrect username or password", {"WWW-Authenticate": "Bearer"})
     if not user.is_active:
         if user.last_login_at is None:
@@ -296,14 +302,24 @@ def check_startup_rules(cfg: Settings) -> None:
         raise StartupError("SERVICE_API_KEY is required when SERVICE_API_KEY_SOURCE is env")
     if not cfg.superuser.strip():
         raise StartupError("SERVICE_SUPERUSER must not be empty")
+    # a zero lifetime would give tokens without an expiry (Flask-JWT-Extended treats 0 as "never expires")
+    for name in ("access_token_expire_seconds", "refresh_token_expire_seconds"):
+        if getattr(cfg, name) < 1:
+            raise StartupError(f"{Settings.env_name(name)} must be at least 1 second")
 
 
 def ensure_superuser(s: Session, cfg: Settings) -> User:
     """Create the configured superuser when missing (random password under auto-login if none given)."""
     user = user_by_name(s, cfg.superuser)
     if user is not None:
-        if not user.is_superuser or not user.is_active:
-            user.is_superuser = True
+        if not user.is_superuser:
+            # never promote an ordinary account that happens to carry the configured name (it may have been
+            # registered by anyone after the original superuser was renamed or deleted)
+            raise StartupError(
+                f"SERVICE_SUPERUSER: the existing user {cfg.superuser!r} is not a superuser; "
+                "choose another name or promote that account explicitly"
+            )
+        if not user.is_active:
             user.is_active = True
             s.commit()
         return user
