@@ -141,7 +141,10 @@ def readable_flow(s: Session, user_id: uuid.UUID, flow_id: Any) -> dict[str, Any
 
 
 def find_flow(s: Session, user_id: str | None, flow_id_or_name: str, public: bool) -> dict[str, Any] | None:
-    """The ``find_flow`` hook: by id or endpoint name for an owner, by id for PUBLIC flows."""
+    """The ``find_flow`` hook: by id or endpoint name for an owner, by id for PUBLIC flows.
+
+    The result holds JSON values only (ids and times as strings), ready for a job.
+    """
     key = _uuid(flow_id_or_name)
     if user_id is not None:
         owner = _uuid(user_id)
@@ -154,7 +157,11 @@ def find_flow(s: Session, user_id: str | None, flow_id_or_name: str, public: boo
     else:
         return None
     flow = s.scalar(query)
-    return flow_out(flow) if flow is not None else None
+    if flow is None:
+        return None
+    from service_flows.schemas import FlowReadSchema
+
+    return FlowReadSchema().dump(flow_out(flow))  # JSON values only: ids as strings
 
 
 # --- unique names ---------------------------------------------------------------------------------------
