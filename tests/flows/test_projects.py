@@ -144,7 +144,8 @@ def test_download_and_upload_a_project(client, alice, bob):
     archive = zipfile.ZipFile(io.BytesIO(response.get_data()))
     assert sorted(archive.namelist()) == ["chat-echo.json", "webhook-flow.json"]
     # bob creates a project from alice's archive; flows are copies with new ids
-    uploaded = client.post(URL + "upload/", data={"file": (io.BytesIO(response.get_data()), "20260101_120000_Exported _ Project_flows.zip")},
+    archive_name = "20260101_120000_Exported _ Project_flows.zip"
+    uploaded = client.post(URL + "upload/", data={"file": (io.BytesIO(response.get_data()), archive_name)},
                            headers=bob.bearer, content_type="multipart/form-data")
     assert uploaded.status_code == 201, uploaded.get_json()
     flows = uploaded.get_json()

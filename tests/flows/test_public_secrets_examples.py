@@ -157,7 +157,8 @@ def test_examples_use_only_components_this_service_has():
 def test_note_translations(client, alice):
     examples = client.get(URL + "basic_examples/").get_json()
     echo = next(e for e in examples if e["name"] == "Basic Chat Echo")
-    french = client.get(f"{URL}{echo['id']}/note_translations", headers={**alice.bearer, "Accept-Language": "fr-CA,fr;q=0.9"})
+    french = client.get(f"{URL}{echo['id']}/note_translations",
+                        headers={**alice.bearer, "Accept-Language": "fr-CA,fr;q=0.9"})
     assert french.status_code == 200
     assert list(french.get_json()) == ["note-EchoN"]
     assert french.get_json()["note-EchoN"].startswith("## Écho")

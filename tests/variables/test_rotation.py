@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from cryptography.fernet import Fernet, InvalidToken
+from service_variables import services
 
 from core import secrets
 from core.app import state
-from service_variables import services
 from tests.variables.conftest import SECRET
 
 NEW = "the-brand-new-secret-key-for-rotation-0123456789"

@@ -6,7 +6,7 @@ import re
 import uuid
 from typing import Any
 
-from marshmallow import EXCLUDE, Schema, ValidationError, fields, pre_load, validate, validates, validates_schema
+from marshmallow import EXCLUDE, Schema, ValidationError, fields, pre_load, validate, validates
 
 ENDPOINT_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
 ENDPOINT_NAME_MSG = "Endpoint name must only contain letters, numbers, hyphens, and underscores"

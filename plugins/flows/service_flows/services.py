@@ -105,7 +105,8 @@ def default_folder(s: Session, user_id: uuid.UUID) -> Folder:
         return folder
     try:
         with s.begin_nested():
-            folder = Folder(user_id=user_id, name=name, description="Manage your own projects. Download and upload projects.")
+            folder = Folder(user_id=user_id, name=name,
+                            description="Manage your own projects. Download and upload projects.")
             s.add(folder)
     except IntegrityError:  # another request created it first
         folder = s.scalar(query)
@@ -186,7 +187,8 @@ def unique_name(s: Session, user_id: uuid.UUID, name: str, exclude: uuid.UUID | 
     return f"{name} ({candidate})"
 
 
-def unique_endpoint(s: Session, user_id: uuid.UUID, endpoint: str | None, exclude: uuid.UUID | None = None) -> str | None:
+def unique_endpoint(s: Session, user_id: uuid.UUID, endpoint: str | None,
+                    exclude: uuid.UUID | None = None) -> str | None:
     """``endpoint``, or ``"endpoint-n"`` when the user already has it (as the reference does on create)."""
     if endpoint is None or not _taken(s, Flow.endpoint_name, user_id, endpoint, exclude):
         return endpoint

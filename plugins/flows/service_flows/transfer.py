@@ -110,8 +110,8 @@ def validate_flows(documents: list[tuple[str, Any]]) -> list[dict[str, Any]]:
     ids = [f["id"] for f in loaded if f.get("id") is not None]
     duplicates = sorted({str(i) for i in ids if ids.count(i) > 1})
     if duplicates:
-        raise ValidationFailed([{"loc": ["body", "file"], "msg": f"Duplicate flow ids in the upload: {', '.join(duplicates)}",
-                                 "type": "value_error"}])
+        msg = f"Duplicate flow ids in the upload: {', '.join(duplicates)}"
+        raise ValidationFailed([{"loc": ["body", "file"], "msg": msg, "type": "value_error"}])
     return loaded
 
 

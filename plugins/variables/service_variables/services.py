@@ -165,7 +165,8 @@ def rotate(s: Session, old_secret: str, new_secret: str,
             try:
                 row.value = reencrypt(cipher, row.value)
             except InvalidToken:
-                raise RuntimeError(f"variable {row.id} cannot be decrypted with the old key; nothing was changed") from None
+                raise RuntimeError(
+                    f"variable {row.id} cannot be decrypted with the old key; nothing was changed") from None
             count += 1
             if progress is not None:
                 progress(count)
