@@ -34,12 +34,26 @@ def set_cookies(response: Any) -> dict[str, dict[str, Any]]:
     return cookies
 
 
-def token_for(user_id: Any, *, secret: str = SECRET, algorithm: str = "HS256", kind: str = "access",
-              lifetime: int = 3600, **claims: Any) -> str:
+def token_for(
+    user_id: Any,
+    *,
+    secret: str = SECRET,
+    algorithm: str = "HS256",
+    kind: str = "access",
+    lifetime: int = 3600,
+    **claims: Any,
+) -> str:
     """A JWT made outside the service, shaped as the service makes them."""
     now = dt.datetime.now(dt.UTC)
-    payload = {"sub": str(user_id), "type": kind, "iat": now, "nbf": now,
-               "exp": now + dt.timedelta(seconds=lifetime), "jti": str(uuid.uuid4()), **claims}
+    payload = {
+        "sub": str(user_id),
+        "type": kind,
+        "iat": now,
+        "nbf": now,
+        "exp": now + dt.timedelta(seconds=lifetime),
+        "jti": str(uuid.uuid4()),
+        **claims,
+    }
     return jwt.encode(payload, secret, algorithm=algorithm)
 
 
@@ -65,12 +79,22 @@ def insert_users(app: Any, count: int, prefix: str) -> None:
     from service_accounts.models import User
 
     with state(app).engine.begin() as conn:
-        conn.execute(sa.insert(User), [
-            {"id": uuid.uuid4(), "username": f"{prefix}{i:02d}", "password_hash": "x", "is_active": True,
-             "is_superuser": False, "create_at": dt.datetime.now(dt.UTC), "updated_at": dt.datetime.now(dt.UTC),
-             "optins": None}
-            for i in range(count)
-        ])
+        conn.execute(
+            sa.insert(User),
+            [
+                {
+                    "id": uuid.uuid4(),
+                    "username": f"{prefix}{i:02d}",
+                    "password_hash": "x",
+                    "is_active": True,
+                    "is_superuser": False,
+                    "create_at": dt.datetime.now(dt.UTC),
+                    "updated_at": dt.datetime.now(dt.UTC),
+                    "optins": None,
+                }
+                for i in range(count)
+            ],
+        )
 
 
 def app_secret(app: Any) -> str:

@@ -16,8 +16,7 @@ from tests.conftest import superuser
 
 KEYS = "/api/v1/api_key/"
 WHOAMI = "/api/v1/users/whoami"
-KEY_FIELDS = {"id", "name", "api_key", "user_id", "total_uses", "last_used_at", "is_active", "created_at",
-              "expires_at"}
+KEY_FIELDS = {"id", "name", "api_key", "user_id", "total_uses", "last_used_at", "is_active", "created_at", "expires_at"}
 INVALID_KEY = {"detail": "Invalid API key"}
 NO_CREDENTIALS = {"detail": "No authentication credentials provided"}
 
@@ -176,8 +175,13 @@ ENV_KEY = "sk-the-single-deployment-key-0123456789abcdef"
 
 
 def test_env_key_acts_as_the_superuser(make_app):
-    app = make_app(auto_login=False, superuser="admin", superuser_password="Strong-Env-Password-1",
-                   api_key_source="env", api_key=ENV_KEY)
+    app = make_app(
+        auto_login=False,
+        superuser="admin",
+        superuser_password="Strong-Env-Password-1",
+        api_key_source="env",
+        api_key=ENV_KEY,
+    )
     client = app.test_client()
     for kwargs in ({"headers": {"x-api-key": ENV_KEY}}, {"query_string": {"x-api-key": ENV_KEY}}):
         me = client.get(WHOAMI, **kwargs)
@@ -241,8 +245,9 @@ def test_key_only_route_ignores_bearer_tokens(probe_app):
 
 
 def test_key_only_route_without_auto_login(probe_app):
-    client = probe_app(auto_login=False, superuser="admin", superuser_password="Strong-Probe-Password-1",
-                       skip_auth_auto_login=True).test_client()
+    client = probe_app(
+        auto_login=False, superuser="admin", superuser_password="Strong-Probe-Password-1", skip_auth_auto_login=True
+    ).test_client()
     response = client.get("/api/v1/probe")
     assert response.status_code == 403
     assert response.get_json() == {"detail": "An API key must be passed as query or header"}
@@ -261,8 +266,9 @@ def test_skip_auth_auto_login_acts_as_the_superuser_without_credentials(probe_ap
 
 
 def test_skip_auth_has_no_effect_without_auto_login(probe_app):
-    client = probe_app(auto_login=False, superuser="admin", superuser_password="Strong-Probe-Password-1",
-                       skip_auth_auto_login=True).test_client()
+    client = probe_app(
+        auto_login=False, superuser="admin", superuser_password="Strong-Probe-Password-1", skip_auth_auto_login=True
+    ).test_client()
     response = client.get(WHOAMI)
     assert response.status_code == 403 and response.get_json() == NO_CREDENTIALS
     assert client.get("/api/v1/session").get_json()["authenticated"] is False

@@ -84,8 +84,18 @@ def test_superuser_command_refuses_an_ordinary_user_as_authority(strict_app, str
     headers = {"Authorization": f"Bearer {admin_token}"}
     created = strict_client.post("/api/v1/users/", json={"username": "plain", "password": PASSWORD}, headers=headers)
     strict_client.patch(f"/api/v1/users/{created.get_json()['id']}", json={"is_active": True}, headers=headers)
-    result = run(strict_app, "superuser", "--username", "root", "--password", "Root-Password-123",
-                 "--auth-username", "plain", "--auth-password", PASSWORD)
+    result = run(
+        strict_app,
+        "superuser",
+        "--username",
+        "root",
+        "--password",
+        "Root-Password-123",
+        "--auth-username",
+        "plain",
+        "--auth-password",
+        PASSWORD,
+    )
     assert result.exit_code == 1 and "not a superuser" in result.output
     assert not rows(strict_app, "SELECT id FROM accounts_user WHERE username = 'root'")
 
@@ -142,18 +152,31 @@ def test_api_key_create_through_the_real_command(tmp_path, make_app):
     """Backend-only mode: the command line is the way to get the first key."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
     config = tmp_path / "config"  # the directory make_app uses, so both see the same database
-    env.update({"SERVICE_CONFIG_DIR": str(config), "SERVICE_ENV_FILE": os.devnull, "SERVICE_AUTO_LOGIN": "false",
-                "SERVICE_SUPERUSER": "admin", "SERVICE_SUPERUSER_PASSWORD": STRONG})
+    env.update(
+        {
+            "SERVICE_CONFIG_DIR": str(config),
+            "SERVICE_ENV_FILE": os.devnull,
+            "SERVICE_AUTO_LOGIN": "false",
+            "SERVICE_SUPERUSER": "admin",
+            "SERVICE_SUPERUSER_PASSWORD": STRONG,
+        }
+    )
     if os.environ.get("SERVICE_TEST_DATABASE_URL"):
         from core.app import state
 
         app = make_app(auto_login=False, superuser="admin", superuser_password=STRONG)
         env["SERVICE_DATABASE_URL"] = state(app).settings.database_url
-    out = subprocess.run([SERVICE, "api-key", "create", "--name", "backend"], env=env, cwd=tmp_path,
-                         input=STRONG + "\n", capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [SERVICE, "api-key", "create", "--name", "backend"],
+        env=env,
+        cwd=tmp_path,
+        input=STRONG + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     key = _printed_key(out.stdout)
     app = make_app(auto_login=False, superuser="admin", superuser_password=STRONG)
     me = whoami_with_key(app.test_client(), key)
     assert me.status_code == 200 and me.get_json()["username"] == "admin"
-

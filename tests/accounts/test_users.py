@@ -8,8 +8,18 @@ from tests.accounts.helpers import STRONG, insert_users, rows
 from tests.conftest import PASSWORD, login, make_user
 
 USERS = "/api/v1/users/"
-USER_FIELDS = {"id", "username", "profile_image", "store_api_key", "is_active", "is_superuser", "create_at",
-               "updated_at", "last_login_at", "optins"}
+USER_FIELDS = {
+    "id",
+    "username",
+    "profile_image",
+    "store_api_key",
+    "is_active",
+    "is_superuser",
+    "create_at",
+    "updated_at",
+    "last_login_at",
+    "optins",
+}
 NO_PUBLIC_SIGNUP = {"detail": "Public user registration is disabled."}
 
 
@@ -161,10 +171,16 @@ def test_whoami_without_credentials_is_403(client):
 
 # --- update --------------------------------------------------------------------------------------------
 def test_superuser_updates_another_user_including_password(client, admin, alice):
-    response = client.patch(f"{USERS}{alice.id}",
-                            json={"username": "alice2", "profile_image": "Space/046-rocket.svg",
-                                  "password": "brand-new-password", "optins": {"dialog_dismissed": True}},
-                            headers=admin.bearer)
+    response = client.patch(
+        f"{USERS}{alice.id}",
+        json={
+            "username": "alice2",
+            "profile_image": "Space/046-rocket.svg",
+            "password": "brand-new-password",
+            "optins": {"dialog_dismissed": True},
+        },
+        headers=admin.bearer,
+    )
     assert response.status_code == 200
     body = response.get_json()
     assert body["username"] == "alice2" and body["profile_image"] == "Space/046-rocket.svg"
@@ -183,8 +199,9 @@ def test_superuser_grants_and_revokes_privileges(client, admin, alice):
 
 
 def test_user_updates_own_profile(client, alice):
-    response = client.patch(f"{USERS}{alice.id}", json={"profile_image": "People/a.svg", "username": "alicia"},
-                            headers=alice.bearer)
+    response = client.patch(
+        f"{USERS}{alice.id}", json={"profile_image": "People/a.svg", "username": "alicia"}, headers=alice.bearer
+    )
     assert response.status_code == 200
     assert response.get_json()["username"] == "alicia"
     assert response.get_json()["profile_image"] == "People/a.svg"
@@ -262,8 +279,11 @@ def test_deactivated_user_loses_access_and_gets_inactive_on_login(client, admin,
 
 # --- reset password --------------------------------------------------------------------------------------
 def test_reset_own_password(client, alice):
-    response = client.patch(f"{USERS}{alice.id}/reset-password",
-                            json={"current_password": PASSWORD, "password": "a-fresh-password"}, headers=alice.bearer)
+    response = client.patch(
+        f"{USERS}{alice.id}/reset-password",
+        json={"current_password": PASSWORD, "password": "a-fresh-password"},
+        headers=alice.bearer,
+    )
     assert response.status_code == 200
     assert response.get_json()["id"] == alice.id
     assert login(client, "alice", PASSWORD).status_code == 401
@@ -271,8 +291,11 @@ def test_reset_own_password(client, alice):
 
 
 def test_reset_password_needs_the_correct_current_password(client, alice):
-    for body in ({"current_password": "wrong", "password": "x-new"}, {"password": "x-new"},
-                 {"current_password": None, "password": "x-new"}):
+    for body in (
+        {"current_password": "wrong", "password": "x-new"},
+        {"password": "x-new"},
+        {"current_password": None, "password": "x-new"},
+    ):
         response = client.patch(f"{USERS}{alice.id}/reset-password", json=body, headers=alice.bearer)
         assert response.status_code == 400, body
         assert response.get_json() == {"detail": "Current password is incorrect"}
@@ -280,24 +303,31 @@ def test_reset_password_needs_the_correct_current_password(client, alice):
 
 
 def test_reset_password_refuses_the_legacy_password(client, alice):
-    response = client.patch(f"{USERS}{alice.id}/reset-password",
-                            json={"current_password": PASSWORD, "password": "service"}, headers=alice.bearer)
+    response = client.patch(
+        f"{USERS}{alice.id}/reset-password",
+        json={"current_password": PASSWORD, "password": "service"},
+        headers=alice.bearer,
+    )
     assert response.status_code == 400
     assert response.get_json() == {"detail": "This password is not allowed"}
 
 
 def test_reset_password_of_someone_else_is_404_even_for_superusers(client, admin, alice):
     for caller, target in ((alice, admin), (admin, alice)):
-        response = client.patch(f"{USERS}{target.id}/reset-password",
-                                json={"current_password": PASSWORD, "password": "taken-over"}, headers=caller.bearer)
+        response = client.patch(
+            f"{USERS}{target.id}/reset-password",
+            json={"current_password": PASSWORD, "password": "taken-over"},
+            headers=caller.bearer,
+        )
         assert response.status_code == 404
         assert response.get_json() == {"detail": "User not found"}
     assert login(client, "alice", PASSWORD).status_code == 200
 
 
 def test_reset_password_requires_new_password(client, alice):
-    response = client.patch(f"{USERS}{alice.id}/reset-password", json={"current_password": PASSWORD},
-                            headers=alice.bearer)
+    response = client.patch(
+        f"{USERS}{alice.id}/reset-password", json={"current_password": PASSWORD}, headers=alice.bearer
+    )
     assert response.status_code == 422
     assert ["body", "password"] in [item["loc"] for item in response.get_json()["detail"]]
 
