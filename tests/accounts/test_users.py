@@ -376,3 +376,20 @@ def test_inactive_user_made_by_helper_cannot_sign_in(client, admin):
     response = login(client, pending.username)
     assert response.status_code == 400
     assert response.get_json() == {"detail": "Waiting for approval"}
+
+
+def test_blank_usernames_are_422(client, admin, alice):
+    created = client.post(USERS, json={"username": "   ", "password": PASSWORD}, headers=admin.bearer)
+    assert created.status_code == 422
+    assert created.get_json()["detail"][0]["loc"] == ["body", "username"]
+    renamed = client.patch(f"{USERS}{alice.id}", json={"username": " \t "}, headers=alice.bearer)
+    assert renamed.status_code == 422
+    assert renamed.get_json()["detail"][0]["loc"] == ["body", "username"]
+    assert client.get(USERS + "whoami", headers=alice.bearer).get_json()["username"] == "alice"
+
+
+def test_superuser_cannot_set_the_legacy_password_for_anyone(client, admin, alice):
+    response = client.patch(f"{USERS}{alice.id}", json={"password": "service"}, headers=admin.bearer)
+    assert response.status_code == 400
+    assert response.get_json() == {"detail": "This password is not allowed"}
+    assert login(client, "alice", PASSWORD).status_code == 200
