@@ -46,6 +46,8 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 7860
     workers: int = 2
+    enable_log_retrieval: bool = False
+    log_retrieval_buffer_size: int = 10000
     log_level: str = field(default="info", metadata=_choice("debug", "info", "warning", "error", "critical"))
     db_pool_size: int = 5
     db_max_overflow: int = 10

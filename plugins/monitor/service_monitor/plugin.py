@@ -1,0 +1,76 @@
+"""Hook implementations of the monitor plugin (thin: logic in services and recorder)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core import hookimpl
+from core.records import Migrations
+
+#: one recorder per database engine, shared by every app of the process
+_recorders: dict[int, Any] = {}
+
+
+def recorder(app: Any = None) -> Any:
+    from core.app import state
+    from service_monitor.recorder import Recorder
+
+    engine = state(app).engine
+    found = _recorders.get(id(engine))
+    if found is None or found.engine is not engine:
+        found = _recorders[id(engine)] = Recorder(engine)
+    return found
+
+
+@hookimpl
+def register_blueprints():
+    from service_monitor.resources import blp, logs_blp
+
+    return [blp, logs_blp]
+
+
+@hookimpl
+def register_migrations():
+    return [Migrations("monitor", Path(__file__).parent / "migrations")]
+
+
+@hookimpl
+def on_messages(user_id: str, messages: list[dict[str, Any]]) -> None:
+    from core import db
+    from service_monitor import services
+
+    with db.transaction() as s:
+        services.store_messages(s, user_id, messages)
+
+
+@hookimpl
+def message_history(user_id: str, flow_id: str | None, session_id: str, limit: int) -> list[dict[str, Any]]:
+    from core import db
+    from service_monitor import services
+
+    return services.history(db.session(), user_id, flow_id, session_id, limit)
+
+
+@hookimpl
+def on_vertex_built(record: dict[str, Any]) -> None:
+    if record.get("user_id") and record.get("flow_id"):
+        recorder().submit(record)
+
+
+@hookimpl
+def on_user_deleted(user_id: str) -> None:
+    from core import db
+    from service_monitor import services
+
+    services.delete_user_rows(db.session(), user_id)
+
+
+@hookimpl
+def on_app_created(app: Any) -> None:
+    from core.app import state
+    from service_monitor import logbuffer
+
+    settings = state(app).settings
+    if settings.enable_log_retrieval:
+        logbuffer.install(settings.log_retrieval_buffer_size)

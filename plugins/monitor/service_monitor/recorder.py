@@ -1,0 +1,145 @@
+"""Vertex builds and transactions are written off the run's path, in batches.
+
+A run hands each record to :meth:`Recorder.submit`, which only appends to a
+bounded in-memory queue (when it is full the record is dropped and counted:
+recording must never slow or fail a run). One writer thread per process
+drains the queue every ``interval`` seconds, inserts a batch in one short
+transaction, and prunes each touched flow down to ``keep_per_flow`` rows in
+small batches (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so concurrent
+pruners never wait on, or deadlock with, each other). :meth:`flush` drains
+synchronously (tests, shutdown); an ``atexit`` hook flushes on exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import logging
+import threading
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+
+from core.db import utcnow
+from service_monitor.models import Transaction, VertexBuild
+
+log = logging.getLogger(__name__)
+
+
+class Recorder:
+    def __init__(
+        self,
+        engine: sa.Engine,
+        *,
+        capacity: int = 10_000,
+        interval: float = 0.25,
+        keep_per_flow: int = 1000,
+        prune_batch: int = 500,
+    ) -> None:
+        self.engine = engine
+        self.capacity = capacity
+        self.interval = interval
+        self.keep_per_flow = keep_per_flow
+        self.prune_batch = prune_batch
+        self._queue: collections.deque[dict[str, Any]] = collections.deque()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopped = False
+        self.dropped = 0
+        self.written = 0
+        self._thread: threading.Thread | None = None
+        atexit.register(self.close)
+
+    def submit(self, record: dict[str, Any]) -> None:
+        with self._lock:
+            if len(self._queue) >= self.capacity:
+                self.dropped += 1
+                return
+            self._queue.append(record)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="monitor-recorder", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped:
+            self._wake.wait(self.interval)
+            self._wake.clear()
+            try:
+                self.flush()
+            except Exception:  # keep the writer alive; the batch is lost, the service is not
+                log.exception("writing vertex builds failed")
+
+    def flush(self) -> int:
+        """Write everything queued now; returns the number of records written."""
+        with self._lock:
+            batch = list(self._queue)
+            self._queue.clear()
+        if not batch:
+            return 0
+        builds, transactions = [], []
+        for r in batch:
+            user_id, flow_id = uuid.UUID(str(r["user_id"])), uuid.UUID(str(r["flow_id"]))
+            stamp = r.get("timestamp") or utcnow()
+            builds.append(
+                {
+                    "build_id": uuid.uuid4(),
+                    "id": str(r.get("vertex_id") or ""),
+                    "user_id": user_id,
+                    "flow_id": flow_id,
+                    "job_id": r.get("job_id"),
+                    "timestamp": stamp,
+                    "valid": bool(r.get("valid")),
+                    "data": r.get("data") or {},
+                    "artifacts": r.get("artifacts") or {},
+                    "params": r.get("params"),
+                }
+            )
+            transactions.append(
+                {
+                    "id": uuid.uuid4(),
+                    "user_id": user_id,
+                    "flow_id": flow_id,
+                    "timestamp": stamp,
+                    "vertex_id": str(r.get("vertex_id") or ""),
+                    "target_id": r.get("target_id"),
+                    "inputs": r.get("inputs") or {},
+                    "outputs": r.get("outputs") or {},
+                    "status": "success" if r.get("valid") else "error",
+                    "error": r.get("error"),
+                }
+            )
+        with self.engine.begin() as conn:
+            conn.execute(sa.insert(VertexBuild), builds)
+            conn.execute(sa.insert(Transaction), transactions)
+        self.written += len(batch)
+        for flow_id in {b["flow_id"] for b in builds}:
+            self._prune(flow_id)
+        return len(batch)
+
+    def _prune(self, flow_id: uuid.UUID) -> None:
+        for model, key in ((VertexBuild, VertexBuild.build_id), (Transaction, Transaction.id)):
+            with self.engine.begin() as conn:
+                total = conn.scalar(sa.select(sa.func.count()).select_from(model).where(model.flow_id == flow_id))
+                excess = (total or 0) - self.keep_per_flow
+                if excess <= 0:
+                    continue
+                oldest = (
+                    sa.select(key)
+                    .where(model.flow_id == flow_id)
+                    .order_by(model.timestamp)
+                    .limit(min(excess, self.prune_batch))
+                )
+                if conn.dialect.name == "postgresql":
+                    oldest = oldest.with_for_update(skip_locked=True)
+                ids = list(conn.scalars(oldest))
+                if ids:
+                    conn.execute(sa.delete(model).where(key.in_(ids)))
+
+    def close(self) -> None:
+        self._stopped = True
+        self._wake.set()
+        try:
+            self.flush()
+        except Exception:  # at exit the database may already be gone
+            log.warning("could not flush vertex builds at shutdown", exc_info=True)

@@ -1,0 +1,226 @@
+"""HTTP endpoints of the monitor plugin, at the reference's paths (``/api/v1/monitor/...``, ``/logs``).
+
+Every route requires a signed-in caller and reads only the caller's rows.
+"""
+
+from __future__ import annotations
+
+from flask import Response
+from flask_smorest import Blueprint
+from marshmallow import fields
+
+from core import db
+from core.app import state
+from core.auth import authenticated, current_actor
+from core.errors import ApiError
+from core.requests import json_list
+from service_monitor import logbuffer, schemas, services
+
+blp = Blueprint("monitor", __name__, url_prefix="/api/v1/monitor", description="Messages, builds, transactions")
+logs_blp = Blueprint("logs", __name__, description="Server logs (superusers; off by default)")
+
+
+#: documented shapes of bodies that are plain JSON arrays/objects (no marshmallow schema)
+STRING_LIST = {
+    "description": "session ids",
+    "content": {"application/json": {"schema": {"type": "array", "items": {"type": "string"}}}},
+}
+LOG_LINES = {
+    "description": "log lines by epoch milliseconds",
+    "content": {"application/json": {"schema": {"type": "object", "additionalProperties": {"type": "string"}}}},
+}
+
+
+def _no_content() -> Response:
+    return Response(status=204)
+
+
+# --- vertex builds and transactions --------------------------------------------------------------
+@blp.route("/builds", methods=["GET"])
+@blp.arguments(schemas.FlowIdSchema, location="query")
+@blp.response(200, schemas.VertexBuildsSchema)
+@authenticated("user")
+def get_vertex_builds(query):
+    """Vertex builds of one of the caller's flows, grouped by vertex id."""
+    return {"vertex_builds": services.vertex_builds(db.session(), current_actor(), query["flow_id"])}
+
+
+@blp.route("/builds", methods=["DELETE"])
+@blp.arguments(schemas.FlowIdSchema, location="query")
+@blp.response(204)
+@authenticated("user")
+def delete_vertex_builds(query):
+    """Forget the vertex builds of a flow."""
+    with db.transaction() as s:
+        services.delete_vertex_builds(s, current_actor(), query["flow_id"])
+    return _no_content()
+
+
+@blp.route("/transactions", methods=["GET"])
+@blp.arguments(schemas.TransactionQuerySchema, location="query")
+@blp.response(200, schemas.TransactionPageSchema)
+@authenticated("user")
+def get_transactions(query):
+    """Transactions of a flow, newest first, in pages (another user's flow gives an empty page)."""
+    return services.transactions(db.session(), current_actor(), query["flow_id"], query["page"], query["size"])
+
+
+# --- messages ------------------------------------------------------------------------------------------
+@blp.route("/messages", methods=["GET"])
+@blp.arguments(schemas.MessageQuerySchema, location="query")
+@blp.response(200, schemas.ChatMessageSchema(many=True))
+@authenticated("user")
+def get_messages(query):
+    """The caller's messages, filtered and ordered."""
+    return [services.message_dict(m) for m in services.list_messages(db.session(), current_actor(), query)]
+
+
+@blp.route("/messages", methods=["DELETE"])
+@blp.response(204)
+@authenticated("user")
+def delete_messages():
+    """Delete messages by id (a JSON array of UUIDs)."""
+    ids = json_list(fields.UUID())
+    with db.transaction() as s:
+        services.delete_messages(s, current_actor(), ids)
+    return _no_content()
+
+
+@blp.route("/messages/sessions", methods=["GET"])
+@blp.arguments(schemas.OptionalFlowIdSchema, location="query")
+@blp.response(200)
+@blp.doc(responses={"200": STRING_LIST})
+@authenticated("user")
+def get_sessions(query):
+    """Session ids of a flow (all the caller's sessions without ``flow_id``), newest first."""
+    return services.sessions(db.session(), current_actor(), query.get("flow_id"), any_flow=True)
+
+
+@blp.route("/messages/sessions", methods=["DELETE"])
+@blp.response(200, schemas.DeleteSessionsSchema)
+@authenticated("user")
+def delete_sessions():
+    """Delete up to 500 sessions at once (a JSON array of session ids); 400 above that."""
+    ids = json_list(fields.String())
+    with db.transaction() as s:
+        count = services.delete_sessions(s, current_actor(), ids)
+    if not ids:
+        return {"message": "No sessions to delete", "deleted_count": 0}
+    return {"message": f"Messages deleted successfully for {count} sessions", "deleted_count": count}
+
+
+@blp.route("/messages/session/<path:session_id>", methods=["DELETE"])
+@blp.response(204)
+@authenticated("user")
+def delete_session(session_id):
+    """Delete every message of one of the caller's sessions."""
+    with db.transaction() as s:
+        services.delete_session(s, current_actor(), session_id)
+    return _no_content()
+
+
+@blp.route("/messages/session/<path:old_session_id>", methods=["PATCH"])
+@blp.arguments(schemas.RenameSessionSchema, location="query")
+@blp.response(200, schemas.ChatMessageSchema(many=True))
+@authenticated("user")
+def rename_session(query, old_session_id):
+    """Move a session's messages to a new session id."""
+    with db.transaction() as s:
+        messages = services.rename_session(s, current_actor(), old_session_id, query["new_session_id"])
+        return [services.message_dict(m) for m in messages]
+
+
+@blp.route("/messages/<message_id>", methods=["PUT"])
+@blp.arguments(schemas.ChatMessageUpdateSchema)
+@blp.response(200, schemas.ChatMessageSchema)
+@authenticated("user")
+def update_message(body, message_id):
+    """Edit one of the caller's messages (editing the text marks it edited)."""
+    with db.transaction() as s:
+        return services.message_dict(services.update_message(s, current_actor(), message_id, body))
+
+
+# --- shared messages (the caller's conversations with flows shared with them) -----------------------------------
+def _shared(source_flow_id):  # type: ignore[no-untyped-def]
+    return services.shared_flow_id(current_actor().id, source_flow_id)
+
+
+@blp.route("/messages/shared", methods=["GET"])
+@blp.arguments(schemas.SharedMessageQuerySchema, location="query")
+@blp.response(200, schemas.ChatMessageSchema(many=True))
+@authenticated("user")
+def get_shared_messages(query):
+    """Messages the caller exchanged with a shared flow (kept under a virtual flow id)."""
+    query = {**query, "flow_id": None}
+    rows = services.list_messages(db.session(), current_actor(), query, flow_id=_shared(query["source_flow_id"]))
+    return [services.message_dict(m) for m in rows]
+
+
+@blp.route("/messages/shared/sessions", methods=["GET"])
+@blp.arguments(schemas.SourceFlowSchema, location="query")
+@blp.response(200)
+@blp.doc(responses={"200": STRING_LIST})
+@authenticated("user")
+def get_shared_sessions(query):
+    """Session ids of the caller's conversations with a shared flow."""
+    return services.sessions(db.session(), current_actor(), _shared(query["source_flow_id"]))
+
+
+@blp.route("/messages/shared/session/<path:session_id>", methods=["DELETE"])
+@blp.arguments(schemas.SourceFlowSchema, location="query")
+@blp.response(204)
+@authenticated("user")
+def delete_shared_session(query, session_id):
+    """Delete one of the caller's sessions with a shared flow."""
+    with db.transaction() as s:
+        services.delete_session(s, current_actor(), session_id, flow_id=_shared(query["source_flow_id"]))
+    return _no_content()
+
+
+@blp.route("/messages/shared/session/<path:old_session_id>", methods=["PATCH"])
+@blp.arguments(schemas.SharedRenameSessionSchema, location="query")
+@blp.response(200, schemas.ChatMessageSchema(many=True))
+@authenticated("user")
+def rename_shared_session(query, old_session_id):
+    """Rename one of the caller's sessions with a shared flow."""
+    with db.transaction() as s:
+        messages = services.rename_session(
+            s, current_actor(), old_session_id, query["new_session_id"], flow_id=_shared(query["source_flow_id"])
+        )
+        return [services.message_dict(m) for m in messages]
+
+
+@blp.route("/messages/shared/<message_id>", methods=["PUT"])
+@blp.arguments(schemas.SourceFlowSchema, location="query")
+@blp.arguments(schemas.ChatMessageUpdateSchema)
+@blp.response(200, schemas.ChatMessageSchema)
+@authenticated("user")
+def update_shared_message(query, body, message_id):
+    """Edit one of the caller's messages with a shared flow."""
+    with db.transaction() as s:
+        message = services.update_message(
+            s, current_actor(), message_id, body, flow_id=_shared(query["source_flow_id"])
+        )
+        return services.message_dict(message)
+
+
+# --- logs -------------------------------------------------------------------------------------------------------
+@logs_blp.route("/logs", methods=["GET"])
+@logs_blp.arguments(schemas.LogQuerySchema, location="query")
+@logs_blp.response(200)
+@logs_blp.doc(responses={"200": LOG_LINES})
+@authenticated("superuser")
+def get_logs(query):
+    """This worker's recent log lines as ``{epoch_ms: line}`` (``SERVICE_ENABLE_LOG_RETRIEVAL``)."""
+    if not state().settings.enable_log_retrieval:
+        raise ApiError(501, "Log retrieval is disabled")
+    if query["lines_before"] and query["lines_after"]:
+        raise ApiError(400, "Cannot request logs before and after the timestamp")
+    if query["lines_after"] and not query["timestamp"]:
+        raise ApiError(400, "Timestamp is required when requesting logs after the timestamp")
+    buffer = logbuffer.install(state().settings.log_retrieval_buffer_size)
+    return buffer.read(
+        lines_before=query["lines_before"],
+        lines_after=query["lines_after"],
+        timestamp=query["timestamp"] or logbuffer.now_ms(),
+    )

@@ -1,0 +1,277 @@
+"""Monitor logic: messages and sessions, shared messages, vertex builds, transactions.
+
+Every query starts from the caller's ``user_id``: rows of other users are
+invisible (a missing id and someone else's id are the same 404).
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from core.auth import Actor
+from core.db import utcnow
+from core.errors import ApiError
+from service_monitor.models import Message, Transaction, VertexBuild
+
+MAX_SESSIONS_PER_DELETE = 500
+SHARED_NAMESPACE = uuid.UUID("5c3f3f1e-6f0a-4bb5-9a8e-6f5d2d8f3a10")
+ORDERABLE = {"timestamp", "sender", "sender_name", "session_id", "text", "id"}
+UPDATABLE = (
+    "category",
+    "content_blocks",
+    "context_id",
+    "edit",
+    "error",
+    "files",
+    "properties",
+    "sender",
+    "sender_name",
+    "session_id",
+    "session_metadata",
+    "text",
+)
+
+
+def shared_flow_id(user_id: uuid.UUID | str, source_flow_id: uuid.UUID | str) -> uuid.UUID:
+    """The virtual flow id under which a user's messages with someone's shared flow are kept."""
+    return uuid.uuid5(SHARED_NAMESPACE, f"{user_id}:{source_flow_id}")
+
+
+def _uuid(value: Any) -> uuid.UUID | None:
+    if value is None or value == "":
+        return None
+    try:
+        return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+# --- storing (hook side) ---------------------------------------------------------------------------
+def store_messages(s: Session, user_id: str, messages: Iterable[Mapping[str, Any]]) -> None:
+    owner = uuid.UUID(str(user_id))
+    for m in messages:
+        row = Message(
+            id=_uuid(m.get("id")) or uuid.uuid4(),
+            user_id=owner,
+            flow_id=_uuid(m.get("flow_id")),
+            run_id=_uuid(m.get("run_id")),
+            timestamp=_timestamp(m.get("timestamp")),
+            sender=str(m.get("sender") or ""),
+            sender_name=str(m.get("sender_name") or ""),
+            session_id=str(m.get("session_id") or ""),
+            context_id=str(m.get("context_id") or ""),
+            text=str(m.get("text") or ""),
+            category=str(m.get("category") or "message"),
+            files=list(m.get("files") or []),
+            edit=bool(m.get("edit")),
+            error=bool(m.get("error")),
+            duration=m.get("duration"),
+            properties=dict(m.get("properties") or {}),
+            content_blocks=list(m.get("content_blocks") or []),
+            session_metadata=dict(m.get("session_metadata") or {}),
+        )
+        s.merge(row)  # the same message id again (a streamed answer's final text) updates it
+
+
+def _timestamp(value: Any):  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    if isinstance(value, dt.datetime):
+        return value
+    if isinstance(value, str) and value:
+        text = value.replace(" UTC", "+00:00").replace("Z", "+00:00")
+        try:
+            return dt.datetime.fromisoformat(text)
+        except ValueError:
+            pass
+    return utcnow()
+
+
+def history(s: Session, user_id: str, flow_id: str | None, session_id: str, limit: int) -> list[dict[str, Any]]:
+    query = sa.select(Message).where(Message.user_id == uuid.UUID(str(user_id)), Message.session_id == session_id)
+    flow = _uuid(flow_id)
+    if flow is not None:
+        query = query.where(Message.flow_id == flow)
+    rows = list(s.scalars(query.order_by(Message.timestamp.desc()).limit(max(limit, 0))))
+    return [message_dict(m) for m in reversed(rows)]
+
+
+# --- reading and editing messages --------------------------------------------------------------------------
+def message_dict(m: Message) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "flow_id": m.flow_id,
+        "run_id": m.run_id,
+        "timestamp": m.timestamp,
+        "sender": m.sender,
+        "sender_name": m.sender_name,
+        "session_id": m.session_id,
+        "context_id": m.context_id,
+        "text": m.text,
+        "files": m.files or [],
+        "edit": m.edit,
+        "error": m.error,
+        "duration": m.duration,
+        "properties": m.properties or {},
+        "category": m.category,
+        "content_blocks": m.content_blocks or [],
+        "session_metadata": m.session_metadata or {},
+    }
+
+
+def _owned_messages(actor: Actor) -> sa.Select[Any]:
+    return sa.select(Message).where(Message.user_id == actor.id)
+
+
+def list_messages(
+    s: Session, actor: Actor, query: Mapping[str, Any], *, flow_id: uuid.UUID | None = None
+) -> list[Message]:
+    q = _owned_messages(actor)
+    flow = flow_id if flow_id is not None else _uuid(query.get("flow_id"))
+    if query.get("flow_id") is not None and flow is None:
+        return []
+    if flow is not None:
+        q = q.where(Message.flow_id == flow)
+    for name in ("session_id", "sender", "sender_name"):
+        if query.get(name) is not None:
+            q = q.where(getattr(Message, name) == query[name])
+    order_by = query.get("order_by") or "timestamp"
+    if order_by not in ORDERABLE:
+        raise ApiError(
+            422, [{"loc": ["query", "order_by"], "msg": f"must be one of {sorted(ORDERABLE)}", "type": "value_error"}]
+        )
+    column = getattr(Message, order_by)
+    q = q.order_by(column.desc() if str(query.get("order") or "ASC").upper() == "DESC" else column.asc(), Message.id)
+    if query.get("offset"):
+        q = q.offset(query["offset"])
+    if query.get("limit") is not None:
+        q = q.limit(query["limit"])
+    return list(s.scalars(q))
+
+
+def delete_messages(s: Session, actor: Actor, ids: list[uuid.UUID]) -> int:
+    result = s.execute(sa.delete(Message).where(Message.user_id == actor.id, Message.id.in_(ids)))
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+def update_message(
+    s: Session, actor: Actor, message_id: str, changes: Mapping[str, Any], *, flow_id: uuid.UUID | None = None
+) -> Message:
+    key = _uuid(message_id)
+    q = _owned_messages(actor).where(Message.id == key)
+    if flow_id is not None:
+        q = q.where(Message.flow_id == flow_id)
+    message = s.scalar(q) if key is not None else None
+    if message is None:
+        raise ApiError(404, "Message not found")
+    for name in UPDATABLE:
+        if name in changes and changes[name] is not None:
+            setattr(message, name, changes[name])
+    if "text" in changes and changes["text"] is not None:
+        message.edit = True
+        message.properties = {**(message.properties or {}), "edited": True}
+    s.flush()
+    return message
+
+
+def rename_session(s: Session, actor: Actor, old: str, new: str, *, flow_id: uuid.UUID | None = None) -> list[Message]:
+    if not new:
+        raise ApiError(422, [{"loc": ["query", "new_session_id"], "msg": "must not be empty", "type": "value_error"}])
+    q = _owned_messages(actor).where(Message.session_id == old)
+    if flow_id is not None:
+        q = q.where(Message.flow_id == flow_id)
+    messages = list(s.scalars(q.order_by(Message.timestamp)))
+    if not messages:
+        raise ApiError(404, "Session not found")
+    for m in messages:
+        m.session_id = new
+    s.flush()
+    return messages
+
+
+def delete_session(s: Session, actor: Actor, session_id: str, *, flow_id: uuid.UUID | None = None) -> int:
+    q = sa.delete(Message).where(Message.user_id == actor.id, Message.session_id == session_id)
+    if flow_id is not None:
+        q = q.where(Message.flow_id == flow_id)
+    return int(s.execute(q).rowcount or 0)  # type: ignore[attr-defined]
+
+
+def delete_sessions(s: Session, actor: Actor, session_ids: list[str]) -> int:
+    if len(session_ids) > MAX_SESSIONS_PER_DELETE:
+        raise ApiError(400, f"At most {MAX_SESSIONS_PER_DELETE} session ids can be deleted at once")
+    unique = sorted(set(session_ids))
+    if not unique:
+        return 0
+    present = set(
+        s.scalars(
+            sa.select(Message.session_id).distinct().where(Message.user_id == actor.id, Message.session_id.in_(unique))
+        )
+    )
+    s.execute(sa.delete(Message).where(Message.user_id == actor.id, Message.session_id.in_(unique)))
+    return len(present)
+
+
+def sessions(s: Session, actor: Actor, flow_id: uuid.UUID | None, *, any_flow: bool = False) -> list[str]:
+    q = sa.select(Message.session_id, sa.func.max(Message.timestamp).label("last")).where(Message.user_id == actor.id)
+    if flow_id is not None:
+        q = q.where(Message.flow_id == flow_id)
+    elif not any_flow:
+        return []
+    q = q.group_by(Message.session_id).order_by(sa.desc("last"))
+    return [row[0] for row in s.execute(q)]
+
+
+# --- vertex builds and transactions -------------------------------------------------------------------
+def vertex_builds(s: Session, actor: Actor, flow_id: uuid.UUID) -> dict[str, list[dict[str, Any]]]:
+    rows = s.scalars(
+        sa.select(VertexBuild)
+        .where(VertexBuild.user_id == actor.id, VertexBuild.flow_id == flow_id)
+        .order_by(VertexBuild.timestamp)
+    )
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for b in rows:
+        grouped.setdefault(b.id, []).append(
+            {
+                "id": b.id,
+                "build_id": b.build_id,
+                "flow_id": b.flow_id,
+                "job_id": b.job_id,
+                "timestamp": b.timestamp,
+                "valid": b.valid,
+                "data": b.data,
+                "artifacts": b.artifacts,
+                "params": b.params,
+            }
+        )
+    return grouped
+
+
+def delete_vertex_builds(s: Session, actor: Actor, flow_id: uuid.UUID) -> None:
+    s.execute(sa.delete(VertexBuild).where(VertexBuild.user_id == actor.id, VertexBuild.flow_id == flow_id))
+
+
+def transactions(s: Session, actor: Actor, flow_id: uuid.UUID, page: int, size: int) -> dict[str, Any]:
+    base = sa.select(Transaction).where(Transaction.user_id == actor.id, Transaction.flow_id == flow_id)
+    total = s.scalar(sa.select(sa.func.count()).select_from(base.subquery())) or 0
+    items = list(
+        s.scalars(base.order_by(Transaction.timestamp.desc(), Transaction.id).offset((page - 1) * size).limit(size))
+    )
+    return {
+        "items": items,
+        "total": total,
+        "page": page,
+        "size": size,
+        "pages": math.ceil(total / size) if total else 0,
+    }
+
+
+def delete_user_rows(s: Session, user_id: str) -> None:
+    owner = uuid.UUID(str(user_id))
+    for model in (Message, VertexBuild, Transaction):
+        s.execute(sa.delete(model).where(model.user_id == owner))

@@ -1,0 +1,264 @@
+"""Monitor plugin: messages, sessions, shared messages, vertex builds, transactions, logs."""
+
+import datetime as dt
+import logging
+import uuid
+
+import pytest
+from service_monitor import plugin as monitor_plugin
+from service_monitor.services import shared_flow_id
+
+from core.app import state
+
+FLOW = str(uuid.uuid4())
+OTHER_FLOW = str(uuid.uuid4())
+
+
+def store(app, user_id, flow_id, session, text, *, sender="User", seconds=0, msg_id=None):
+    message = {
+        "id": msg_id or str(uuid.uuid4()),
+        "flow_id": flow_id,
+        "session_id": session,
+        "sender": sender,
+        "sender_name": "User" if sender == "User" else "AI",
+        "text": text,
+        "files": [],
+        "timestamp": (dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=seconds)).isoformat(),
+        "properties": {"source": {"id": "ChatInput-1", "display_name": "Chat Input", "source": None}},
+    }
+    with app.app_context():
+        state(app).host.hook.on_messages(user_id=user_id, messages=[message])
+    return message
+
+
+@pytest.fixture
+def seeded(app, alice, bob):
+    store(app, alice.id, FLOW, "s1", "hello", seconds=1)
+    store(app, alice.id, FLOW, "s1", "HELLO", sender="Machine", seconds=2)
+    store(app, alice.id, FLOW, "s2", "second session", seconds=3)
+    store(app, alice.id, OTHER_FLOW, "s3", "other flow", seconds=4)
+    store(app, bob.id, FLOW, "s1", "bob's secret", seconds=5)
+    return app
+
+
+def test_messages_are_scoped_filtered_and_ordered(client, seeded, alice, bob):
+    mine = client.get(f"/api/v1/monitor/messages?flow_id={FLOW}", headers=alice.key).get_json()
+    assert [m["text"] for m in mine] == ["hello", "HELLO", "second session"]
+    assert all(m["flow_id"] == FLOW for m in mine)
+    assert mine[0]["timestamp"].startswith("2026-01-01T00:00:01")
+    assert mine[0]["properties"]["source"]["display_name"] == "Chat Input"
+    desc = client.get(f"/api/v1/monitor/messages?flow_id={FLOW}&order=DESC&limit=2", headers=alice.key).get_json()
+    assert [m["text"] for m in desc] == ["second session", "HELLO"]
+    assert [
+        m["text"]
+        for m in client.get(f"/api/v1/monitor/messages?flow_id={FLOW}&sender=Machine", headers=alice.key).get_json()
+    ] == ["HELLO"]
+    assert [
+        m["text"] for m in client.get("/api/v1/monitor/messages?session_id=s1&offset=1", headers=alice.key).get_json()
+    ] == ["HELLO"]
+    # bob sees only his own message of the same flow and session
+    theirs = client.get(f"/api/v1/monitor/messages?flow_id={FLOW}", headers=bob.key).get_json()
+    assert [m["text"] for m in theirs] == ["bob's secret"]
+    bad = client.get("/api/v1/monitor/messages?order_by=password_hash", headers=alice.key)
+    assert bad.status_code == 422 and bad.get_json()["detail"][0]["loc"] == ["query", "order_by"]
+    assert client.get("/api/v1/monitor/messages").status_code == 403
+
+
+def test_sessions_rename_and_delete(client, seeded, alice, bob):
+    sessions = client.get(f"/api/v1/monitor/messages/sessions?flow_id={FLOW}", headers=alice.key).get_json()
+    assert sessions == ["s2", "s1"]  # newest first
+    renamed = client.patch("/api/v1/monitor/messages/session/s1?new_session_id=renamed", headers=alice.key)
+    assert renamed.status_code == 200
+    assert {m["session_id"] for m in renamed.get_json()} == {"renamed"} and len(renamed.get_json()) == 2
+    # bob's s1 was not touched, and bob cannot rename alice's session
+    assert client.get("/api/v1/monitor/messages?session_id=s1", headers=bob.key).get_json()[0]["text"] == "bob's secret"
+    assert client.patch("/api/v1/monitor/messages/session/renamed?new_session_id=x", headers=bob.key).status_code == 404
+    assert client.delete("/api/v1/monitor/messages/session/renamed", headers=bob.key).status_code == 204
+    assert len(client.get("/api/v1/monitor/messages?session_id=renamed", headers=alice.key).get_json()) == 2
+    assert client.delete("/api/v1/monitor/messages/session/renamed", headers=alice.key).status_code == 204
+    assert client.get("/api/v1/monitor/messages?session_id=renamed", headers=alice.key).get_json() == []
+
+
+def test_bulk_session_deletion(client, seeded, alice, bob):
+    out = client.delete("/api/v1/monitor/messages/sessions", json=["s1", "s2", "nope"], headers=alice.key)
+    assert out.status_code == 200
+    assert out.get_json() == {"message": "Messages deleted successfully for 2 sessions", "deleted_count": 2}
+    assert [m["text"] for m in client.get("/api/v1/monitor/messages", headers=alice.key).get_json()] == ["other flow"]
+    assert len(client.get("/api/v1/monitor/messages", headers=bob.key).get_json()) == 1
+    empty = client.delete("/api/v1/monitor/messages/sessions", json=[], headers=alice.key)
+    assert empty.get_json() == {"message": "No sessions to delete", "deleted_count": 0}
+    too_many = client.delete("/api/v1/monitor/messages/sessions", json=[f"s{i}" for i in range(501)], headers=alice.key)
+    assert too_many.status_code == 400
+    not_a_list = client.delete("/api/v1/monitor/messages/sessions", json={"a": 1}, headers=alice.key)
+    assert not_a_list.status_code == 422
+
+
+def test_update_and_delete_messages(client, seeded, alice, bob):
+    message = client.get("/api/v1/monitor/messages?session_id=s2", headers=alice.key).get_json()[0]
+    updated = client.put(
+        f"/api/v1/monitor/messages/{message['id']}", json={"text": "edited", "junk": 1}, headers=alice.key
+    )
+    assert updated.status_code == 200
+    body = updated.get_json()
+    assert body["text"] == "edited" and body["edit"] is True and body["properties"]["edited"] is True
+    assert (
+        client.put(f"/api/v1/monitor/messages/{message['id']}", json={"text": "x"}, headers=bob.key).status_code == 404
+    )
+    assert client.put("/api/v1/monitor/messages/not-a-uuid", json={}, headers=alice.key).status_code == 404
+    bobs = client.get("/api/v1/monitor/messages", headers=bob.key).get_json()[0]["id"]
+    gone = client.delete("/api/v1/monitor/messages", json=[message["id"], bobs], headers=alice.key)
+    assert gone.status_code == 204
+    assert client.get("/api/v1/monitor/messages?session_id=s2", headers=alice.key).get_json() == []
+    assert len(client.get("/api/v1/monitor/messages", headers=bob.key).get_json()) == 1  # not alice's to delete
+    bad = client.delete("/api/v1/monitor/messages", json=["nope"], headers=alice.key)
+    assert bad.status_code == 422 and bad.get_json()["detail"][0]["loc"][0] == "body"
+
+
+def test_a_streamed_answer_is_stored_once_with_its_final_text(app, client, alice):
+    msg_id = str(uuid.uuid4())
+    store(app, alice.id, FLOW, "s", "Hel", sender="Machine", msg_id=msg_id)
+    store(app, alice.id, FLOW, "s", "Hello world", sender="Machine", msg_id=msg_id)
+    messages = client.get("/api/v1/monitor/messages?session_id=s", headers=alice.key).get_json()
+    assert [(m["id"], m["text"]) for m in messages] == [(msg_id, "Hello world")]
+
+
+def test_message_history_hook_is_owner_scoped(seeded, alice, bob):
+    with seeded.app_context():
+        hook = state(seeded).host.hook
+        history = hook.message_history(user_id=alice.id, flow_id=FLOW, session_id="s1", limit=10)
+        assert [m["text"] for m in history] == ["hello", "HELLO"]
+        assert [m["text"] for m in hook.message_history(user_id=alice.id, flow_id=FLOW, session_id="s1", limit=1)] == [
+            "HELLO"
+        ]
+        assert [m["text"] for m in hook.message_history(user_id=bob.id, flow_id=FLOW, session_id="s1", limit=10)] == [
+            "bob's secret"
+        ]
+
+
+def test_shared_messages_live_under_a_virtual_flow(app, client, alice, bob):
+    source = str(uuid.uuid4())
+    virtual = str(shared_flow_id(alice.id, source))
+    assert virtual != str(shared_flow_id(bob.id, source))
+    store(app, alice.id, virtual, "chat", "hi shared")
+    listed = client.get(f"/api/v1/monitor/messages/shared?source_flow_id={source}", headers=alice.key).get_json()
+    assert [m["text"] for m in listed] == ["hi shared"]
+    assert client.get(f"/api/v1/monitor/messages/shared?source_flow_id={source}", headers=bob.key).get_json() == []
+    assert client.get(
+        f"/api/v1/monitor/messages/shared/sessions?source_flow_id={source}", headers=alice.key
+    ).get_json() == ["chat"]
+    msg_id = listed[0]["id"]
+    edited = client.put(
+        f"/api/v1/monitor/messages/shared/{msg_id}?source_flow_id={source}", json={"text": "yo"}, headers=alice.key
+    )
+    assert edited.status_code == 200 and edited.get_json()["text"] == "yo"
+    renamed = client.patch(
+        f"/api/v1/monitor/messages/shared/session/chat?new_session_id=c2&source_flow_id={source}", headers=alice.key
+    )
+    assert renamed.status_code == 200 and renamed.get_json()[0]["session_id"] == "c2"
+    assert (
+        client.delete(
+            f"/api/v1/monitor/messages/shared/session/c2?source_flow_id={source}", headers=alice.key
+        ).status_code
+        == 204
+    )
+    assert client.get(f"/api/v1/monitor/messages/shared?source_flow_id={source}", headers=alice.key).get_json() == []
+    missing = client.get("/api/v1/monitor/messages/shared", headers=alice.key)
+    assert missing.status_code == 422 and missing.get_json()["detail"][0]["loc"] == ["query", "source_flow_id"]
+
+
+def _vertex(user_id, flow_id, vertex_id, valid=True):
+    return {
+        "user_id": user_id,
+        "flow_id": flow_id,
+        "job_id": "job-1",
+        "vertex_id": vertex_id,
+        "valid": valid,
+        "data": {"results": {"x": 1}},
+        "artifacts": {},
+        "params": "p",
+        "inputs": {"a": 1},
+        "outputs": {"message": {"message": "m", "type": "text"}},
+        "error": None if valid else "boom",
+        "target_id": None,
+    }
+
+
+def test_vertex_builds_and_transactions_are_recorded_off_the_run_path(app, client, alice, bob):
+    with app.app_context():
+        hook = state(app).host.hook
+        hook.on_vertex_built(record=_vertex(alice.id, FLOW, "ChatInput-1"))
+        hook.on_vertex_built(record=_vertex(alice.id, FLOW, "ChatOutput-2", valid=False))
+        hook.on_vertex_built(record=_vertex(bob.id, FLOW, "ChatInput-1"))
+        assert monitor_plugin.recorder(app).flush() >= 0  # drain whatever the writer has not yet written
+    builds = client.get(f"/api/v1/monitor/builds?flow_id={FLOW}", headers=alice.key).get_json()["vertex_builds"]
+    assert set(builds) == {"ChatInput-1", "ChatOutput-2"}
+    assert builds["ChatOutput-2"][0]["valid"] is False and builds["ChatInput-1"][0]["job_id"] == "job-1"
+    page = client.get(f"/api/v1/monitor/transactions?flow_id={FLOW}&size=1", headers=alice.key).get_json()
+    assert (page["total"], page["pages"], page["size"], len(page["items"])) == (2, 2, 1, 1)
+    statuses = {
+        t["vertex_id"]: t["status"]
+        for t in client.get(f"/api/v1/monitor/transactions?flow_id={FLOW}", headers=alice.key).get_json()["items"]
+    }
+    assert statuses == {"ChatInput-1": "success", "ChatOutput-2": "error"}
+    assert client.get(f"/api/v1/monitor/transactions?flow_id={FLOW}", headers=bob.key).get_json()["total"] == 1
+    assert client.get(f"/api/v1/monitor/transactions?flow_id={FLOW}&size=101", headers=alice.key).status_code == 422
+    assert client.delete(f"/api/v1/monitor/builds?flow_id={FLOW}", headers=alice.key).status_code == 204
+    assert client.get(f"/api/v1/monitor/builds?flow_id={FLOW}", headers=alice.key).get_json() == {"vertex_builds": {}}
+    assert len(client.get(f"/api/v1/monitor/builds?flow_id={FLOW}", headers=bob.key).get_json()["vertex_builds"]) == 1
+
+
+def test_recorder_prunes_per_flow_and_drops_when_full(app, alice):
+    from service_monitor.recorder import Recorder
+
+    engine = state(app).engine
+    rec = Recorder(engine, capacity=5, keep_per_flow=3, prune_batch=2)
+    for i in range(7):
+        rec.submit(_vertex(alice.id, FLOW, f"V-{i}"))
+    assert rec.dropped == 2
+    assert rec.flush() == 5
+    import sqlalchemy as sa
+    from service_monitor.models import Transaction, VertexBuild
+
+    with engine.connect() as conn:
+        kept = conn.scalar(
+            sa.select(sa.func.count()).select_from(VertexBuild).where(VertexBuild.flow_id == uuid.UUID(FLOW))
+        )
+        kept_tx = conn.scalar(sa.select(sa.func.count()).select_from(Transaction))
+    assert kept == 3 or kept == 4  # pruning removes at most prune_batch rows per flush
+    assert kept_tx in (3, 4)
+    rec.close()
+
+
+def test_deleting_a_user_deletes_their_monitor_rows(app, client, seeded, admin, alice, bob):
+    assert client.delete(f"/api/v1/users/{alice.id}", headers=admin.bearer).status_code == 200
+    import sqlalchemy as sa
+    from service_monitor.models import Message
+
+    with state(app).engine.connect() as conn:
+        owners = set(conn.scalars(sa.select(Message.user_id)))
+    assert owners == {uuid.UUID(bob.id)}
+
+
+def test_logs_are_off_by_default_and_superuser_only(make_app):
+    from tests.conftest import make_user, superuser
+
+    client = make_app().test_client()
+    admin = superuser(client)
+    assert client.get("/logs", headers=admin.key).get_json() == {"detail": "Log retrieval is disabled"}
+    assert client.get("/logs", headers=admin.key).status_code == 501
+
+    app = make_app(enable_log_retrieval=True)
+    client = app.test_client()
+    admin = superuser(client)
+    user = make_user(client, admin)
+    assert client.get("/logs", headers=user.key).status_code == 403
+    logging.getLogger("probe").warning("the probe line")
+    lines = client.get("/logs?lines_before=50", headers=admin.key).get_json()
+    assert any("the probe line" in line for line in lines.values())
+    assert client.get("/logs?lines_before=1&lines_after=1&timestamp=5", headers=admin.key).status_code == 400
+    assert client.get("/logs?lines_after=3", headers=admin.key).status_code == 400
+    first = min(int(k) for k in lines)
+    logging.getLogger("probe").warning("a later line")
+    after = client.get(f"/logs?lines_after=1&timestamp={first}", headers=admin.key).get_json()
+    assert len(after) == 1 and int(next(iter(after))) > first
+    assert "the probe line" not in next(iter(after.values()))
