@@ -1,0 +1,65 @@
+import { lazy, Suspense, useEffect } from "react";
+import { setSignedOutHandler } from "./api/client";
+import { Toasts } from "./components/toast";
+import { HomePage } from "./pages/Home";
+import { LoginPage } from "./pages/Login";
+import { SettingsPage } from "./pages/Settings";
+import { match, navigate, usePath } from "./router";
+import { bootstrap, markSignedOut, useSession } from "./session";
+
+// The canvas (and @xyflow/react) loads only when a flow is opened.
+const EditorPage = lazy(() => import("./pages/Editor"));
+
+export function App() {
+  const session = useSession();
+  const path = usePath();
+
+  useEffect(() => {
+    setSignedOutHandler(markSignedOut);
+    void bootstrap();
+  }, []);
+
+  useEffect(() => {
+    if (session.status === "signed-out" && path !== "/login") {
+      const next = path + window.location.search;
+      navigate(`/login${next && next !== "/" ? `?next=${encodeURIComponent(next)}` : ""}`, true);
+    }
+    if (session.status === "signed-in" && path === "/login") {
+      const next = new URLSearchParams(window.location.search).get("next");
+      navigate(next && next.startsWith("/") && !next.startsWith("//") ? next : "/", true);
+    }
+  }, [session.status, path]);
+
+  let page;
+  if (session.status === "loading") page = <div className="splash" aria-busy="true">Loading…</div>;
+  else if (session.status === "signed-out" || path === "/login") page = <LoginPage />;
+  else {
+    let m: Record<string, string> | null;
+    if ((m = match("/flow/:id", path)))
+      page = (
+        <Suspense fallback={<div className="splash">Opening the editor…</div>}>
+          <EditorPage key={m.id} flowId={m.id} />
+        </Suspense>
+      );
+    else if (path === "/" || path === "/flows") page = <HomePage />;
+    else if ((m = match("/projects/:id", path))) page = <HomePage projectId={m.id} />;
+    else if (path === "/settings" || (m = match("/settings/:tab", path))) page = <SettingsPage tab={m?.tab ?? "api-keys"} />;
+    else
+      page = (
+        <div className="splash">
+          <h1>Page not found</h1>
+          <p>
+            <a href="/" onClick={(e) => (e.preventDefault(), navigate("/"))}>
+              Go to your flows
+            </a>
+          </p>
+        </div>
+      );
+  }
+  return (
+    <>
+      {page}
+      <Toasts />
+    </>
+  );
+}

@@ -1,0 +1,207 @@
+// The public HTTP API, with cookie sessions (HttpOnly cookies set by the server) and one refresh on 401.
+import { ApiError, describeError } from "../lib/errors";
+import type { Catalog, FlowData, FlowRecord, Project } from "../lib/types";
+
+type Json = Record<string, unknown> | unknown[];
+
+let onSignedOut: (() => void) | null = null;
+export function setSignedOutHandler(fn: () => void) {
+  onSignedOut = fn;
+}
+
+let refreshing: Promise<boolean> | null = null;
+async function refreshSession(): Promise<boolean> {
+  if (!refreshing) {
+    refreshing = fetch("/api/v1/refresh", { method: "POST", credentials: "same-origin" })
+      .then((r) => r.ok)
+      .catch(() => false)
+      .finally(() => setTimeout(() => (refreshing = null), 0));
+  }
+  return refreshing;
+}
+
+export interface RequestOptions {
+  method?: string;
+  json?: unknown;
+  form?: Record<string, string>;
+  body?: BodyInit;
+  query?: Record<string, string | number | boolean | undefined | null>;
+  raw?: boolean; // return the Response
+  noRefresh?: boolean;
+  signal?: AbortSignal;
+  headers?: Record<string, string>;
+}
+
+function url(path: string, query?: RequestOptions["query"]): string {
+  if (!query) return path;
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) q.set(k, String(v));
+  const s = q.toString();
+  return s ? `${path}${path.includes("?") ? "&" : "?"}${s}` : path;
+}
+
+export async function request<T = unknown>(path: string, opts: RequestOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { Accept: "application/json", ...(opts.headers ?? {}) };
+  let body: BodyInit | undefined = opts.body;
+  if (opts.json !== undefined) {
+    headers["Content-Type"] = "application/json";
+    body = JSON.stringify(opts.json);
+  } else if (opts.form) {
+    headers["Content-Type"] = "application/x-www-form-urlencoded";
+    body = new URLSearchParams(opts.form).toString();
+  }
+  const init: RequestInit = { method: opts.method ?? "GET", headers, body, credentials: "same-origin", signal: opts.signal };
+  let res: Response;
+  try {
+    res = await fetch(url(path, opts.query), init);
+  } catch (e) {
+    if ((e as Error).name === "AbortError") throw e;
+    throw new ApiError(0, "The server cannot be reached. Check that it is running and your network.");
+  }
+  if (res.status === 401 && !opts.noRefresh) {
+    if (await refreshSession()) return request<T>(path, { ...opts, noRefresh: true });
+    onSignedOut?.();
+  }
+  if (!res.ok) {
+    let parsed: unknown = undefined;
+    const text = await res.text().catch(() => "");
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = text;
+    }
+    throw new ApiError(res.status, describeError(res.status, parsed), parsed);
+  }
+  if (opts.raw) return res as unknown as T;
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  if (!text) return undefined as T;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return text as unknown as T;
+  }
+}
+
+// ---- accounts -----------------------------------------------------------------------------------------
+
+export interface User {
+  id: string;
+  username: string;
+  is_superuser?: boolean;
+  is_active?: boolean;
+  [key: string]: unknown;
+}
+
+export interface Config {
+  type?: string;
+  auto_saving?: boolean;
+  auto_saving_interval?: number;
+  event_delivery?: string;
+  max_file_size_upload?: number;
+  hide_logout_button?: boolean;
+  hide_new_flow_button?: boolean;
+  hide_new_project_button?: boolean;
+  hide_starter_projects?: boolean;
+  webhook_auth_enable?: boolean;
+  default_folder_name?: string;
+  [key: string]: unknown;
+}
+
+export const api = {
+  config: () => request<Config>("/api/v1/config"),
+  whoami: () => request<User>("/api/v1/users/whoami", { noRefresh: false }),
+  login: (username: string, password: string) =>
+    request<{ access_token: string }>("/api/v1/login", { method: "POST", form: { username, password }, noRefresh: true }),
+  autoLogin: () => request<{ access_token: string }>("/api/v1/auto_login", { noRefresh: true }),
+  refresh: () => request("/api/v1/refresh", { method: "POST", noRefresh: true }),
+  logout: () => request("/api/v1/logout", { method: "POST", noRefresh: true }),
+  resetPassword: (userId: string, current_password: string, password: string) =>
+    request(`/api/v1/users/${userId}/reset-password`, { method: "PATCH", json: { current_password, password } }),
+
+  // API keys
+  listKeys: () => request<{ api_keys: ApiKey[] }>("/api/v1/api_key/"),
+  createKey: (name: string) => request<ApiKey>("/api/v1/api_key/", { method: "POST", json: { name } }),
+  deleteKey: (id: string) => request(`/api/v1/api_key/${id}`, { method: "DELETE" }),
+
+  // variables
+  listVariables: () => request<Variable[]>("/api/v1/variables/"),
+  createVariable: (v: { name: string; value: string; type: string; default_fields?: string[] }) =>
+    request<Variable>("/api/v1/variables/", { method: "POST", json: { default_fields: [], ...v } }),
+  updateVariable: (id: string, v: Partial<{ name: string; value: string; type: string }>) =>
+    request<Variable>(`/api/v1/variables/${id}`, { method: "PATCH", json: { id, ...v } }),
+  deleteVariable: (id: string) => request(`/api/v1/variables/${id}`, { method: "DELETE" }),
+
+  // projects and flows
+  listProjects: () => request<Project[]>("/api/v1/projects/"),
+  createProject: (name: string, description = "") =>
+    request<Project>("/api/v1/projects/", { method: "POST", json: { name, description, flows_list: [], components_list: [] } }),
+  renameProject: (id: string, name: string) => request<Project>(`/api/v1/projects/${id}`, { method: "PATCH", json: { name } }),
+  deleteProject: (id: string) => request(`/api/v1/projects/${id}`, { method: "DELETE" }),
+  readProject: (id: string) => request<Project & { flows: FlowRecord[] }>(`/api/v1/projects/${id}`),
+  readFlow: (id: string) => request<FlowRecord>(`/api/v1/flows/${id}`),
+  createFlow: (flow: { name: string; description?: string; data: FlowData; folder_id?: string | null; endpoint_name?: string | null }) =>
+    request<FlowRecord>("/api/v1/flows/", { method: "POST", json: flow }),
+  updateFlow: (id: string, patch: Partial<FlowRecord>) => request<FlowRecord>(`/api/v1/flows/${id}`, { method: "PATCH", json: patch }),
+  deleteFlow: (id: string) => request(`/api/v1/flows/${id}`, { method: "DELETE" }),
+  uploadFlows: (file: File, folderId?: string) => {
+    const fd = new FormData();
+    fd.append("file", file, file.name);
+    return request<FlowRecord[]>("/api/v1/flows/upload/", { method: "POST", body: fd, query: { folder_id: folderId } });
+  },
+  downloadFlows: (ids: string[]) => request<Response>("/api/v1/flows/download/", { method: "POST", json: ids, raw: true }),
+  starterProjects: () => request<StarterProject[]>("/api/v1/starter-projects/"),
+  components: () => request<Catalog>("/api/v1/all"),
+
+  // build jobs and monitor
+  startBuild: (flowId: string, body: unknown, query: Record<string, string | undefined>) =>
+    request<{ job_id: string }>(`/api/v1/build/${flowId}/flow`, { method: "POST", json: body, query: { event_delivery: "polling", ...query } }),
+  buildEvents: (jobId: string, signal?: AbortSignal) =>
+    request<Response>(`/api/v1/build/${jobId}/events`, { query: { event_delivery: "streaming" }, raw: true, signal, headers: { Accept: "application/x-ndjson" } }),
+  cancelBuild: (jobId: string) => request(`/api/v1/build/${jobId}/cancel`, { method: "POST" }),
+  sessions: (flowId: string) => request<string[]>("/api/v1/monitor/messages/sessions", { query: { flow_id: flowId } }),
+  messages: (flowId: string, sessionId: string) =>
+    request<MonitorMessage[]>("/api/v1/monitor/messages", { query: { flow_id: flowId, session_id: sessionId, order_by: "timestamp" } }),
+  renameSession: (oldId: string, newId: string) =>
+    request(`/api/v1/monitor/messages/session/${encodeURIComponent(oldId)}`, { method: "PATCH", query: { new_session_id: newId } }),
+  deleteSession: (id: string) => request(`/api/v1/monitor/messages/session/${encodeURIComponent(id)}`, { method: "DELETE" }),
+};
+
+export interface ApiKey {
+  id: string;
+  name?: string | null;
+  api_key: string;
+  created_at?: string | null;
+  last_used_at?: string | null;
+  total_uses?: number;
+  is_active?: boolean;
+}
+
+export interface Variable {
+  id: string;
+  name: string;
+  type?: string | null;
+  value?: string | null;
+  default_fields?: string[] | null;
+}
+
+export interface StarterProject {
+  name: string;
+  description?: string | null;
+  data: FlowData;
+  endpoint_name?: string | null;
+  [key: string]: unknown;
+}
+
+export interface MonitorMessage {
+  id: string;
+  text: string;
+  sender: string;
+  sender_name: string;
+  session_id: string;
+  timestamp: string;
+  error?: boolean;
+  [key: string]: unknown;
+}
+
+export type { Json };

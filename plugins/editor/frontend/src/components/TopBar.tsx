@@ -1,0 +1,47 @@
+import type { ReactNode } from "react";
+import { navigate } from "../router";
+import { signOut, useSession } from "../session";
+import { notifyError } from "./toast";
+
+export function Link({ to, children, className, ...rest }: { to: string; children: ReactNode; className?: string; [k: string]: unknown }) {
+  return (
+    <a
+      href={to}
+      className={className}
+      onClick={(e) => {
+        if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+        e.preventDefault();
+        navigate(to);
+      }}
+      {...rest}
+    >
+      {children}
+    </a>
+  );
+}
+
+export function TopBar({ children }: { children?: ReactNode }) {
+  const session = useSession();
+  return (
+    <header className="topbar">
+      <Link to="/" className="brand" aria-label="Flow Builder home">
+        <img src="/favicon.svg" alt="" width={22} height={22} />
+        <span>Flow Builder</span>
+      </Link>
+      <div className="topbar-middle">{children}</div>
+      <nav className="topbar-right" aria-label="Account">
+        <Link to="/settings" className="btn btn-ghost">
+          Settings
+        </Link>
+        <span className="user-name" title="Signed in user">
+          {session.user?.username}
+        </span>
+        {!session.config.hide_logout_button && (
+          <button className="btn btn-ghost" onClick={() => signOut().catch((e) => notifyError(e, "Sign out failed"))}>
+            Sign out
+          </button>
+        )}
+      </nav>
+    </header>
+  );
+}

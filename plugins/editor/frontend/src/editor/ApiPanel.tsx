@@ -1,0 +1,89 @@
+import { useMemo, useState } from "react";
+import type { ApiKey } from "../api/client";
+import { CopyButton } from "../components/CopyButton";
+import { Modal } from "../components/Modal";
+import { makeSnippets } from "../lib/snippets";
+import { CreateKeyDialog } from "../pages/Settings";
+
+const TABS = [
+  { id: "curl", label: "cURL" },
+  { id: "python", label: "Python" },
+  { id: "javascript", label: "JavaScript" },
+  { id: "webhook", label: "Webhook" },
+] as const;
+
+export function ApiPanel(props: { flowId: string; endpointName?: string | null; tweaks: Record<string, Record<string, unknown>>; hasWebhook: boolean; onClose: () => void }) {
+  const [tab, setTab] = useState<(typeof TABS)[number]["id"]>("curl");
+  const [key, setKey] = useState<ApiKey | null>(null);
+  const [creating, setCreating] = useState(false);
+  const [withTweaks, setWithTweaks] = useState(false);
+  const sessionId = useMemo(() => (crypto.randomUUID ? crypto.randomUUID() : `session-${Date.now()}`), []);
+  const s = useMemo(
+    () =>
+      makeSnippets({
+        baseUrl: window.location.origin,
+        flowId: props.flowId,
+        endpointName: props.endpointName,
+        apiKey: key?.api_key,
+        sessionId,
+        tweaks: withTweaks ? props.tweaks : undefined,
+      }),
+    [props.flowId, props.endpointName, key, sessionId, withTweaks, props.tweaks],
+  );
+  const code = tab === "curl" ? s.curl : tab === "python" ? s.python : tab === "javascript" ? s.javascript : s.webhookCurl;
+  return (
+    <Modal title="API access" onClose={props.onClose} wide testId="api-panel">
+      <p className="muted">
+        Run this flow from any program with <code>POST {tab === "webhook" ? s.webhookUrl : s.runUrl}</code> and an API key in the <code>x-api-key</code> header.
+        {tab === "webhook" && !props.hasWebhook && " Add a Webhook component to the flow to receive the request body."}
+      </p>
+      <div className="api-key-row">
+        {key ? (
+          <span>
+            Using the new key <strong>{key.name}</strong> (shown only now).
+          </span>
+        ) : (
+          <span className="muted">The snippets read the key from <code>SERVICE_API_KEY</code>.</span>
+        )}
+        <button className="btn btn-small" onClick={() => setCreating(true)}>
+          Create API key
+        </button>
+        <label className="inline-check">
+          <input type="checkbox" checked={withTweaks} onChange={(e) => setWithTweaks(e.target.checked)} /> Include tweaks
+        </label>
+      </div>
+      <div className="tabs" role="tablist">
+        {TABS.map((t) => (
+          <button key={t.id} role="tab" aria-selected={tab === t.id} className={tab === t.id ? "active" : ""} onClick={() => setTab(t.id)}>
+            {t.label}
+          </button>
+        ))}
+      </div>
+      <div className="code-block">
+        <pre data-testid="api-snippet" tabIndex={0}>
+          {code}
+        </pre>
+        <CopyButton text={code} />
+      </div>
+      <dl className="api-facts">
+        <dt>Flow id</dt>
+        <dd>
+          <code data-testid="api-flow-id">{props.flowId}</code>
+        </dd>
+        {props.endpointName && (
+          <>
+            <dt>Endpoint name</dt>
+            <dd>
+              <code>{props.endpointName}</code>
+            </dd>
+          </>
+        )}
+        <dt>Run URL</dt>
+        <dd>
+          <code data-testid="api-run-url">{s.runUrl}</code>
+        </dd>
+      </dl>
+      {creating && <CreateKeyDialog onClose={() => setCreating(false)} onCreated={(k) => setKey(k)} />}
+    </Modal>
+  );
+}

@@ -1,0 +1,213 @@
+import { useCallback, useEffect, useRef, useState } from "react";
+import { api, type MonitorMessage } from "../api/client";
+import { ConfirmDialog, PromptDialog } from "../components/Modal";
+import { notifyError } from "../components/toast";
+import type { ChatMessage } from "../lib/build";
+import { ApiError } from "../lib/errors";
+import { useBuildState } from "./store";
+
+interface Props {
+  flowId: string;
+  hasChatInput: boolean;
+  onRun: (input: string, session: string) => Promise<void>;
+  onStop: () => void;
+  onClose: () => void;
+  /** messages of finished builds, kept here when the monitor API is not available */
+  archive: ChatMessage[];
+}
+
+function fromMonitor(m: MonitorMessage): ChatMessage {
+  return { id: m.id, sender: m.sender, sender_name: m.sender_name, text: m.text ?? "", session_id: m.session_id, timestamp: m.timestamp, error: !!m.error };
+}
+
+export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archive }: Props) {
+  const build = useBuildState();
+  const [sessions, setSessions] = useState<string[]>([]);
+  const [session, setSession] = useState(flowId);
+  const [history, setHistory] = useState<ChatMessage[]>([]);
+  const [monitorMissing, setMonitorMissing] = useState(false);
+  const [input, setInput] = useState("");
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const [deleting, setDeleting] = useState<string | null>(null);
+  const listRef = useRef<HTMLDivElement>(null);
+
+  const loadSessions = useCallback(async () => {
+    try {
+      const list = await api.sessions(flowId);
+      setSessions(list);
+      setMonitorMissing(false);
+    } catch (e) {
+      if (e instanceof ApiError && (e.status === 404 || e.status === 405)) setMonitorMissing(true);
+      else notifyError(e, "Could not load the chat sessions");
+    }
+  }, [flowId]);
+
+  const loadHistory = useCallback(
+    async (s: string) => {
+      try {
+        const msgs = await api.messages(flowId, s);
+        setHistory(msgs.map(fromMonitor));
+      } catch (e) {
+        if (e instanceof ApiError && (e.status === 404 || e.status === 405)) setMonitorMissing(true);
+        else notifyError(e, "Could not load the messages");
+        setHistory([]);
+      }
+    },
+    [flowId],
+  );
+
+  useEffect(() => {
+    void loadSessions();
+  }, [loadSessions]);
+  useEffect(() => {
+    void loadHistory(session);
+  }, [session, loadHistory]);
+
+  // after a build ends, the monitor has the stored messages: refresh the list of sessions
+  const wasRunning = useRef(false);
+  useEffect(() => {
+    if (wasRunning.current && !build.running) void loadSessions();
+    wasRunning.current = build.running;
+  }, [build.running, loadSessions]);
+
+  const seen = new Set<string>();
+  const messages: ChatMessage[] = [];
+  for (const m of [...history, ...archive, ...build.messages]) {
+    if ((m.session_id && m.session_id !== session) || seen.has(m.id)) continue;
+    seen.add(m.id);
+    messages.push(m);
+  }
+
+  useEffect(() => {
+    listRef.current?.scrollTo({ top: listRef.current.scrollHeight });
+  }, [messages.length, build.messages]);
+
+  const allSessions = sessions.includes(session) ? sessions : [session, ...sessions];
+
+  async function send() {
+    const text = input;
+    if (build.running) return;
+    setInput("");
+    await onRun(text, session);
+  }
+
+  return (
+    <aside className="playground" aria-label="Playground" data-testid="playground">
+      <header className="pg-head">
+        <h2>Playground</h2>
+        <button className="icon-btn" aria-label="Close the playground" onClick={onClose}>
+          ×
+        </button>
+      </header>
+      <div className="pg-sessions">
+        <div className="pg-sessions-head">
+          <span className="muted small">Sessions</span>
+          <button className="btn btn-small" onClick={() => setSession(`Session ${new Date().toLocaleString()}`)}>
+            New session
+          </button>
+        </div>
+        {monitorMissing && <p className="muted small">Message history is not available on this server.</p>}
+        <ul>
+          {allSessions.map((s) => (
+            <li key={s} className={s === session ? "active" : ""}>
+              <button className="pg-session" onClick={() => setSession(s)} aria-current={s === session ? "true" : undefined} title={s}>
+                {s === flowId ? "Default session" : s}
+              </button>
+              <button className="icon-btn" aria-label={`Rename session ${s}`} title="Rename" onClick={() => setRenaming(s)}>
+                ✎
+              </button>
+              <button className="icon-btn" aria-label={`Delete session ${s}`} title="Delete" onClick={() => setDeleting(s)}>
+                🗑
+              </button>
+            </li>
+          ))}
+        </ul>
+      </div>
+      <div className="pg-messages" ref={listRef} aria-live="polite" data-testid="chat-messages">
+        {messages.length === 0 && <p className="muted pad">{hasChatInput ? "Send a message to run the flow." : "This flow has no Chat Input: press Run to build it."}</p>}
+        {messages.map((m) => (
+          <div key={m.id} className={`msg ${m.sender === "User" ? "msg-user" : "msg-ai"}${m.error ? " msg-error" : ""}`} data-testid={m.sender === "User" ? "msg-user" : "msg-ai"}>
+            <div className="msg-sender">{m.sender_name || m.sender}</div>
+            <div className="msg-text">
+              {m.text}
+              {m.streaming && <span className="cursor" aria-hidden>▍</span>}
+            </div>
+          </div>
+        ))}
+        {build.error && (
+          <div className="msg msg-error" role="alert">
+            <div className="msg-sender">Error</div>
+            <div className="msg-text">{build.error}</div>
+          </div>
+        )}
+      </div>
+      <form
+        className="pg-input"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void send();
+        }}
+      >
+        <textarea
+          aria-label="Message"
+          placeholder={hasChatInput ? "Type a message… (Enter to send, Shift+Enter for a new line)" : "No Chat Input in this flow"}
+          value={input}
+          rows={2}
+          onChange={(e) => setInput(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey) {
+              e.preventDefault();
+              void send();
+            }
+          }}
+        />
+        {build.running ? (
+          <button type="button" className="btn btn-danger" onClick={onStop}>
+            Stop
+          </button>
+        ) : (
+          <button type="submit" className="btn btn-primary">
+            {hasChatInput ? "Send" : "Run"}
+          </button>
+        )}
+      </form>
+      {renaming !== null && (
+        <PromptDialog
+          title="Rename session"
+          label="Session name"
+          initial={renaming}
+          onClose={() => setRenaming(null)}
+          onSubmit={async (name) => {
+            try {
+              if (sessions.includes(renaming)) await api.renameSession(renaming, name);
+              if (session === renaming) setSession(name);
+              setRenaming(null);
+              await loadSessions();
+            } catch (e) {
+              notifyError(e, "Could not rename the session");
+            }
+          }}
+        />
+      )}
+      {deleting !== null && (
+        <ConfirmDialog
+          title="Delete session"
+          text={`Delete every message of “${deleting === flowId ? "Default session" : deleting}”?`}
+          onClose={() => setDeleting(null)}
+          onConfirm={async () => {
+            try {
+              if (sessions.includes(deleting)) await api.deleteSession(deleting);
+              setDeleting(null);
+              if (session === deleting) setSession(flowId);
+              setHistory([]);
+              await loadSessions();
+              await loadHistory(session === deleting ? flowId : session);
+            } catch (e) {
+              notifyError(e, "Could not delete the session");
+            }
+          }}
+        />
+      )}
+    </aside>
+  );
+}

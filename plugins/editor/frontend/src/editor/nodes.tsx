@@ -1,0 +1,164 @@
+import { Handle, NodeResizer, Position, type NodeProps } from "@xyflow/react";
+import { memo, useMemo, useState } from "react";
+import { fieldHasHandle, typeColour } from "../lib/compat";
+import { encodeHandle, primaryType, templateFields, visibleOutputs } from "../lib/flow";
+import type { GenericNodeData, SourceHandle, TargetHandle } from "../lib/types";
+import { FieldInput } from "./FieldInput";
+import { useEditor, useNodeRun } from "./store";
+
+function StatusBadge({ id }: { id: string }) {
+  const run = useNodeRun(id);
+  if (!run) return null;
+  const text =
+    run.status === "running" ? "Running…" : run.status === "queued" ? "Waiting" : run.status === "done" ? `Done${run.duration ? ` · ${run.duration}` : ""}` : run.status === "error" ? "Error" : "Skipped";
+  return (
+    <span className={`status status-${run.status}`} data-testid={`status-${id}`} role="status">
+      {text}
+    </span>
+  );
+}
+
+function RunOutput({ id }: { id: string }) {
+  const run = useNodeRun(id);
+  if (!run) return null;
+  if (run.status === "error" && run.error)
+    return (
+      <div className="node-error" role="alert">
+        {run.error}
+      </div>
+    );
+  if (run.status === "done" && run.preview)
+    return (
+      <div className="node-preview" title={run.preview} data-testid={`preview-${id}`}>
+        {run.preview}
+      </div>
+    );
+  return null;
+}
+
+function initials(name: string): string {
+  return name
+    .split(/\s+/)
+    .filter(Boolean)
+    .slice(0, 2)
+    .map((w) => w[0]!.toUpperCase())
+    .join("");
+}
+
+export const GenericNode = memo(function GenericNode({ id, data, selected }: NodeProps) {
+  const d = data as unknown as GenericNodeData;
+  const node = d.node;
+  const ed = useEditor();
+  const run = useNodeRun(id);
+  const [showAdvanced, setShowAdvanced] = useState(false);
+  const fields = useMemo(() => templateFields(node).filter(([, f]) => f.show !== false), [node]);
+  const advancedCount = fields.filter(([, f]) => f.advanced).length;
+  const outputs = visibleOutputs(node);
+  const name = node.display_name || d.type;
+  const status = run?.status;
+
+  return (
+    <div className={`gnode${selected ? " selected" : ""}${status ? ` run-${status}` : ""}`} data-testid={`node-${d.type}`} aria-label={`${name} component`}>
+      <div className="gnode-head">
+        <span className="gnode-icon" aria-hidden>
+          {initials(name)}
+        </span>
+        <span className="gnode-title" title={node.description}>
+          {name}
+        </span>
+        <StatusBadge id={id} />
+        <button
+          type="button"
+          className="icon-btn nodrag run-btn"
+          title="Run the flow up to this component"
+          aria-label={`Run up to ${name}`}
+          onClick={() => ed.runUpTo(id)}
+        >
+          ▶
+        </button>
+      </div>
+      {node.description && <div className="gnode-desc">{node.description}</div>}
+      <div className="gnode-fields">
+        {fields
+          .filter(([, f]) => showAdvanced || !f.advanced)
+          .map(([fname, f]) => {
+            const hasHandle = fieldHasHandle(f);
+            const th: TargetHandle | null = hasHandle ? { fieldName: fname, id, inputTypes: f.input_types ?? null, type: f.type } : null;
+            const colour = typeColour(primaryType(f.input_types));
+            return (
+              <div className="gfield" key={fname}>
+                {th && (
+                  <Handle
+                    type="target"
+                    position={Position.Left}
+                    id={encodeHandle(th)}
+                    className="handle"
+                    style={{ background: colour }}
+                    title={`Accepts ${(f.input_types ?? []).join(", ")}`}
+                  />
+                )}
+                <label className="gfield-label" htmlFor={`f-${id}-${fname}`} title={f.info || undefined}>
+                  {f.display_name || fname}
+                  {f.required && <span className="req" aria-label="required"> *</span>}
+                  {th && f.type === "other" && <span className="muted small"> {(f.input_types ?? []).join(" | ")}</span>}
+                </label>
+                <FieldInput nodeId={id} componentKey={d.type} name={fname} field={f} node={node} />
+              </div>
+            );
+          })}
+        {advancedCount > 0 && (
+          <button type="button" className="btn btn-link btn-small nodrag adv-toggle" onClick={() => setShowAdvanced((v) => !v)} aria-expanded={showAdvanced}>
+            {showAdvanced ? "Hide advanced" : `Show advanced (${advancedCount})`}
+          </button>
+        )}
+      </div>
+      {outputs.length > 0 && (
+        <div className="gnode-outputs">
+          {outputs.map((o) => {
+            const types = o.selected && o.types.includes(o.selected) ? [o.selected] : o.types;
+            const sh: SourceHandle = { dataType: d.type, id, name: o.name, output_types: types };
+            return (
+              <div className="goutput" key={o.name}>
+                <span>
+                  {o.display_name || o.name} <span className="muted small">{types.join(" | ")}</span>
+                </span>
+                <Handle
+                  type="source"
+                  position={Position.Right}
+                  id={encodeHandle(sh)}
+                  className="handle"
+                  style={{ background: typeColour(primaryType(types)) }}
+                  title={`Output: ${types.join(", ")}`}
+                />
+              </div>
+            );
+          })}
+        </div>
+      )}
+      <RunOutput id={id} />
+    </div>
+  );
+});
+
+export const NoteNode = memo(function NoteNode({ id, data, selected }: NodeProps) {
+  const d = data as unknown as GenericNodeData;
+  const ed = useEditor();
+  const text = String(d.node?.description ?? "");
+  const [draft, setDraft] = useState<string | null>(null);
+  return (
+    <div className={`note${selected ? " selected" : ""}`} data-testid="note-node">
+      <NodeResizer minWidth={160} minHeight={80} isVisible={!!selected} />
+      <textarea
+        className="nodrag nowheel"
+        aria-label="Note"
+        placeholder="Write a note…"
+        value={draft ?? text}
+        onChange={(e) => setDraft(e.target.value)}
+        onBlur={() => {
+          if (draft !== null && draft !== text) ed.setNodeData(id, { node: { ...d.node, description: draft } });
+          setDraft(null);
+        }}
+      />
+    </div>
+  );
+});

@@ -1,0 +1,761 @@
+import {
+  applyEdgeChanges,
+  applyNodeChanges,
+  Background,
+  Controls,
+  MiniMap,
+  ReactFlow,
+  ReactFlowProvider,
+  useReactFlow,
+  type Connection,
+  type EdgeChange,
+  type NodeChange,
+  type Edge,
+  type Node,
+} from "@xyflow/react";
+import "@xyflow/react/dist/style.css";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { api, type Variable } from "../api/client";
+import { Modal, PromptDialog } from "../components/Modal";
+import { notify, notifyError } from "../components/toast";
+import { Link, TopBar } from "../components/TopBar";
+import { ApiPanel } from "../editor/ApiPanel";
+import { GenericNode, NoteNode } from "../editor/nodes";
+import { Playground } from "../editor/Playground";
+import { ComponentSidebar, DRAG_MIME, catalogCategories } from "../editor/Sidebar";
+import { BuildContext, BuildStore, EditorContext, useEditor, type EditorActions } from "../editor/store";
+import { initialBuild, type ChatMessage } from "../lib/build";
+import { typeColour } from "../lib/compat";
+import { refreshNode } from "../lib/dynamic";
+import { ApiError } from "../lib/errors";
+import {
+  connect,
+  copySelection,
+  createNode,
+  createNote,
+  defaultTweaks,
+  fromFlowData,
+  isTemplateField,
+  isValidConnection as validConnection,
+  pasteClipboard,
+  primaryType,
+  removeNodes,
+  setFieldValue,
+  toFlowData,
+  unknownComponents,
+  type Clipboard,
+} from "../lib/flow";
+import { History } from "../lib/history";
+import { NdjsonParser } from "../lib/ndjson";
+import { syncPromptFields } from "../lib/prompt";
+import type { Catalog, FlowData, FlowEdge, FlowNode, FlowRecord, FrontendNode, TemplateField } from "../lib/types";
+import { useSession } from "../session";
+
+const nodeTypes = { genericNode: GenericNode, noteNode: NoteNode };
+
+type Snapshot = { nodes: FlowNode[]; edges: FlowEdge[] };
+type SaveState = "saved" | "dirty" | "saving" | "error";
+
+const DRAFT_PREFIX = "service-editor:draft:";
+
+interface Draft {
+  ts: number;
+  data: FlowData;
+}
+
+function readDraft(flowId: string): Draft | null {
+  try {
+    const raw = localStorage.getItem(DRAFT_PREFIX + flowId);
+    return raw ? (JSON.parse(raw) as Draft) : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeDraft(flowId: string, data: FlowData) {
+  try {
+    localStorage.setItem(DRAFT_PREFIX + flowId, JSON.stringify({ ts: Date.now(), data }));
+  } catch {
+    /* storage full or disabled: the server save still happens */
+  }
+}
+
+function clearDraft(flowId: string) {
+  try {
+    localStorage.removeItem(DRAFT_PREFIX + flowId);
+  } catch {
+    /* ignore */
+  }
+}
+
+function isEditable(el: EventTarget | null): boolean {
+  const t = el as HTMLElement | null;
+  if (!t) return false;
+  return t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable;
+}
+
+export default function EditorPage({ flowId }: { flowId: string }) {
+  const [flow, setFlow] = useState<FlowRecord | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [catalog, setCatalog] = useState<Catalog | null>(null);
+  const [catalogError, setCatalogError] = useState<string | null>(null);
+
+  useEffect(() => {
+    api
+      .readFlow(flowId)
+      .then(setFlow)
+      .catch((e) => setError(e instanceof ApiError && e.status === 404 ? "This flow does not exist, or it belongs to someone else." : (e as Error).message));
+    api
+      .components()
+      .then(setCatalog)
+      .catch((e) => setCatalogError(`Components could not be loaded: ${(e as Error).message}`));
+  }, [flowId]);
+
+  if (error)
+    return (
+      <div className="app-shell">
+        <TopBar />
+        <div className="splash">
+          <h1>Cannot open the flow</h1>
+          <p role="alert">{error}</p>
+          <Link to="/">Back to your flows</Link>
+        </div>
+      </div>
+    );
+  if (!flow) return <div className="splash" aria-busy="true">Opening the flow…</div>;
+  return (
+    <ReactFlowProvider>
+      <EditorInner initial={flow} catalog={catalog} catalogError={catalogError} />
+    </ReactFlowProvider>
+  );
+}
+
+function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; catalog: Catalog | null; catalogError: string | null }) {
+  const session = useSession();
+  const rf = useReactFlow();
+  const flowId = initial.id;
+  const [flow, setFlow] = useState(initial);
+
+  const start = useMemo(() => {
+    const draft = readDraft(flowId);
+    const serverTs = initial.updated_at ? Date.parse(initial.updated_at) : 0;
+    if (draft && draft.ts > serverTs) return { ...fromFlowData(draft.data), restored: true };
+    if (draft) clearDraft(flowId);
+    return { ...fromFlowData(initial.data), restored: false };
+  }, [flowId, initial]);
+
+  const [nodes, setNodes] = useState<FlowNode[]>(start.nodes);
+  const [edges, setEdges] = useState<FlowEdge[]>(start.edges);
+  const [saveState, setSaveState] = useState<SaveState>(start.restored ? "dirty" : "saved");
+  const [version, setVersion] = useState(0); // bumps on every content change
+  const [historyFlags, setHistoryFlags] = useState({ undo: false, redo: false });
+  const [showPlayground, setShowPlayground] = useState(false);
+  const [showApi, setShowApi] = useState(false);
+  const [renaming, setRenaming] = useState(false);
+  const [bigEditor, setBigEditor] = useState<{ nodeId: string; field: string } | null>(null);
+  const [variables, setVariables] = useState<Variable[]>([]);
+  const [archive, setArchive] = useState<ChatMessage[]>([]);
+  const [running, setRunning] = useState(false);
+
+  const nodesRef = useRef(nodes);
+  const edgesRef = useRef(edges);
+  nodesRef.current = nodes;
+  edgesRef.current = edges;
+  const history = useRef(new History<Snapshot>(200));
+  const lastPush = useRef<{ at: number; key: string }>({ at: 0, key: "" });
+  const clipboard = useRef<Clipboard | null>(null);
+  const wrapper = useRef<HTMLDivElement>(null);
+  const buildStore = useMemo(() => new BuildStore(), []);
+  const jobRef = useRef<string | null>(null);
+  const abortRef = useRef<AbortController | null>(null);
+  const addCount = useRef(0);
+
+  useEffect(() => {
+    if (start.restored) notify("info", "Restored changes that were not saved yet.");
+  }, [start.restored]);
+
+  const refreshVariables = useCallback(() => {
+    api
+      .listVariables()
+      .then(setVariables)
+      .catch(() => undefined);
+  }, []);
+  useEffect(refreshVariables, [refreshVariables]);
+
+  // ---- history ------------------------------------------------------------------------------------
+  /** Record an undo point. Calls with the same key within `coalesceMs` form one step (typing, one delete). */
+  const pushHistory = useCallback((key = "", coalesceMs = 40) => {
+    const now = Date.now();
+    if (now - lastPush.current.at < coalesceMs && lastPush.current.key === key) {
+      lastPush.current.at = now;
+      return;
+    }
+    lastPush.current = { at: now, key };
+    history.current.push({ nodes: nodesRef.current, edges: edgesRef.current });
+    setHistoryFlags({ undo: true, redo: false });
+  }, []);
+
+  const changed = useCallback(() => {
+    setSaveState("dirty");
+    setVersion((v) => v + 1);
+  }, []);
+
+  const replace = useCallback(
+    (s: Snapshot) => {
+      nodesRef.current = s.nodes;
+      edgesRef.current = s.edges;
+      setNodes(s.nodes);
+      setEdges(s.edges);
+      changed();
+    },
+    [changed],
+  );
+
+  const undo = useCallback(() => {
+    const prev = history.current.undo({ nodes: nodesRef.current, edges: edgesRef.current });
+    if (prev) replace(prev);
+    lastPush.current = { at: 0, key: "" };
+    setHistoryFlags({ undo: history.current.canUndo, redo: history.current.canRedo });
+  }, [replace]);
+
+  const redo = useCallback(() => {
+    const next = history.current.redo({ nodes: nodesRef.current, edges: edgesRef.current });
+    if (next) replace(next);
+    setHistoryFlags({ undo: history.current.canUndo, redo: history.current.canRedo });
+  }, [replace]);
+
+  // ---- graph edits ----------------------------------------------------------------------------------
+  const onNodesChange = useCallback(
+    (changes: NodeChange[]) => {
+      const removing = changes.filter((c) => c.type === "remove").map((c) => (c as { id: string }).id);
+      if (removing.length) {
+        pushHistory("delete");
+        const next = removeNodes(nodesRef.current, edgesRef.current, removing);
+        nodesRef.current = next.nodes;
+        edgesRef.current = next.edges;
+        setEdges(next.edges);
+      }
+      const rest = changes.filter((c) => c.type !== "remove");
+      const next = rest.length ? (applyNodeChanges(rest as NodeChange<Node>[], nodesRef.current as unknown as Node[]) as unknown as FlowNode[]) : nodesRef.current;
+      nodesRef.current = next;
+      setNodes(next);
+      if (removing.length || changes.some((c) => c.type === "position" && !c.dragging && c.position) || changes.some((c) => c.type === "dimensions" && c.resizing))
+        changed();
+    },
+    [pushHistory, changed],
+  );
+
+  const onEdgesChange = useCallback(
+    (changes: EdgeChange[]) => {
+      const removing = changes.some((c) => c.type === "remove" && edgesRef.current.some((e) => e.id === c.id));
+      if (removing) pushHistory("delete");
+      const next = applyEdgeChanges(changes as EdgeChange<Edge>[], edgesRef.current as unknown as Edge[]) as unknown as FlowEdge[];
+      edgesRef.current = next;
+      setEdges(next);
+      if (removing) changed();
+    },
+    [pushHistory, changed],
+  );
+
+  const onConnect = useCallback(
+    (c: Connection) => {
+      const result = connect(nodesRef.current, edgesRef.current, {
+        source: c.source,
+        target: c.target,
+        sourceHandle: c.sourceHandle ?? "",
+        targetHandle: c.targetHandle ?? "",
+      });
+      if (!result.ok) return notify("error", result.reason);
+      pushHistory("connect", 0);
+      const gone = new Set(result.replaced);
+      const next = [...edgesRef.current.filter((e) => !gone.has(e.id)), result.edge];
+      edgesRef.current = next;
+      setEdges(next);
+      changed();
+    },
+    [pushHistory, changed],
+  );
+
+  const isValidConnection = useCallback(
+    (c: Connection | Edge) => validConnection(nodesRef.current, { source: c.source, target: c.target, sourceHandle: c.sourceHandle ?? "", targetHandle: c.targetHandle ?? "" }),
+    [],
+  );
+
+  const addNodes = useCallback(
+    (added: FlowNode[], addedEdges: FlowEdge[] = []) => {
+      pushHistory("add", 0);
+      const nextNodes = [...nodesRef.current.map((n) => (n.selected ? { ...n, selected: false } : n)), ...added];
+      const nextEdges = [...edgesRef.current, ...addedEdges];
+      nodesRef.current = nextNodes;
+      edgesRef.current = nextEdges;
+      setNodes(nextNodes);
+      setEdges(nextEdges);
+      changed();
+    },
+    [pushHistory, changed],
+  );
+
+  const centerPosition = useCallback(() => {
+    const r = wrapper.current?.getBoundingClientRect();
+    const p = r ? rf.screenToFlowPosition({ x: r.left + r.width / 2, y: r.top + r.height / 3 }) : { x: 0, y: 0 };
+    const k = addCount.current++ % 6;
+    return { x: p.x - 160 + k * 30, y: p.y + k * 30 };
+  }, [rf]);
+
+  const addComponent = useCallback(
+    (key: string, node: FrontendNode, position?: { x: number; y: number }) => {
+      const taken = new Set(nodesRef.current.map((n) => n.id));
+      const created = refreshNode(createNode(key, node, position ?? centerPosition(), taken));
+      addNodes([{ ...created, selected: true }]);
+    },
+    [addNodes, centerPosition],
+  );
+
+  const addNote = useCallback(() => {
+    addNodes([{ ...createNote(centerPosition(), "", new Set(nodesRef.current.map((n) => n.id))), width: 240, height: 140, selected: true }]);
+  }, [addNodes, centerPosition]);
+
+  const findCatalogNode = useCallback(
+    (key: string): FrontendNode | null => {
+      for (const [, entries] of catalogCategories(catalog)) for (const [k, n] of entries) if (k === key) return n;
+      return null;
+    },
+    [catalog],
+  );
+
+  const setField = useCallback(
+    (nodeId: string, field: string, patch: Partial<TemplateField>) => {
+      pushHistory(`field:${nodeId}:${field}`, 1500);
+      let droppedOutputs: Set<string> | null = null;
+      const next = nodesRef.current.map((n) => {
+        if (n.id !== nodeId) return n;
+        let updated = refreshNode(setFieldValue(n, field, patch), field);
+        const tf = updated.data.node.template[field];
+        if (isTemplateField(tf) && (tf.type === "prompt" || tf._input_type === "PromptInput")) updated = syncPromptFields(updated, field);
+        const names = new Set((updated.data.node.outputs ?? []).map((o) => o.name));
+        if ((n.data.node.outputs ?? []).some((o) => !names.has(o.name))) droppedOutputs = names;
+        return updated;
+      });
+      nodesRef.current = next;
+      setNodes(next);
+      const keep = droppedOutputs as Set<string> | null;
+      if (keep) {
+        const e2 = edgesRef.current.filter((e) => e.source !== nodeId || keep.has(e.data.sourceHandle.name));
+        edgesRef.current = e2;
+        setEdges(e2);
+      }
+      // a field that is now hidden or gone loses its edges
+      const tn = next.find((n) => n.id === nodeId);
+      const e3 = edgesRef.current.filter((e) => {
+        if (e.target !== nodeId || !tn) return true;
+        const f = tn.data.node.template[e.data.targetHandle.fieldName];
+        return isTemplateField(f) && f.show !== false;
+      });
+      if (e3.length !== edgesRef.current.length) {
+        edgesRef.current = e3;
+        setEdges(e3);
+      }
+      changed();
+    },
+    [pushHistory, changed],
+  );
+
+  const setNodeData = useCallback(
+    (nodeId: string, patch: Record<string, unknown>) => {
+      pushHistory(`data:${nodeId}`, 1500);
+      const next = nodesRef.current.map((n) => (n.id === nodeId ? { ...n, data: { ...n.data, ...patch } } : n));
+      nodesRef.current = next;
+      setNodes(next);
+      changed();
+    },
+    [pushHistory, changed],
+  );
+
+  // ---- save ------------------------------------------------------------------------------------------
+  const currentData = useCallback(() => toFlowData(nodesRef.current, edgesRef.current, rf.getViewport()), [rf]);
+  const savingRef = useRef<Promise<void> | null>(null);
+  const savedVersion = useRef(start.restored ? -1 : 0);
+  const versionRef = useRef(version);
+  versionRef.current = version;
+
+  const save = useCallback(async () => {
+    if (savingRef.current) await savingRef.current;
+    const v = versionRef.current;
+    if (v === savedVersion.current) return;
+    setSaveState("saving");
+    const p = (async () => {
+      try {
+        const updated = await api.updateFlow(flowId, { data: currentData() });
+        savedVersion.current = v;
+        setFlow((f) => ({ ...f, ...updated, data: undefined }));
+        if (versionRef.current === v) {
+          setSaveState("saved");
+          clearDraft(flowId);
+        } else setSaveState("dirty");
+      } catch (e) {
+        setSaveState("error");
+        notifyError(e, "Saving failed (your changes are kept in this browser)");
+      }
+    })();
+    savingRef.current = p;
+    await p;
+    savingRef.current = null;
+  }, [flowId, currentData]);
+
+  // keep a local draft of unsaved changes (survives a reload or a crash)
+  useEffect(() => {
+    if (saveState !== "dirty" && saveState !== "error") return;
+    const t = setTimeout(() => writeDraft(flowId, currentData()), 250);
+    return () => clearTimeout(t);
+  }, [version, saveState, flowId, currentData]);
+
+  // auto-save following the server configuration
+  const autoSaving = session.config.auto_saving !== false;
+  const interval = Math.max(300, Number(session.config.auto_saving_interval ?? 1000));
+  useEffect(() => {
+    if (!autoSaving || saveState !== "dirty") return;
+    const t = setTimeout(() => void save(), interval);
+    return () => clearTimeout(t);
+  }, [version, saveState, autoSaving, interval, save]);
+
+  useEffect(() => {
+    const onBeforeUnload = (e: BeforeUnloadEvent) => {
+      if (versionRef.current === savedVersion.current) return;
+      writeDraft(flowId, currentData());
+      e.preventDefault();
+      e.returnValue = "";
+    };
+    window.addEventListener("beforeunload", onBeforeUnload);
+    return () => window.removeEventListener("beforeunload", onBeforeUnload);
+  }, [flowId, currentData]);
+
+  // leaving the page inside the app: save what is pending
+  useEffect(
+    () => () => {
+      if (versionRef.current !== savedVersion.current) {
+        writeDraft(flowId, toFlowData(nodesRef.current, edgesRef.current));
+        void api.updateFlow(flowId, { data: toFlowData(nodesRef.current, edgesRef.current) }).then(() => clearDraft(flowId), () => undefined);
+      }
+    },
+    [flowId],
+  );
+
+  // ---- build -----------------------------------------------------------------------------------------
+  const runBuild = useCallback(
+    async (opts: { input?: string; session?: string; stopId?: string }) => {
+      if (jobRef.current) return notify("info", "A build is already running.");
+      const prev = buildStore.state.messages;
+      if (prev.length) setArchive((a) => [...a, ...prev]);
+      buildStore.set({ ...initialBuild, running: true });
+      setRunning(true);
+      const abort = new AbortController();
+      abortRef.current = abort;
+      let finished = false;
+      try {
+        const body = { inputs: { input_value: opts.input ?? "", session: opts.session ?? flowId }, data: currentData() };
+        const { job_id } = await api.startBuild(flowId, body, { stop_component_id: opts.stopId });
+        jobRef.current = job_id;
+        const res = await api.buildEvents(job_id, abort.signal);
+        if (!res.body) throw new Error("The server sent no events.");
+        const reader = res.body.getReader();
+        const decoder = new TextDecoder();
+        const parser = new NdjsonParser();
+        const handle = (evs: ReturnType<NdjsonParser["push"]>) => {
+          for (const ev of evs) {
+            buildStore.apply(ev);
+            if (ev.event === "end" || ev.event === "error") finished = true;
+          }
+        };
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          handle(parser.push(decoder.decode(value, { stream: true })));
+          if (finished) break;
+        }
+        handle(parser.flush());
+        if (!finished && !abort.signal.aborted) buildStore.apply({ event: "error", data: { text: "The event stream ended before the build finished." } });
+        const err = buildStore.state.error;
+        if (err) notify("error", `Build failed: ${err}`);
+      } catch (e) {
+        if ((e as Error).name === "AbortError") buildStore.apply({ event: "error", data: { text: "Build stopped." } });
+        else {
+          buildStore.apply({ event: "error", data: { text: (e as Error).message } });
+          notifyError(e, "Build failed");
+        }
+      } finally {
+        jobRef.current = null;
+        abortRef.current = null;
+        if (buildStore.state.running) buildStore.set({ ...buildStore.state, running: false });
+        setRunning(false);
+      }
+    },
+    [buildStore, flowId, currentData],
+  );
+
+  const stopBuild = useCallback(async () => {
+    const job = jobRef.current;
+    if (job) {
+      try {
+        await api.cancelBuild(job);
+      } catch (e) {
+        notifyError(e, "Could not stop the build");
+      }
+    }
+    abortRef.current?.abort();
+  }, []);
+
+  const runUpTo = useCallback((nodeId: string) => void runBuild({ stopId: nodeId }), [runBuild]);
+
+  // ---- clipboard & keyboard ----------------------------------------------------------------------------
+  const copy = useCallback(() => {
+    const ids = nodesRef.current.filter((n) => n.selected).map((n) => n.id);
+    if (!ids.length) return false;
+    clipboard.current = copySelection(nodesRef.current, edgesRef.current, ids);
+    try {
+      void navigator.clipboard?.writeText(JSON.stringify({ service_clipboard: clipboard.current }));
+    } catch {
+      /* the in-memory clipboard is enough */
+    }
+    return true;
+  }, []);
+
+  const paste = useCallback(() => {
+    if (!clipboard.current?.nodes.length) return;
+    const pasted = pasteClipboard(clipboard.current, nodesRef.current, { x: 40, y: 40 });
+    clipboard.current = { nodes: pasted.nodes.map((n) => ({ ...n, selected: false })), edges: pasted.edges };
+    addNodes(pasted.nodes, pasted.edges);
+  }, [addNodes]);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const mod = e.ctrlKey || e.metaKey;
+      if (!mod) return;
+      const k = e.key.toLowerCase();
+      if (k === "s") {
+        e.preventDefault();
+        void save();
+        return;
+      }
+      if (isEditable(e.target) || document.querySelector(".modal-backdrop")) return;
+      if (k === "z" && !e.shiftKey) (e.preventDefault(), undo());
+      else if ((k === "z" && e.shiftKey) || k === "y") (e.preventDefault(), redo());
+      else if (k === "c") copy() && e.preventDefault();
+      else if (k === "v") (e.preventDefault(), paste());
+      else if (k === "d") {
+        e.preventDefault();
+        if (copy()) paste();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [save, undo, redo, copy, paste]);
+
+  // ---- view --------------------------------------------------------------------------------------------
+  const styledEdges = useMemo(
+    () =>
+      edges.map((e) => ({
+        ...e,
+        style: { stroke: typeColour(primaryType(e.data?.sourceHandle?.output_types)), strokeWidth: e.selected ? 3 : 2 },
+        animated: running,
+      })),
+    [edges, running],
+  );
+
+  const actions: EditorActions = useMemo(
+    () => ({ setField, runUpTo, openBigEditor: (nodeId, field) => setBigEditor({ nodeId, field }), setNodeData, variables, refreshVariables }),
+    [setField, runUpTo, setNodeData, variables, refreshVariables],
+  );
+
+  const known = useMemo(() => new Set(catalogCategories(catalog).flatMap(([, entries]) => entries.map(([k]) => k))), [catalog]);
+  const missing = useMemo(() => (catalog ? unknownComponents(nodes, known) : []), [catalog, nodes, known]);
+  const hasChatInput = useMemo(() => nodes.some((n) => n.data?.type === "ChatInput"), [nodes]);
+  const hasWebhook = useMemo(() => nodes.some((n) => n.data?.type === "Webhook"), [nodes]);
+  const tweaks = useMemo(() => (showApi ? defaultTweaks(nodes) : {}), [showApi, nodes]);
+
+  const statusText = saveState === "saved" ? "Saved" : saveState === "saving" ? "Saving…" : saveState === "error" ? "Not saved" : "Unsaved changes";
+
+  return (
+    <EditorContext.Provider value={actions}>
+      <BuildContext.Provider value={buildStore}>
+        <div className="app-shell editor-shell">
+          <TopBar>
+            <nav className="crumbs" aria-label="Breadcrumb">
+              <Link to={flow.folder_id ? `/projects/${flow.folder_id}` : "/"}>Flows</Link>
+              <span aria-hidden>/</span>
+              <button className="flow-name" onClick={() => setRenaming(true)} title="Rename the flow" data-testid="flow-name">
+                {flow.name}
+              </button>
+            </nav>
+            <span className={`save-state save-${saveState}`} role="status" data-testid="save-state" title={autoSaving ? "Changes save automatically" : "Press Ctrl+S to save"}>
+              {statusText}
+            </span>
+            <div className="toolbar" role="toolbar" aria-label="Editor">
+              <button className="btn btn-ghost" onClick={undo} disabled={!historyFlags.undo} title="Undo (Ctrl+Z)">
+                Undo
+              </button>
+              <button className="btn btn-ghost" onClick={redo} disabled={!historyFlags.redo} title="Redo (Ctrl+Shift+Z)">
+                Redo
+              </button>
+              <button className="btn" onClick={() => void save()} disabled={saveState === "saved" || saveState === "saving"} title="Save (Ctrl+S)">
+                Save
+              </button>
+              <button className="btn" onClick={() => setShowApi(true)}>
+                API
+              </button>
+              {running ? (
+                <button className="btn btn-danger" onClick={() => void stopBuild()}>
+                  Stop
+                </button>
+              ) : (
+                <button className="btn" onClick={() => void runBuild({})} title="Build the whole flow">
+                  Run
+                </button>
+              )}
+              <button className={`btn btn-primary${showPlayground ? " active" : ""}`} onClick={() => setShowPlayground((v) => !v)} aria-pressed={showPlayground}>
+                Playground
+              </button>
+            </div>
+          </TopBar>
+          {missing.length > 0 && (
+            <div className="banner banner-warn" role="alert">
+              Not available on this server: {missing.join(", ")}. The flow cannot run until these components are replaced.
+            </div>
+          )}
+          <div className="editor">
+            <ComponentSidebar catalog={catalog} error={catalogError} onAdd={(k, n) => addComponent(k, n)} onAddNote={addNote} />
+            <div
+              className="canvas"
+              ref={wrapper}
+              onDragOver={(e) => {
+                if (e.dataTransfer.types.includes(DRAG_MIME)) {
+                  e.preventDefault();
+                  e.dataTransfer.dropEffect = "move";
+                }
+              }}
+              onDrop={(e) => {
+                const key = e.dataTransfer.getData(DRAG_MIME);
+                if (!key) return;
+                e.preventDefault();
+                const n = findCatalogNode(key);
+                if (!n) return notify("error", `Unknown component ${key}.`);
+                const p = rf.screenToFlowPosition({ x: e.clientX, y: e.clientY });
+                addComponent(key, n, { x: p.x - 20, y: p.y - 20 });
+              }}
+            >
+              <ReactFlow
+                nodes={nodes as unknown as Node[]}
+                edges={styledEdges as unknown as Edge[]}
+                nodeTypes={nodeTypes}
+                onNodesChange={onNodesChange}
+                onEdgesChange={onEdgesChange}
+                onConnect={onConnect}
+                isValidConnection={isValidConnection}
+                onNodeDragStart={() => pushHistory("drag", 0)}
+                defaultViewport={start.viewport ?? { x: 0, y: 0, zoom: 1 }}
+                fitView={!start.viewport && nodes.length > 0}
+                minZoom={0.05}
+                maxZoom={2}
+                deleteKeyCode={["Delete", "Backspace"]}
+                multiSelectionKeyCode={["Shift", "Meta", "Control"]}
+                onlyRenderVisibleElements={nodes.length > 60}
+                proOptions={{ hideAttribution: true }}
+                aria-label="Flow canvas"
+              >
+                <Background gap={20} size={1} />
+                <Controls showInteractive={false} />
+                <MiniMap pannable zoomable nodeColor={(n) => ((n as Node).type === "noteNode" ? "#fde68a" : "#c7d2fe")} />
+              </ReactFlow>
+              {nodes.length === 0 && (
+                <div className="canvas-empty" aria-hidden>
+                  Drag components from the left onto the canvas (or select one and press Enter).
+                </div>
+              )}
+            </div>
+            {showPlayground && (
+              <Playground
+                flowId={flowId}
+                hasChatInput={hasChatInput}
+                archive={archive}
+                onRun={(input, s) => runBuild({ input, session: s })}
+                onStop={() => void stopBuild()}
+                onClose={() => setShowPlayground(false)}
+              />
+            )}
+          </div>
+        </div>
+        {showApi && <ApiPanel flowId={flowId} endpointName={flow.endpoint_name} tweaks={tweaks} hasWebhook={hasWebhook} onClose={() => setShowApi(false)} />}
+        {renaming && (
+          <PromptDialog
+            title="Rename flow"
+            label="Name"
+            initial={flow.name}
+            onClose={() => setRenaming(false)}
+            onSubmit={async (name) => {
+              try {
+                const updated = await api.updateFlow(flowId, { name });
+                setFlow((f) => ({ ...f, name: updated.name }));
+                setRenaming(false);
+              } catch (e) {
+                notifyError(e, "Could not rename the flow");
+              }
+            }}
+          />
+        )}
+        {bigEditor && <BigEditor {...bigEditor} nodes={nodes} onClose={() => setBigEditor(null)} />}
+      </BuildContext.Provider>
+    </EditorContext.Provider>
+  );
+}
+
+function BigEditor({ nodeId, field, nodes, onClose }: { nodeId: string; field: string; nodes: FlowNode[]; onClose: () => void }) {
+  const node = nodes.find((n) => n.id === nodeId);
+  const f = node?.data.node.template[field];
+  const ctx = useEditor();
+  const isJson = isTemplateField(f) && (f.type === "dict" || f.type === "NestedDict" || f.type === "table");
+  const initial = !isTemplateField(f) ? "" : typeof f.value === "string" ? f.value : JSON.stringify(f.value ?? (isJson ? {} : ""), null, 2);
+  const [text, setText] = useState(initial);
+  const [err, setErr] = useState<string | null>(null);
+  if (!node || !isTemplateField(f)) return null;
+  const mono = f.type === "code" || isJson;
+  return (
+    <Modal
+      title={`${node.data.node.display_name ?? node.data.type} › ${f.display_name ?? field}`}
+      onClose={onClose}
+      wide
+      footer={
+        <>
+          <button className="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button
+            className="btn btn-primary"
+            onClick={() => {
+              let value: unknown = text;
+              if (isJson) {
+                try {
+                  value = text.trim() ? JSON.parse(text) : {};
+                } catch (e) {
+                  return setErr(`Not valid JSON: ${(e as Error).message}`);
+                }
+              }
+              ctx.setField(nodeId, field, { value });
+              onClose();
+            }}
+          >
+            Apply
+          </button>
+        </>
+      }
+    >
+      {f.info && <p className="muted">{f.info}</p>}
+      {f.type === "prompt" && <p className="muted small">Write {"{variable}"} to add an input field for it.</p>}
+      {err && (
+        <p className="form-error" role="alert">
+          {err}
+        </p>
+      )}
+      <textarea className={`big-editor${mono ? " mono" : ""}`} aria-label={f.display_name ?? field} value={text} onChange={(e) => setText(e.target.value)} autoFocus spellCheck={!mono} />
+    </Modal>
+  );
+}
+
