@@ -1,0 +1,308 @@
+"""HTTP endpoints of the run plugin (paths and codes as the reference serves them).
+
+* ``POST /api/v1/run/{flow_id_or_name}`` (``?stream=true``), ``/run/advanced/...``, ``/run/session/...``
+* ``POST /api/v1/webhook/{flow_id_or_name}``, ``GET /api/v1/webhook/jobs/{job_id}``
+* ``GET /api/v1/all``, ``POST /api/v1/validate/code``, ``POST /api/v1/validate/prompt``
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Blueprint as FlaskBlueprint
+from flask import Response, request
+from flask_smorest import Blueprint
+from marshmallow import Schema, ValidationError
+
+from core.app import state
+from core.auth import allowed, authenticated, current_actor, resolve_actor
+from core.errors import ApiError, ValidationFailed, flatten_marshmallow
+from core.runs import registry, request_variables
+from service_run import catalog, schemas, services, tweaks, validate
+from service_run.jobs import WEBHOOK_JOB
+
+run_blp = Blueprint("run", __name__, url_prefix="/api/v1", description="Run flows")
+webhook_blp = Blueprint("webhook", __name__, url_prefix="/api/v1", description="Webhook runs")
+base_blp = Blueprint("components", __name__, url_prefix="/api/v1", description="Component catalog and validation")
+#: routes the reference keeps out of its OpenAPI document
+hidden_bp = FlaskBlueprint("run_hidden", __name__, url_prefix="/api/v1")
+
+STREAM_MIMETYPE = "text/event-stream"
+_SIMPLIFIED = schemas.SimplifiedRunSchema()
+_ADVANCED = schemas.AdvancedRunSchema()
+_STREAM_TRUE = {"true", "1", "yes", "on"}
+_STREAM_FALSE = {"false", "0", "no", "off", ""}
+
+
+# --- request helpers ---------------------------------------------------------------------------------
+def json_body(schema: Schema) -> dict[str, Any]:
+    """The JSON body (any content type; empty means ``{}``) loaded with ``schema``; 422 otherwise."""
+    raw = request.get_data(cache=True)
+    body: Any = {}
+    if raw.strip():
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            raise ValidationFailed(
+                [{"loc": ["body"], "msg": "Invalid JSON: the request body could not be decoded", "type": "json_invalid"}]
+            ) from None
+    if body is None:
+        body = {}
+    if not isinstance(body, dict):
+        raise ValidationFailed([{"loc": ["body"], "msg": "Input should be an object", "type": "model_attributes_type"}])
+    try:
+        loaded: dict[str, Any] = schema.load(body)
+    except ValidationError as exc:
+        raise ValidationFailed(flatten_marshmallow(exc.messages, "body")) from None
+    return loaded
+
+
+def stream_flag() -> bool:
+    value = request.args.get("stream")
+    if value is None:
+        return False
+    low = value.strip().lower()
+    if low in _STREAM_TRUE:
+        return True
+    if low in _STREAM_FALSE:
+        return False
+    raise ValidationFailed([{"loc": ["query", "stream"], "msg": "Not a valid boolean.", "type": "bool_parsing"}])
+
+
+def stream_response(spec: services.RunSpec) -> Response:
+    response = Response(services.stream(spec), mimetype=STREAM_MIMETYPE)
+    response.headers["Content-Type"] = "text/event-stream; charset=utf-8"
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
+
+
+def json_response(payload: Any, status: int = 200) -> Response:
+    return Response(json.dumps(payload, separators=(",", ":")), status=status, mimetype="application/json")
+
+
+# --- simplified run ---------------------------------------------------------------------------------
+def simplified_run(flow_id_or_name: str) -> Response:
+    """The simplified run for the authenticated caller (shared by the key and session variants)."""
+    body = json_body(_SIMPLIFIED)
+    streaming = stream_flag()
+    actor = current_actor()
+    flow = services.find_flow(actor.owner_id, flow_id_or_name)
+    data = flow["data"]
+    tweak_map = body["tweaks"]
+    input_type = body["input_type"] or "chat"
+    tweaks.check_tweaks(data, tweak_map, state().settings.tweaks_policy)
+    tweaks.check_input_conflict(data, tweak_map, body["input_value"], input_type)
+    graph = services.build_graph(flow, tweak_map)
+    spec = services.RunSpec(
+        user_id=actor.owner_id,
+        flow=flow,
+        graph=graph,
+        session_id=body["session_id"] or None,
+        request_vars=services.request_vars(request_variables(request.headers), body["context"]),
+        inputs=[(body["input_value"], input_type, None, None)],
+        respond=services.simplified_response(
+            body["input_value"], body["output_type"] or "chat", body["output_component"] or ""
+        ),
+    )
+    if streaming:
+        return stream_response(spec)
+    return json_response(services.run_now(spec))
+
+
+_RUN_DOC = {
+    "requestBody": {"content": {"application/json": {"schema": schemas.SimplifiedRunSchema}}, "required": False},
+    "parameters": [
+        {"in": "query", "name": "stream", "schema": {"type": "boolean", "default": False}, "required": False}
+    ],
+    "responses": {
+        "200": {
+            "description": "run response, or with ``stream=true`` a ``text/event-stream`` of bare JSON events",
+            "content": {"application/json": {"schema": schemas.RunResponseSchema}},
+        },
+    },
+}
+
+
+@run_blp.route("/run/<flow_id_or_name>", methods=["POST"])
+@run_blp.doc(**_RUN_DOC)
+@authenticated("api_key")
+def run_flow(flow_id_or_name: str):
+    """Run a flow by id or endpoint name with the simplified request (API key only)."""
+    return simplified_run(flow_id_or_name)
+
+
+@hidden_bp.route("/run/session/<flow_id_or_name>", methods=["POST"])
+@authenticated("user")
+def run_flow_session(flow_id_or_name: str):
+    """The simplified run with the editor's session (bearer token or cookie) instead of an API key."""
+    return simplified_run(flow_id_or_name)
+
+
+# --- advanced run -------------------------------------------------------------------------------------
+@run_blp.route("/run/advanced/<flow_id_or_name>", methods=["POST"])
+@run_blp.doc(
+    requestBody={"content": {"application/json": {"schema": schemas.AdvancedRunSchema}}, "required": False},
+    responses={"200": {"description": "run response", "content": {"application/json": {
+        "schema": schemas.RunResponseSchema}}}},
+)
+@authenticated("api_key")
+def run_flow_advanced(flow_id_or_name: str):
+    """Run a flow with the complete request: several inputs, chosen outputs, tweaks, session (API key only)."""
+    body = json_body(_ADVANCED)
+    actor = current_actor()
+    flow = services.find_flow(actor.owner_id, flow_id_or_name)
+    data = flow["data"]
+    tweak_map = body["tweaks"]
+    tweaks.check_tweaks(data, tweak_map, state().settings.tweaks_policy)
+    session_id = body["session_id"]
+    if session_id and not services.session_known(actor.owner_id, flow, session_id):
+        raise ApiError(404, f"Session {session_id} not found")
+    if not session_id:
+        session_id = services.new_session_id(str(flow["id"]))
+    inputs = body["inputs"] if body["inputs"] is not None else [{"components": [], "input_value": "", "session": None,
+                                                                 "type": "chat"}]
+    for item in inputs:
+        tweaks.check_input_conflict(data, tweak_map, item.get("input_value"), item.get("type") or "chat")
+    graph = services.build_graph(flow, tweak_map)
+    values = [item.get("input_value") for item in inputs]
+    spec = services.RunSpec(
+        user_id=actor.owner_id,
+        flow=flow,
+        graph=graph,
+        session_id=session_id,
+        request_vars=request_variables(request.headers),
+        inputs=[
+            (item.get("input_value"), item.get("type") or "chat", item.get("components") or None, item.get("session"))
+            for item in inputs
+        ],
+        respond=services.advanced_response(body["outputs"], session_id, values),
+    )
+    if body["stream"]:
+        return stream_response(spec)
+    return json_response(services.run_now(spec))
+
+
+# --- webhook -------------------------------------------------------------------------------------------
+WEBHOOK_STARTED = "Task started in the background"
+
+
+def _webhook_actor_id(flow_id_or_name: str) -> tuple[str, dict[str, Any]]:
+    """The user the webhook runs as and the flow, per ``SERVICE_WEBHOOK_AUTH_ENABLE``."""
+    if state().settings.webhook_auth_enable:
+        if not (request.args.get("x-api-key") or request.headers.get("x-api-key")):
+            raise ApiError(403, "API key required when webhook authentication is enabled")
+        try:
+            actor = resolve_actor("api_key")
+        except ApiError as exc:
+            raise ApiError(403, "Invalid API key") from exc
+        if actor is None:
+            raise ApiError(403, "Invalid API key")
+        return actor.owner_id, services.find_flow(actor.owner_id, flow_id_or_name)
+    # no key: the flow's owner is the actor (looked up across owners by the flows plugin)
+    flow = services.find_flow(None, flow_id_or_name)
+    owner = flow.get("user_id")
+    if not owner:
+        raise ApiError(404, f"Flow identifier {flow_id_or_name} not found")
+    return str(owner), flow
+
+
+@webhook_blp.route("/webhook/<flow_id_or_name>", methods=["POST"])
+@webhook_blp.doc(
+    requestBody={"content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}, "required": True},
+    responses={"202": {"description": "started", "content": {"application/json": {
+        "schema": schemas.WebhookStartSchema}}}},
+    security=[{"API key query": []}, {"API key header": []}, {}],
+)
+def webhook_run(flow_id_or_name: str):
+    """Start a flow in the background with the raw request body as the Webhook component's payload."""
+    raw = request.get_data(cache=False)
+    user_id, flow = _webhook_actor_id(flow_id_or_name)
+    if not raw or not raw.strip():
+        raise ApiError(400, "Request body is empty. You should provide a JSON payload containing the flow ID.")
+    body = raw.decode("utf-8", errors="replace")
+    flow_id = str(flow["id"])
+    job_id = state().jobs.enqueue(
+        WEBHOOK_JOB,
+        owner=user_id,
+        kwargs={"flow_id": flow_id, "user_id": user_id, "body": body},
+        meta={"flow_id": flow_id},
+    )
+    return json_response(
+        {
+            "message": WEBHOOK_STARTED,
+            "status": "in progress",
+            "job_id": job_id,
+            "status_url": f"/api/v1/webhook/jobs/{job_id}",
+        },
+        202,
+    )
+
+
+def _iso(epoch: float | None) -> str | None:
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat() if epoch else None
+
+
+@webhook_blp.route("/webhook/jobs/<job_id>", methods=["GET"])
+@webhook_blp.response(200, schemas.WebhookJobSchema)
+@authenticated("user")
+def webhook_job(job_id: str):
+    """State of a webhook run started by (or as) the caller; once finished, its run response."""
+    info = state().jobs.info_for(job_id, current_actor().owner_id)
+    if info is None or info.name != WEBHOOK_JOB:
+        raise ApiError(404, f"Job not found: {job_id}")
+    status = str(info.state.value if hasattr(info.state, "value") else info.state)
+    return {
+        "job_id": info.id,
+        "flow_id": (info.meta or {}).get("flow_id"),
+        "status": status,
+        "created_at": _iso(info.created_at),
+        "started_at": _iso(info.started_at),
+        "ended_at": _iso(info.ended_at),
+        "result": info.result if status == "finished" else None,
+        "error": info.error,
+    }
+
+
+# --- component catalog --------------------------------------------------------------------------------
+@base_blp.route("/all", methods=["GET"])
+@base_blp.arguments(schemas.CatalogQuerySchema, location="query")
+@base_blp.response(200, description="``{category: {key: node}, component_display_names: {...}}``, gzip-encoded")
+@authenticated("user")
+def all_components(query: Mapping[str, Any]):
+    """Every component type by category, display names in the ``Accept-Language`` locale."""
+    if query["include_blocked"] and not allowed(current_actor(), "admin"):
+        raise ApiError(403, "Only superusers can include blocked components")
+    reg = registry()
+    locale = request.accept_languages.best_match(catalog.locales(reg), default=catalog.DEFAULT_LOCALE)
+    raw, packed = catalog.encoded(reg, locale or catalog.DEFAULT_LOCALE)
+    response = Response(raw, mimetype="application/json")
+    response.vary.add("Accept-Encoding")
+    response.vary.add("Accept-Language")
+    response.headers["Content-Language"] = locale or catalog.DEFAULT_LOCALE
+    if request.accept_encodings["gzip"] > 0:
+        response.set_data(packed)
+        response.headers["Content-Encoding"] = "gzip"
+    return response
+
+
+# --- validation ----------------------------------------------------------------------------------------
+@base_blp.route("/validate/code", methods=["POST"])
+@base_blp.arguments(schemas.CodeSchema)
+@base_blp.response(200, schemas.CodeValidationSchema)
+@authenticated("user")
+def validate_code(body: Mapping[str, Any]):
+    """Check Python code for syntax errors and unknown imports, with the AST only (nothing runs)."""
+    return validate.validate_code(body["code"])
+
+
+@base_blp.route("/validate/prompt", methods=["POST"])
+@base_blp.arguments(schemas.PromptSchema)
+@base_blp.response(200, schemas.PromptValidationSchema)
+@authenticated("user")
+def validate_prompt(body: Mapping[str, Any]):
+    """The prompt's ``{variables}``, and the frontend node with one input field per variable."""
+    return validate.validate_prompt(body)
