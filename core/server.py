@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> None:
         "loglevel": settings.log_level,
         "accesslog": "-" if "--access-log" in argv else None,
         "errorlog": "-",
+        # gunicorn 27's control socket sits at one path per user: several servers would clash
+        "control_socket_disable": True,
     }
     logging.getLogger(__name__).info("serving on http://%s:%s", settings.host, settings.port)
     Server(holder, options).run()
