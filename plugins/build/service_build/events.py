@@ -1,0 +1,146 @@
+"""Build events as clients see them: framing, the job-end mapping, streaming and polling.
+
+Framing (reference-api.md section 3): each event is
+``json.dumps({"event": name, "data": data}) + "\\n\\n"``; a poll returning
+several joins them with ``"\\n"`` (so they are separated by ``"\\n\\n\\n"``).
+
+A build's client-visible stream ends with exactly one ``end`` or ``error``.
+The engine emits them itself (``end`` on success, ``error`` on a failed
+vertex or the run time limit); the job queue then appends its own end event
+(:data:`core.jobs.END_EVENTS`), which is mapped so clients only ever see the
+reference's names:
+
+* ``finished`` after the engine's own ``end``/``error``: swallowed (the
+  client stream already ended); alone: ``end`` ``{}``.
+* ``cancelled``: ``error`` whose text is ``Flow build cancelled``.
+* ``error`` ``{"error": message}`` (the job failed: worker lost, time limit,
+  exception): ``error`` carrying that message.
+
+Everything after the first ``end``/``error`` is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from core.engine import Message
+from core.jobs import END_EVENTS, Event, JobQueue, JobState
+
+from service_build.store import BuildStore
+
+TERMINAL = frozenset({"end", "error"})
+CANCELLED_TEXT = "Flow build cancelled"
+END_AFTER_END: tuple[str, Any] = ("end", {})
+NDJSON = "application/x-ndjson"
+
+
+def frame(name: str, data: Any) -> str:
+    return json.dumps({"event": name, "data": data}) + "\n\n"
+
+
+def error_payload(text: str, *, flow_id: str | None = None, session_id: str | None = None,
+                  **extra: Any) -> dict[str, Any]:
+    """An ``error`` event's data: an error message dict whose ``text`` is the reason (as the engine sends)."""
+    message = Message(
+        text=text,
+        sender="Machine",
+        sender_name="Flow Builder",
+        session_id=session_id,
+        flow_id=flow_id,
+        error=True,
+        category="error",
+        properties={"source": {"id": None, "display_name": None, "source": None}, "text_color": "red"},
+    )
+    payload = message.to_dict()
+    payload["error"] = True
+    payload.update(extra)
+    return payload
+
+
+def client_event(event: Event, meta: dict[str, Any]) -> tuple[str, Any]:
+    """The reference's event for one stored event (job end events mapped, others unchanged)."""
+    name, data = event.name, event.data
+    if name == END_EVENTS[JobState.FINISHED]:
+        return "end", {}
+    if name == END_EVENTS[JobState.CANCELLED]:
+        return "error", error_payload(CANCELLED_TEXT, flow_id=meta.get("run_flow_id"),
+                                      session_id=meta.get("session_id"), cancelled=True)
+    if name == "error" and isinstance(data, dict) and set(data) == {"error"}:
+        return "error", error_payload(str(data["error"] or "Build failed"), flow_id=meta.get("run_flow_id"),
+                                      session_id=meta.get("session_id"))
+    return name, data
+
+
+def translate(events: list[Event], meta: dict[str, Any]) -> tuple[list[tuple[str, Any]], str | None, bool]:
+    """Client events up to and including the first terminal one; the id of the last event consumed; ended?"""
+    out: list[tuple[str, Any]] = []
+    last: str | None = None
+    for event in events:
+        last = event.id
+        name, data = client_event(event, meta)
+        out.append((name, data))
+        if name in TERMINAL:
+            return out, last, True
+    return out, last, False
+
+
+def stream(queue: JobQueue, job_id: str, meta: dict[str, Any], *, block_seconds: float,
+           touch: Callable[[], None] | None = None) -> Iterator[tuple[str, Any]]:
+    """Every client event of a job from its start, until ``end``/``error`` (or the job disappears)."""
+    cursor: str | None = None
+    while True:
+        events = queue.read_events(job_id, after=cursor, block_seconds=block_seconds)
+        if touch is not None:
+            touch()
+        if not events:
+            info = queue.info(job_id)
+            if info is None or info.state.terminal:
+                return  # expired, or ended and its end event was read: nothing more will come
+            continue
+        translated, cursor, ended = translate(events, meta)
+        yield from translated
+        if ended:
+            return
+
+
+def poll(queue: JobQueue, store: BuildStore, job_id: str, meta: dict[str, Any], *,
+         wait_seconds: float) -> list[tuple[str, Any]]:
+    """What arrived since the last poll of this job by anyone (cursor kept in ``store``), waiting briefly.
+
+    Two concurrent polls never return the same event: the cursor moves by
+    compare-and-set and the loser reads again from the new cursor. After the
+    end was delivered, every poll answers ``end`` ``{}`` (as the reference).
+    """
+    deadline = time.monotonic() + max(0.0, wait_seconds)
+    while True:
+        cursor, done = store.get_cursor(job_id)
+        if done:
+            return [END_AFTER_END]
+        remaining = deadline - time.monotonic()
+        events = queue.read_events(job_id, after=cursor, block_seconds=max(0.0, remaining))
+        if not events:
+            if remaining <= 0:
+                return []
+            info = queue.info(job_id)
+            if info is None:
+                return []
+            if info.state.terminal:  # ended and nothing left after our cursor
+                store.advance(job_id, cursor, cursor, True)
+                store.unwatch(job_id)
+                return [END_AFTER_END]
+            continue
+        translated, last, ended = translate(events, meta)
+        if not store.advance(job_id, cursor, last, ended):
+            continue  # another poll took these events; read on from its cursor
+        if ended:
+            store.unwatch(job_id)
+        if translated:
+            return translated
+
+
+def ndjson(events: list[tuple[str, Any]]) -> str:
+    """A poll's body: the framed events joined by a newline (``\\n\\n\\n`` between two events)."""
+    return "\n".join(frame(name, data) for name, data in events)

@@ -1,0 +1,239 @@
+"""HTTP endpoints of build jobs (paths, codes and framing as the reference serves them).
+
+* ``/api/v1/build/{flow_id}/flow``, ``/api/v1/build/{job_id}/events``, ``/api/v1/build/{job_id}/cancel``
+* ``/api/v1/build_public_tmp/...``: the same for PUBLIC flows, anonymous, per ``client_id`` cookie
+* ``/api/v1/monitor/job_queue``: job queue metrics (superusers)
+* the deprecated vertex operations live in :mod:`service_build.vertices`
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Response, current_app, request
+from flask_smorest import Blueprint
+
+from core.app import state
+from core.auth import authenticated, current_actor
+from core.errors import ApiError
+from core.jobs import JobInfo
+from core.limits import rate_limited
+
+from service_build import schemas
+from service_build.config import runtime
+from service_build.events import NDJSON, TERMINAL, frame, ndjson, poll, stream
+from service_build.services import (
+    BUILD_JOB,
+    BuildRequest,
+    public_owner,
+    public_principal,
+    public_session,
+    start_build,
+    virtual_flow_id,
+)
+from service_build.watchdog import WATCHDOG
+
+build_blp = Blueprint("build", __name__, url_prefix="/api/v1/build", description="Chat (build jobs)")
+public_blp = Blueprint("build_public", __name__, url_prefix="/api/v1/build_public_tmp",
+                       description="Chat (public build jobs)")
+job_queue_blp = Blueprint("build_job_queue", __name__, url_prefix="/api/v1/monitor", description="Monitor")
+
+CANCELLED_MESSAGE = "Flow build cancelled successfully"
+NO_CLIENT_ID = "No client_id cookie found"
+_NDJSON_DOC = {"200": {"description": "events, one JSON object per event followed by a blank line",
+                       "content": {NDJSON: {"schema": {"type": "string"}}}}}
+_STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+# --- helpers ------------------------------------------------------------------------------------------
+def _ensure_watchdog() -> None:
+    rt = runtime()
+    WATCHDOG.ensure(state().jobs, rt.store, rt.config)
+
+
+def _job_for(job_id: str, owner: str) -> JobInfo:
+    """The owner's build job, else 404 (unknown, expired, another owner's, or not a build)."""
+    info = state().jobs.info_for(job_id, owner)
+    if info is None or info.name != BUILD_JOB:
+        raise ApiError(404, f"Job not found: {job_id}")
+    return info
+
+
+def _inputs(body: dict[str, Any]) -> dict[str, Any]:
+    return body.get("inputs") or {}
+
+
+def _request(*, owner: str, run_user_id: str, flow_id: str, run_flow_id: str, public: bool,
+             query: dict[str, Any], body: dict[str, Any], session: str | None) -> BuildRequest:
+    inputs = _inputs(body)
+    return BuildRequest(
+        owner=owner,
+        run_user_id=run_user_id,
+        flow_id=flow_id,
+        run_flow_id=run_flow_id,
+        public=public,
+        flow_name=query.get("flow_name"),
+        data=None if public else body.get("data"),
+        session=session,
+        input_value=inputs.get("input_value"),
+        input_type=inputs.get("type") or "chat",
+        input_components=inputs.get("components") or None,
+        files=body.get("files") or None,
+        start_component_id=query.get("start_component_id") or None,
+        stop_component_id=query.get("stop_component_id") or None,
+        log_builds=bool(query.get("log_builds", True)),
+    )
+
+
+def _stream_response(job_id: str, meta: dict[str, Any], *, cancel_on_close: bool) -> Response:
+    """The NDJSON stream of a job; a ``direct`` build is cancelled when its client goes away before the end."""
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    jobs = state(app).jobs
+    rt = runtime(app)
+
+    def touch() -> None:
+        rt.store.touch(job_id)
+
+    def generate() -> Iterator[str]:
+        ended = False
+        try:
+            for name, data in stream(jobs, job_id, meta, block_seconds=rt.config.stream_block_seconds, touch=touch):
+                ended = name in TERMINAL
+                yield frame(name, data)
+        finally:
+            if cancel_on_close and not ended:
+                jobs.cancel(job_id)
+
+    return Response(generate(), mimetype=NDJSON, headers=_STREAM_HEADERS)
+
+
+def _events(info: JobInfo, delivery: str) -> Response:
+    rt = runtime()
+    meta = info.meta or {}
+    rt.store.touch(info.id)
+    if delivery == "polling":
+        events = poll(state().jobs, rt.store, info.id, meta, wait_seconds=rt.config.poll_wait_seconds)
+        return Response(ndjson(events), mimetype=NDJSON, headers={"Cache-Control": "no-cache"})
+    return _stream_response(info.id, meta, cancel_on_close=False)
+
+
+def _cancel(info: JobInfo) -> dict[str, Any]:
+    state().jobs.cancel(info.id)
+    runtime().store.unwatch(info.id)
+    return {"success": True, "message": CANCELLED_MESSAGE}
+
+
+def _started(req: BuildRequest, delivery: str) -> Any:
+    _ensure_watchdog()
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    job_id = start_build(app, req, delivery)
+    if delivery == "direct":
+        meta = {"flow_id": req.flow_id, "run_flow_id": req.run_flow_id, "session_id": req.session_id()}
+        return _stream_response(job_id, meta, cancel_on_close=True)
+    return {"job_id": job_id}
+
+
+# --- authenticated builds -----------------------------------------------------------------------------
+@build_blp.route("/<flow_id>/flow", methods=["POST"])
+@build_blp.arguments(schemas.BuildQuerySchema, location="query", as_kwargs=False)
+@build_blp.arguments(schemas.BuildBodySchema, location="json", required=False, as_kwargs=False)
+@build_blp.response(200, schemas.JobIdSchema)
+@build_blp.doc(responses={"200": {"description": "{job_id}; with event_delivery=direct, the NDJSON event stream",
+                                  "content": {NDJSON: {"schema": {"type": "string"}}}}})
+@authenticated("user")
+def build_flow(query: dict[str, Any], body: dict[str, Any] | None, flow_id: str):
+    """Build a flow as a job: the caller's stored flow, or the unsaved graph in ``data``."""
+    body = body or {}
+    actor = current_actor()
+    flow = state().host.hook.find_flow(user_id=actor.owner_id, flow_id_or_name=flow_id, public=False)
+    if flow is None:
+        raise ApiError(404, f"Flow with id {flow_id} not found")
+    stored_id = str(flow["id"])
+    req = _request(owner=actor.owner_id, run_user_id=actor.owner_id, flow_id=stored_id, run_flow_id=stored_id,
+                   public=False, query=query, body=body, session=_inputs(body).get("session") or None)
+    if req.flow_name is None:
+        req.flow_name = flow.get("name")
+    return _started(req, query["event_delivery"])
+
+
+@build_blp.route("/<job_id>/events", methods=["GET"])
+@build_blp.arguments(schemas.EventsQuerySchema, location="query", as_kwargs=False)
+@build_blp.doc(responses=_NDJSON_DOC)
+@authenticated("user")
+def build_events(query: dict[str, Any], job_id: str):
+    """The job's events: streamed (default) until ``end``/``error``, or what arrived since the last poll."""
+    _ensure_watchdog()
+    return _events(_job_for(job_id, current_actor().owner_id), query["event_delivery"])
+
+
+@build_blp.route("/<job_id>/cancel", methods=["POST"])
+@build_blp.response(200, schemas.CancelSchema)
+@authenticated("user")
+def cancel_build(job_id: str):
+    """Cancel the caller's build (stops between vertices, on any web process and either backend)."""
+    return _cancel(_job_for(job_id, current_actor().owner_id))
+
+
+# --- public builds ------------------------------------------------------------------------------------
+def _client_id() -> str:
+    client_id = request.cookies.get("client_id")
+    if not client_id:
+        raise ApiError(400, NO_CLIENT_ID)
+    return client_id
+
+
+@public_blp.route("/<flow_id>/flow", methods=["POST"])
+@public_blp.arguments(schemas.BuildQuerySchema, location="query", as_kwargs=False)
+@public_blp.arguments(schemas.PublicBuildBodySchema, location="json", required=False, as_kwargs=False)
+@public_blp.response(200, schemas.JobIdSchema)
+@public_blp.doc(security=[{}])
+@rate_limited(lambda s: s.public_flow_rate_limit_per_minute, scope="build_public")
+def build_public_flow(query: dict[str, Any], body: dict[str, Any] | None, flow_id: str):
+    """Build a PUBLIC flow anonymously: stored definition only, as the ``client_id`` cookie's principal."""
+    body = body or {}
+    client_id = _client_id()
+    if body.get("data") is not None:
+        raise ApiError(400, "Flow data cannot be sent for a public flow: its stored definition is used")
+    flow = state().host.hook.find_flow(user_id=None, flow_id_or_name=flow_id, public=True)
+    if flow is None:
+        raise ApiError(404, f"Flow with id {flow_id} not found")
+    stored_id = str(flow["id"])
+    virtual = virtual_flow_id(client_id, stored_id)
+    req = _request(owner=public_owner(client_id), run_user_id=public_principal(client_id), flow_id=stored_id,
+                   run_flow_id=virtual, public=True, query=query, body=body,
+                   session=public_session(virtual, _inputs(body).get("session")))
+    if req.flow_name is None:
+        req.flow_name = flow.get("name")
+    return _started(req, query["event_delivery"])
+
+
+@public_blp.route("/<job_id>/events", methods=["GET"])
+@public_blp.arguments(schemas.EventsQuerySchema, location="query", as_kwargs=False)
+@public_blp.doc(responses=_NDJSON_DOC, security=[{}])
+def public_build_events(query: dict[str, Any], job_id: str):
+    """Events of a public build started with the same ``client_id`` cookie."""
+    _ensure_watchdog()
+    return _events(_job_for(job_id, public_owner(_client_id())), query["event_delivery"])
+
+
+@public_blp.route("/<job_id>/cancel", methods=["POST"])
+@public_blp.response(200, schemas.CancelSchema)
+@public_blp.doc(security=[{}])
+def cancel_public_build(job_id: str):
+    """Cancel a public build started with the same ``client_id`` cookie."""
+    return _cancel(_job_for(job_id, public_owner(_client_id())))
+
+
+# --- job queue metrics --------------------------------------------------------------------------------
+@job_queue_blp.route("/job_queue", methods=["GET"])
+@job_queue_blp.doc(responses={"200": {"description": "job queue metrics",
+                                      "content": {"application/json": {"schema": {"type": "object"}}}}})
+@authenticated("superuser")
+def job_queue():
+    """Backend, active jobs, counters; plus the build plugin's ``builds_started`` and ``polling_watchdog_kills``."""
+    metrics = dict(state().jobs.metrics())
+    counters = runtime().store.counters()
+    metrics["builds_started"] = counters.get("builds_started", 0)
+    metrics["polling_watchdog_kills"] = counters.get("polling_watchdog_kills", 0)
+    return metrics

@@ -1,0 +1,86 @@
+"""The build watchdog: one thread per web process.
+
+Every ``BuildConfig.watchdog_interval`` seconds it
+
+* asks the job queue for its active jobs, which on the RQ backend re-checks
+  every running job's heartbeat and RQ status and ends the jobs whose worker
+  died (``error``: "The worker running this job stopped unexpectedly"), even
+  when nobody is reading their events;
+* cancels polling builds whose client has neither polled nor streamed for
+  ``SERVICE_BUILD_POLLING_TIMEOUT_SECONDS``: it first appends an ``error``
+  event saying so (the client's final event), then cancels the job. With
+  several web processes each runs a watchdog; the activity set lives in Redis
+  and a job is claimed by exactly one of them.
+
+It starts lazily with the first build request of a process (gunicorn forks
+workers after the app is built, and threads do not survive a fork).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from typing import Any
+
+from service_build.events import error_payload
+
+log = logging.getLogger(__name__)
+
+
+class Watchdog:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pid = -1
+        self.thread: threading.Thread | None = None
+        self.targets: dict[str, tuple[Any, Any, Any]] = {}  # store namespace -> (queue, store, config): newest wins
+        self.stop = threading.Event()
+
+    def ensure(self, queue: Any, store: Any, config: Any) -> None:
+        with self.lock:
+            self.targets[getattr(store, "ns", "memory")] = (queue, store, config)
+            if self.pid == os.getpid() and self.thread is not None and self.thread.is_alive():
+                return
+            self.pid = os.getpid()
+            self.stop = threading.Event()
+            self.thread = threading.Thread(target=self._loop, args=(self.stop,), name="build-watchdog", daemon=True)
+            self.thread.start()
+
+    def _loop(self, stop: threading.Event) -> None:
+        while True:
+            with self.lock:
+                targets = list(self.targets.values())
+            interval = min((t[2].watchdog_interval for t in targets), default=5.0)
+            if stop.wait(interval):
+                return
+            for queue, store, config in targets:
+                try:
+                    self.tick(queue, store, config)
+                except Exception:
+                    log.warning("build watchdog tick failed", exc_info=True)
+
+    @staticmethod
+    def tick(queue: Any, store: Any, config: Any) -> int:
+        """One pass; returns how many abandoned builds it cancelled."""
+        queue.active_jobs()  # RQ: reaps jobs whose worker died (rate-limited by the backend)
+        timeout = float(config.polling_timeout_seconds)
+        killed = 0
+        for job_id in store.stale(time.time() - timeout):
+            if not store.claim(job_id):
+                continue  # another web process took it
+            info = queue.info(job_id)
+            if info is None or info.state.terminal:
+                continue
+            text = f"Build abandoned: no poll for {timeout:g} s"
+            meta = info.meta or {}
+            queue.emit(job_id, "error", error_payload(text, flow_id=meta.get("run_flow_id"),
+                                                      session_id=meta.get("session_id"), abandoned=True))
+            queue.cancel(job_id)
+            store.incr("polling_watchdog_kills")
+            killed += 1
+            log.info("build %s abandoned by its polling client; cancelled", job_id)
+        return killed
+
+
+WATCHDOG = Watchdog()
