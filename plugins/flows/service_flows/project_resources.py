@@ -37,8 +37,10 @@ def create_project(body):
 
 @projects_blp.route("/<project_id>", methods=["GET"])
 @projects_blp.arguments(schemas.ProjectReadQuerySchema, location="query")
-@projects_blp.response(200, schemas.ProjectWithFlowsSchema)
-@projects_blp.alt_response(200, schema=schemas.ProjectPageSchema, description="with page and size", success=True)
+@projects_blp.response(200, description="the project with its flows, or {folder, flows: page}")
+@projects_blp.doc(responses={"200": schemas.one_of_doc(
+    "the project with flows (no page/size), or {folder, flows: page} (page and size)", "folder", "flows",
+    array=False)})
 @authenticated("user")
 def read_project(query, project_id):
     """A project with all its flows, or ``{folder, flows: page}`` when ``page`` and ``size`` are given."""

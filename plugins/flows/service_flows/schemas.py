@@ -246,3 +246,14 @@ class ProjectWithFlowsSchema(ProjectSchema):
 class ProjectPageSchema(Schema):
     folder = fields.Nested(ProjectSchema)
     flows = fields.Nested(FlowPageSchema)
+
+
+def one_of_doc(description: str, *page_members: str, array: bool = True) -> dict[str, Any]:
+    """An OpenAPI response whose body is a list of objects or one object (two shapes on one status)."""
+    shapes: list[dict[str, Any]] = [{"type": "object", "properties": {m: {} for m in page_members}}]
+    if array:
+        shapes.insert(0, {"type": "array", "items": {"type": "object"}})
+    else:
+        shapes.append({"type": "object"})
+    return {"description": description, "content": {"application/json": {"schema": {"anyOf": shapes}
+                                                                          if len(shapes) > 1 else shapes[0]}}}
