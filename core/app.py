@@ -115,6 +115,7 @@ def create_app(
     service.components = _component_registry(host)
     limits.init_app(app, settings)
     _cors(app, settings)
+    _compress(app)
     service.health_checks = host.collect("register_health_checks", key=lambda h: h.name)
     registered_jobs: list[Job] = host.collect("register_jobs", key=lambda j: j.name)
     service.job_registry = {j.name: j for j in registered_jobs}
@@ -133,6 +134,31 @@ def _component_registry(host: PluginHost) -> Any:
 
     classes: list[type] = host.collect("register_components")
     return RegistryHolder(Registry.from_classes(classes))
+
+
+def _compress(app: Flask) -> None:
+    """gzip JSON, HTML, CSS and JS bodies over 1 KB when the client accepts it (Flask-Compress).
+
+    Streamed responses (build events, run streams) are never compressed: a
+    compressor would buffer events that clients must see at once.
+    """
+    from flask_compress import Compress
+
+    app.config.update(
+        COMPRESS_ALGORITHM=["gzip"],
+        COMPRESS_STREAMS=False,
+        COMPRESS_MIN_SIZE=1024,
+        COMPRESS_LEVEL=5,
+        COMPRESS_MIMETYPES=[
+            "application/json",
+            "text/html",
+            "text/css",
+            "text/javascript",
+            "application/javascript",
+            "image/svg+xml",
+        ],
+    )
+    Compress(app)
 
 
 def _security_schemes(api: Api) -> None:

@@ -202,3 +202,19 @@ def test_plugins_extend_the_configuration(make_app):
     admin = superuser(client)
     full = client.get("/api/v1/config", headers=admin.key).get_json()
     assert full["feature_flags"] == {"probe": True} and full["mcp_base_url"] == ""
+
+
+def test_large_json_is_gzipped_only_when_accepted(make_app):
+    client = make_app().test_client()
+    admin = superuser(client)
+    plain = client.get("/openapi.json")
+    assert "Content-Encoding" not in plain.headers and plain.get_json()["openapi"]
+    zipped = client.get("/openapi.json", headers={"Accept-Encoding": "gzip"})
+    assert zipped.headers["Content-Encoding"] == "gzip"
+    import gzip
+    import json
+
+    assert json.loads(gzip.decompress(zipped.data))["openapi"] == plain.get_json()["openapi"]
+    small = client.get("/health", headers={"Accept-Encoding": "gzip"})
+    assert "Content-Encoding" not in small.headers
+    assert admin.key  # the app is fully set up
