@@ -174,7 +174,7 @@ def run_flow_advanced(flow_id_or_name: str):
         flow=flow,
         graph=graph,
         session_id=session_id,
-        request_vars=request_variables(request.headers),
+        request_vars=services.request_vars(request_variables(request.headers), None),
         inputs=[
             (item.get("input_value"), item.get("type") or "chat", item.get("components") or None, item.get("session"))
             for item in inputs

@@ -74,7 +74,12 @@ def request_vars(header_vars: Mapping[str, str], context: Mapping[str, Any] | No
         nested = context.get("request_variables")
         if isinstance(nested, Mapping):
             merged.update({str(k): str(v) for k, v in nested.items() if v is not None})
-    merged.update(header_vars)
+    for key, value in header_vars.items():
+        merged[key] = value
+        # WSGI cannot tell "-" from "_" in header names (X-SERVICE-GLOBAL-VAR-MY_KEY arrives as MY-KEY):
+        # the underscore spelling, the usual one for variable names, is offered too
+        if "-" in key:
+            merged[key.replace("-", "_")] = value
     return merged
 
 
