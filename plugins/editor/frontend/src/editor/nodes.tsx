@@ -93,6 +93,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
                     position={Position.Left}
                     id={encodeHandle(th)}
                     className="handle"
+                    data-testid={`handle-in-${fname}`}
                     style={{ background: colour }}
                     title={`Accepts ${(f.input_types ?? []).join(", ")}`}
                   />
@@ -127,6 +128,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
                   position={Position.Right}
                   id={encodeHandle(sh)}
                   className="handle"
+                  data-testid={`handle-out-${o.name}`}
                   style={{ background: typeColour(primaryType(types)) }}
                   title={`Output: ${types.join(", ")}`}
                 />

@@ -56,6 +56,21 @@ const nodeTypes = { genericNode: GenericNode, noteNode: NoteNode };
 type Snapshot = { nodes: FlowNode[]; edges: FlowEdge[] };
 type SaveState = "saved" | "dirty" | "saving" | "error";
 
+/**
+ * Open the event stream of a job. A job that is not found right after it was created is asked for again a few
+ * times (a server with several processes may not know it everywhere at once); any other error is final.
+ */
+async function eventsWithRetry(jobId: string, signal: AbortSignal): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await api.buildEvents(jobId, signal);
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status !== 404 || attempt >= 5) throw e;
+      await new Promise((r) => setTimeout(r, 150 * (attempt + 1)));
+    }
+  }
+}
+
 const DRAFT_PREFIX = "service-editor:draft:";
 
 interface Draft {
@@ -455,7 +470,7 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
         const body = { inputs: { input_value: opts.input ?? "", session: opts.session ?? flowId }, data: currentData() };
         const { job_id } = await api.startBuild(flowId, body, { stop_component_id: opts.stopId });
         jobRef.current = job_id;
-        const res = await api.buildEvents(job_id, abort.signal);
+        const res = await eventsWithRetry(job_id, abort.signal);
         if (!res.body) throw new Error("The server sent no events.");
         const reader = res.body.getReader();
         const decoder = new TextDecoder();

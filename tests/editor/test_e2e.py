@@ -1,0 +1,412 @@
+"""End-to-end: the real service in a subprocess, driven by Debian's chromium through Playwright.
+
+Nothing downloads a browser: chromium comes from the system package (``apt-get install chromium``) and the
+``playwright`` pip package brings its own driver. Without /usr/bin/chromium these tests are skipped.
+Screenshots of the key screens land in ``test-artifacts/`` (git-ignored), figures in ``editor-metrics.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+REFERENCE_FLOWS = (ROOT / ".." / "shared" / "reference" / "flows").resolve()
+ADMIN, PASSWORD = "admin", "e2e-Password-42"
+CHROME_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is absent: apt-get install -y chromium"),
+]
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright pip package is not installed")
+expect = sync_api.expect
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _service_binary() -> str:
+    local = Path(sys.executable).parent / "service"
+    return str(local) if local.exists() else shutil.which("service") or "service"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``service run`` with auto-login off, on a free port and a fresh config directory."""
+    config = tmp_path_factory.mktemp("e2e-config")
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
+    env.update(
+        SERVICE_CONFIG_DIR=str(config),
+        SERVICE_ENV_FILE=os.devnull,
+        SERVICE_AUTO_LOGIN="false",
+        SERVICE_SUPERUSER=ADMIN,
+        SERVICE_SUPERUSER_PASSWORD=PASSWORD,
+        # every test signs in through the login form; keep the per-IP sign-in limit out of the way
+        SERVICE_RATE_LIMIT_PER_MINUTE="100",
+    )
+    log = open(config / "server.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([_service_binary(), "run", "--port", str(port)], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            log.close()
+            pytest.fail(f"service did not start:\n{(config / 'server.log').read_text()[-4000:]}")
+        time.sleep(0.2)
+    yield base
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    log.close()
+    ARTIFACTS.mkdir(exist_ok=True)
+    shutil.copy(config / "server.log", ARTIFACTS / "e2e-server.log")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server)
+    pg = context.new_page()
+    pg.set_default_timeout(15_000)
+    problems: list[str] = []
+    pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    yield pg
+    context.close()
+    assert not problems, problems
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"e2e-{name}.png"))
+
+
+def record_metric(name: str, value) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / "editor-metrics.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[name] = value
+    path.write_text(json.dumps(data, indent=2))
+
+
+def sign_in(page) -> None:
+    page.goto("/")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    page.get_by_label("Username").fill(ADMIN)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("button", name="New flow")).to_be_visible()
+
+
+def api(server: str, method: str, path: str, *, body=None, headers=None, cookies: str = ""):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(server + path, data=data, method=method)
+    req.add_header("Content-Type", "application/json")
+    if cookies:
+        req.add_header("Cookie", cookies)
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def cookie_header(page) -> str:
+    return "; ".join(f"{c['name']}={c['value']}" for c in page.context.cookies())
+
+
+def add_component(page, key: str, x: int, y: int) -> None:
+    """Drag a component from the sidebar onto the canvas at (x, y) of the viewport."""
+    before = page.locator(f"[data-testid=node-{key}]").count()
+    page.get_by_placeholder("Search components").fill(key if key != "Operations" else "Data Operations")
+    page.locator(f"[data-testid=component-{key}]").drag_to(page.locator(".react-flow__pane"), target_position={"x": x, "y": y})
+    page.get_by_placeholder("Search components").fill("")
+    expect(page.locator(f"[data-testid=node-{key}]")).to_have_count(before + 1)
+
+
+def connect(page, source_key: str, output: str, target_key: str, field: str) -> None:
+    src = page.locator(f"[data-testid=node-{source_key}] [data-testid=handle-out-{output}]")
+    dst = page.locator(f"[data-testid=node-{target_key}] [data-testid=handle-in-{field}]")
+    src.drag_to(dst)
+
+
+def open_playground_and_send(page, text: str | None) -> None:
+    page.get_by_role("button", name="Playground").click()
+    expect(page.get_by_test_id("playground")).to_be_visible()
+    if text is None:
+        page.get_by_test_id("playground").get_by_role("button", name="Run").click()
+    else:
+        box = page.get_by_label("Message", exact=True)
+        box.fill(text)
+        box.press("Enter")
+
+
+# --- scenarios ------------------------------------------------------------------------------------------------
+def test_first_load_is_fast_and_asks_to_sign_in(page, server):
+    started = time.monotonic()
+    page.goto("/")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    visible_after = time.monotonic() - started
+    timing = page.evaluate(
+        "() => { const n = performance.getEntriesByType('navigation')[0];"
+        " return {dcl: n.domContentLoadedEventEnd, load: n.loadEventEnd}; }"
+    )
+    record_metric("login_page_visible_seconds", round(visible_after, 3))
+    record_metric("navigation_timing_ms", timing)
+    shot(page, "01-login")
+    assert timing["load"] < 1000, timing
+    assert visible_after < 1.5, visible_after
+
+    # a wrong password is explained in plain words
+    page.get_by_label("Username").fill(ADMIN)
+    page.get_by_label("Password").fill("wrong-password")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_contain_text("Incorrect username or password")
+
+    # a deep link survives the sign-in
+    page.goto("/settings/api-keys")
+    expect(page).to_have_url(re.compile(r"/login\?next="))
+    page.get_by_label("Username").fill(ADMIN)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="API keys")).to_be_visible()
+    assert not any(c["name"] == "access_token_svc" and not c["httpOnly"] for c in page.context.cookies())
+
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+
+
+def test_build_chat_input_data_operations_chat_output_and_chat(page, server):
+    sign_in(page)
+    shot(page, "02-home")
+    page.get_by_role("button", name="New flow").click()
+    page.get_by_role("button", name=re.compile("Blank flow")).click()
+    expect(page.locator(".react-flow")).to_be_visible()
+    expect(page.get_by_test_id("save-state")).to_have_text("Saved")
+    flow_id = page.url.rsplit("/", 1)[-1]
+
+    add_component(page, "ChatInput", 120, 200)
+    add_component(page, "Operations", 450, 120)
+    add_component(page, "ChatOutput", 780, 200)
+    page.get_by_role("button", name="fit view").click()
+
+    ops = page.get_by_test_id("node-Operations")
+    ops.get_by_label("Operation", exact=True).select_option("Case Conversion")
+    expect(ops.get_by_label("Case Type", exact=True)).to_be_visible()
+    ops.get_by_label("Case Type", exact=True).select_option("uppercase")
+    page.get_by_role("button", name="fit view").click()
+
+    connect(page, "ChatInput", "message", "Operations", "text_input")
+    connect(page, "Operations", "message_output", "ChatOutput", "input_value")
+    expect(page.locator(".react-flow__edge")).to_have_count(2)
+
+    # an incompatible connection is refused with a reason (Table-only field of a Parser is not a Message)
+    add_component(page, "ParserComponent", 450, 520)
+    connect(page, "ChatInput", "message", "ParserComponent", "input_data")
+    expect(page.locator(".react-flow__edge")).to_have_count(2)
+
+    # undo removes the Parser, redo brings it back, undo again
+    page.locator(".react-flow__pane").click(position={"x": 5, "y": 5})
+    page.keyboard.press("Control+z")
+    expect(page.get_by_test_id("node-ParserComponent")).to_have_count(0)
+    page.keyboard.press("Control+Shift+z")
+    expect(page.get_by_test_id("node-ParserComponent")).to_have_count(1)
+    page.keyboard.press("Control+z")
+    expect(page.get_by_test_id("node-ParserComponent")).to_have_count(0)
+
+    expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=10_000)
+    shot(page, "03-editor-flow")
+
+    # the stored flow is in the reference's export format
+    status, stored = api(server, "GET", f"/api/v1/flows/{flow_id}", cookies=cookie_header(page))
+    assert status == 200, stored
+    nodes = {n["data"]["type"]: n for n in stored["data"]["nodes"]}
+    assert set(nodes) == {"ChatInput", "Operations", "ChatOutput"}
+    assert all(n["type"] == "genericNode" and n["data"]["id"] == n["id"] for n in nodes.values())
+    case = nodes["Operations"]["data"]["node"]["template"]["case_type"]
+    assert case["value"] == "uppercase" and case["show"] is True
+    for edge in stored["data"]["edges"]:
+        assert set(edge["data"]["sourceHandle"]) == {"dataType", "id", "name", "output_types"}
+        assert set(edge["data"]["targetHandle"]) == {"fieldName", "id", "inputTypes", "type"}
+        assert "œ" in edge["sourceHandle"] and "œ" in edge["targetHandle"]
+
+    # no edit is lost on reload
+    page.reload()
+    expect(page.get_by_test_id("node-Operations").get_by_label("Case Type", exact=True)).to_have_value("uppercase")
+    expect(page.locator(".react-flow__edge")).to_have_count(2)
+
+    open_playground_and_send(page, "hello there")
+    expect(page.get_by_test_id("msg-user").last).to_contain_text("hello there")
+    expect(page.get_by_test_id("msg-ai").last).to_contain_text("HELLO THERE", timeout=30_000)
+    for key in ("ChatInput", "Operations", "ChatOutput"):
+        expect(page.get_by_test_id(f"node-{key}").locator(".status")).to_contain_text("Done")
+    shot(page, "04-playground-answer")
+
+    # the session is listed by the monitor and its history comes back after a reload
+    page.reload()
+    page.get_by_role("button", name="Playground").click()
+    expect(page.get_by_test_id("msg-ai").last).to_contain_text("HELLO THERE")
+
+
+def test_import_reference_fixture_and_run(page, server):
+    fixture = REFERENCE_FLOWS / "data-operations-uppercase.json"
+    if not fixture.exists():
+        pytest.skip(f"reference fixtures not found at {REFERENCE_FLOWS}")
+    sign_in(page)
+    name = json.loads(fixture.read_text())["name"]
+    page.get_by_test_id("import-input").set_input_files(str(fixture))
+    expect(page.get_by_text("Imported 1 flow")).to_be_visible()
+    page.get_by_role("link", name=re.compile(re.escape(name))).first.click()
+    expect(page.get_by_test_id("node-Operations")).to_be_visible()
+    expect(page.get_by_role("alert")).to_have_count(0)
+    shot(page, "05-imported-fixture")
+    open_playground_and_send(page, None)
+    expect(page.get_by_test_id("msg-ai").last).to_contain_text("HELLO THERE", timeout=30_000)
+    expect(page.get_by_test_id("node-Operations").locator(".status")).to_contain_text("Done")
+    shot(page, "06-imported-fixture-run")
+
+
+def test_api_key_and_run_snippet(page, server):
+    fixture = REFERENCE_FLOWS / "chat-echo.json"
+    if not fixture.exists():
+        pytest.skip(f"reference fixtures not found at {REFERENCE_FLOWS}")
+    sign_in(page)
+    page.get_by_test_id("import-input").set_input_files(str(fixture))
+    expect(page.get_by_text("Imported 1 flow")).to_be_visible()
+    name = json.loads(fixture.read_text())["name"]
+    page.get_by_role("link", name=re.compile(re.escape(name))).first.click()
+    expect(page.get_by_test_id("node-ChatInput")).to_be_visible()
+
+    page.get_by_role("button", name="API", exact=True).click()
+    panel = page.get_by_test_id("api-panel")
+    panel.get_by_role("button", name="Create API key").click()
+    page.get_by_label("Name").fill("e2e")
+    page.get_by_role("button", name="Create key").click()
+    key = page.get_by_test_id("new-api-key").inner_text().strip()
+    assert key.startswith("sk-")
+    page.get_by_role("button", name="Done").click()
+    shot(page, "07-api-panel")
+
+    snippet = panel.get_by_test_id("api-snippet").inner_text()
+    url = re.search(r"curl -X POST '([^']+)'", snippet).group(1)
+    header = re.search(r"x-api-key: (sk-[^'\"]+)", snippet).group(1)
+    body = json.loads(re.search(r"-d '(.+)'\s*$", snippet, re.S).group(1))
+    assert header == key
+    assert body["input_type"] == "chat" and body["output_type"] == "chat"
+    body["input_value"] = "ping from the snippet"
+    path = url.split("127.0.0.1", 1)[1].split("/", 1)[1]
+    status, result = api(server, "POST", "/" + path, body=body, headers={"x-api-key": header})
+    assert status == 200, result
+    assert result["outputs"][0]["outputs"][0]["results"]["message"]["text"] == "ping from the snippet"
+    for tab in ("Python", "JavaScript", "Webhook"):
+        panel.get_by_role("tab", name=tab).click()
+        assert key in panel.get_by_test_id("api-snippet").inner_text()
+
+    # the key is listed (masked) in the settings
+    page.keyboard.press("Escape")
+    page.get_by_role("link", name="Settings").click()
+    expect(page.get_by_role("cell", name="e2e", exact=True)).to_be_visible()
+    assert key not in page.content()
+    shot(page, "08-settings-api-keys")
+
+
+def test_settings_variables_and_errors(page, server):
+    sign_in(page)
+    page.goto("/settings/variables")
+    page.get_by_role("button", name="New variable").click()
+    page.get_by_label("Name").fill("OPENAI_API_KEY")
+    page.get_by_label("Value").fill("sk-secret-value")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("cell", name="OPENAI_API_KEY", exact=True)).to_be_visible()
+    assert "sk-secret-value" not in page.content()
+    # a duplicate name is refused in plain words
+    page.get_by_role("button", name="New variable").click()
+    page.get_by_label("Name").fill("OPENAI_API_KEY")
+    page.get_by_label("Value").fill("x")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".toast-error")).to_be_visible()
+    shot(page, "09-settings-variables")
+
+
+def test_canvas_with_300_nodes_stays_responsive(page, server):
+    sign_in(page)
+    status, catalog = api(server, "GET", "/api/v1/all", cookies=cookie_header(page))
+    assert status == 200
+    node = next(items["ChatInput"] for items in catalog.values() if isinstance(items, dict) and "ChatInput" in items)
+    nodes = [
+        {"id": f"ChatInput-{i:05d}", "type": "genericNode", "position": {"x": (i % 20) * 360, "y": (i // 20) * 420},
+         "data": {"id": f"ChatInput-{i:05d}", "type": "ChatInput", "node": node}}
+        for i in range(300)
+    ]
+    status, flow = api(server, "POST", "/api/v1/flows/", body={"name": "big canvas", "data": {"nodes": nodes, "edges": []}},
+                       cookies=cookie_header(page))
+    assert status == 201, flow
+    started = time.monotonic()
+    page.goto(f"/flow/{flow['id']}")
+    expect(page.locator(".react-flow__node").first).to_be_visible()
+    opened = time.monotonic() - started
+    # pan and zoom: measure how long the browser takes for a burst of wheel events plus a frame
+    started = time.monotonic()
+    page.mouse.move(700, 400)
+    for _ in range(10):
+        page.mouse.wheel(0, 120)
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    zoom = time.monotonic() - started
+    page.get_by_role("button", name="fit view").click()
+    frame_ms = page.evaluate(
+        "() => new Promise(r => { const t = []; let last = performance.now();"
+        " function f(now) { t.push(now - last); last = now; if (t.length < 30) requestAnimationFrame(f);"
+        " else r(t.slice(1).reduce((a, b) => a + b, 0) / (t.length - 1)); } requestAnimationFrame(f); })"
+    )
+    record_metric("canvas_300_nodes", {"open_seconds": round(opened, 3), "zoom_burst_seconds": round(zoom, 3),
+                                       "mean_frame_ms_after_fit": round(frame_ms, 1)})
+    shot(page, "10-300-nodes")
+    assert opened < 5, opened
+    assert zoom < 2, zoom
