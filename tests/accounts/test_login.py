@@ -294,3 +294,11 @@ def test_memory_storage_is_per_app(make_app):
         post_login(first, "nobody", "x", ip=ip)
     assert_too_many(post_login(first, "nobody", "x", ip=ip))
     assert post_login(second, "nobody", "x", ip=ip).status_code == 401
+
+
+def test_malformed_bodies_are_rejected_before_the_counter(strict_client):
+    ip = _ip()
+    for _ in range(6):
+        response = strict_client.post(LOGIN, json={"username": "admin"}, environ_base={"REMOTE_ADDR": ip})
+        assert response.status_code == 422
+    assert post_login(strict_client, "admin", STRONG, ip=ip).status_code == 200

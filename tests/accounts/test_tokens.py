@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import stat
+import time
 import uuid
 
 import jwt
@@ -31,8 +33,10 @@ def assert_401(response, body=INVALID):
         assert response.headers["WWW-Authenticate"] == "Bearer"
 
 
-def rsa_pem(bits: int = 2048) -> tuple[str, str]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=bits)
+@functools.cache
+def rsa_pem() -> tuple[str, str]:
+    """One 2048-bit key pair per test process (generating one is slow)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     private = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     ).decode()
@@ -94,6 +98,24 @@ def test_issued_tokens_carry_the_configured_lifetimes(make_app):
     assert refresh["exp"] - refresh["iat"] == 900 and refresh["type"] == "refresh"
     assert access["sub"] == refresh["sub"]
     uuid.UUID(access["sub"])
+
+
+def test_issued_tokens_really_expire(make_app):
+    app = make_app(
+        auto_login=False,
+        superuser="admin",
+        superuser_password=STRONG,
+        access_token_expire_seconds=1,
+        refresh_token_expire_seconds=1,
+    )
+    client = app.test_client()
+    token = login(client, "admin", STRONG).get_json()["access_token"]
+    assert client.get(WHOAMI, headers=bearer(token)).status_code == 200
+    time.sleep(2.1)  # exp has whole-second resolution
+    assert_401(client.get(WHOAMI, headers=bearer(token)), EXPIRED)
+    assert_401(client.get(WHOAMI), EXPIRED)  # the cookie holds the same token
+    refreshed = client.post("/api/v1/refresh")
+    assert refreshed.status_code == 401 and refreshed.get_json() == {"detail": "Invalid refresh token"}
 
 
 def test_refresh_token_is_not_an_access_token(client, admin):
@@ -351,6 +373,20 @@ def test_auto_login_follows_the_configured_superuser_name(make_app):
     client = make_app(superuser="root").test_client()
     token = client.get("/api/v1/auto_login").get_json()["access_token"]
     assert client.get(WHOAMI, headers=bearer(token)).get_json()["username"] == "root"
+
+
+def test_auto_login_with_an_inactive_superuser(client, admin):
+    other = client.post("/api/v1/users/", json={"username": "boss", "password": STRONG}, headers=admin.bearer)
+    boss_id = other.get_json()["id"]
+    client.patch(f"/api/v1/users/{boss_id}", json={"is_superuser": True, "is_active": True}, headers=admin.bearer)
+    boss = login(client, "boss", STRONG).get_json()["access_token"]
+    client.delete_cookie("access_token_svc")
+    client.delete_cookie("refresh_token_svc")
+    assert client.patch(f"/api/v1/users/{admin.id}", json={"is_active": False}, headers=bearer(boss)).status_code == 200
+    response = client.get("/api/v1/auto_login")
+    assert response.status_code == 400
+    assert response.get_json() == {"detail": "The superuser is missing or inactive"}
+    assert "Set-Cookie" not in response.headers
 
 
 def test_auto_login_disabled(strict_client):

@@ -290,6 +290,16 @@ def test_reset_own_password(client, alice):
     assert login(client, "alice", "a-fresh-password").status_code == 200
 
 
+def test_reset_password_ignores_privilege_fields(client, alice):
+    response = client.patch(
+        f"{USERS}{alice.id}/reset-password",
+        json={"current_password": PASSWORD, "password": "next-password-1", "is_superuser": True, "is_active": False},
+        headers=alice.bearer,
+    )
+    assert response.status_code == 200
+    assert response.get_json()["is_superuser"] is False and response.get_json()["is_active"] is True
+
+
 def test_reset_password_needs_the_correct_current_password(client, alice):
     for body in (
         {"current_password": "wrong", "password": "x-new"},
