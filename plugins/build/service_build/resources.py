@@ -29,6 +29,7 @@ from service_build.services import (
     public_owner,
     public_principal,
     public_session,
+    release_db,
     start_build,
     virtual_flow_id,
 )
@@ -112,6 +113,7 @@ def _events(info: JobInfo, delivery: str) -> Response:
     rt = runtime()
     meta = info.meta or {}
     rt.store.touch(info.id)
+    release_db(current_app)  # nothing below needs the database: do not hold a connection while waiting
     if delivery == "polling":
         events = poll(state().jobs, rt.store, info.id, meta, wait_seconds=rt.config.poll_wait_seconds)
         return Response(ndjson(events), mimetype=NDJSON, headers={"Cache-Control": "no-cache"})
@@ -127,6 +129,7 @@ def _cancel(info: JobInfo) -> dict[str, Any]:
 def _started(req: BuildRequest, delivery: str) -> Any:
     _ensure_watchdog()
     app = current_app._get_current_object()  # type: ignore[attr-defined]
+    release_db(app)  # the job needs a connection at once (SQLite has one), the request none any more
     job_id = start_build(app, req, delivery)
     if delivery == "direct":
         meta = {"flow_id": req.flow_id, "run_flow_id": req.run_flow_id, "session_id": req.session_id()}

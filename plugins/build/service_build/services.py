@@ -94,6 +94,19 @@ def _files_tweaks(data: dict[str, Any], files: list[str] | None) -> dict[str, An
     return tweaks or None
 
 
+def release_db(app: Flask) -> None:
+    """End this thread's database session now, returning its connection to the pool.
+
+    Called before anything long (a run, a blocking read of events): a session
+    that only read something would otherwise hold its connection until the
+    request or job ends (with SQLite's single connection, blocking every
+    other request; with PostgreSQL, exhausting the pool under many streams).
+    """
+    factory = app.extensions.get("service.db")
+    if factory is not None:
+        factory.remove()
+
+
 def load_flow_data(app: Flask, req: BuildRequest) -> tuple[dict[str, Any], str | None] | None:
     """The graph to build and the flow name, or None when the flow is gone (or no longer PUBLIC)."""
     if req.data is not None and not req.public:
@@ -101,6 +114,7 @@ def load_flow_data(app: Flask, req: BuildRequest) -> tuple[dict[str, Any], str |
     hook = state(app).host.hook
     flow = hook.find_flow(user_id=None if req.public else req.run_user_id, flow_id_or_name=req.flow_id,
                           public=req.public)
+    release_db(app)
     if flow is None:
         return None
     return (flow.get("data") or {}), (req.flow_name or flow.get("name"))

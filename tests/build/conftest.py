@@ -1,0 +1,158 @@
+"""Fixtures of the build tests: an in-process app, and RQ apps served by real ``service worker`` processes.
+
+The RQ workers (one SimpleWorker, one forking worker, each on its own queue
+named for this run) start once per test process and use a database shared
+with the RQ apps of the tests (SQLite file, or the PostgreSQL test database
+when ``SERVICE_TEST_DATABASE_URL`` is set). Redis: ``SERVICE_TEST_REDIS_URL``
+(default db 11); every key of the run is deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from buildkit import HERE, REPO, app_plugins, bundle_site
+
+REDIS_URL = os.environ.get("SERVICE_TEST_REDIS_URL", "redis://127.0.0.1:6379/11")
+WORKER_PLUGINS = "accounts,flows,build,standard,slowtest"
+
+
+@pytest.fixture
+def app(make_app):
+    return make_app(plugins=app_plugins())
+
+
+def redis_or_skip() -> redis.Redis:
+    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
+    return client
+
+
+def child_env(tmp: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
+    env.update(SERVICE_ENV_FILE=os.devnull, SERVICE_LOG_LEVEL="warning", SERVICE_CONFIG_DIR=str(tmp),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(bundle_site(tmp)), str(HERE), str(REPO),
+                                                        env.get("PYTHONPATH")])))
+    env.update(extra)
+    return env
+
+
+def wait_workers(conn: Any, queues: list[str], procs: list[subprocess.Popen], logs: Path, count: int = 1,
+                 timeout: float = 30.0) -> None:
+    from rq import Queue, Worker
+
+    end = time.monotonic() + timeout
+    for name in queues:
+        while Worker.count(connection=conn, queue=Queue(name, connection=conn)) < count:
+            if any(p.poll() is not None for p in procs) or time.monotonic() > end:
+                text = "".join(p.read_text()[-2000:] for p in logs.glob("*.log"))
+                pytest.fail(f"workers did not start:\n{text}")
+            time.sleep(0.05)
+
+
+def cleanup_redis(tags: list[str]) -> None:
+    raw = redis.Redis.from_url(REDIS_URL)
+    doomed: list[bytes] = []
+    job_ids: set[bytes] = set()
+    for tag in tags:
+        for key in raw.scan_iter(match=f"*{tag}*", count=1000):
+            doomed.append(key)
+            if b":job:" in key or b":events:" in key:
+                job_ids.add(key.rsplit(b":", 1)[1])
+        raw.srem("rq:queues", f"rq:queue:{tag}")
+    for job_id in job_ids:
+        doomed.extend(raw.scan_iter(match=b"rq:*" + job_id + b"*", count=1000))
+    if doomed:
+        raw.delete(*doomed)
+
+
+class RQEnv:
+    """Two workers on two queues of this run, and the database they share with the tests' apps."""
+
+    def __init__(self, tmp: Path, database_url: str | None) -> None:
+        tag = uuid.uuid4().hex[:8]
+        self.tag = f"b{tag}"
+        self.queues = {"simple": f"{self.tag}-simple", "fork": f"{self.tag}-fork"}
+        self.dir = tmp
+        self.database_url = database_url or f"sqlite:///{tmp / 'service.db'}"
+        self.procs: list[subprocess.Popen] = []
+
+    def start(self) -> None:
+        from core.app import create_app
+
+        create_app(config={"config_dir": self.dir, "database_url": self.database_url}, plugins=app_plugins())
+        for kind, queue in self.queues.items():
+            args = [sys.executable, "-m", "core.cli", "worker", "--queue", queue, "--name", f"{queue}-w"]
+            if kind == "simple":
+                args.append("--simple")
+            env = child_env(self.dir, SERVICE_PLUGINS=WORKER_PLUGINS, SERVICE_REDIS_URL=REDIS_URL,
+                            SERVICE_JOB_BACKEND="rq", SERVICE_DATABASE_URL=self.database_url)
+            with open(self.dir / f"worker-{kind}.log", "w") as log:
+                self.procs.append(subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT))
+        wait_workers(redis.Redis.from_url(REDIS_URL), list(self.queues.values()), self.procs, self.dir)
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        cleanup_redis([self.tag])
+
+
+@pytest.fixture(scope="session")
+def rq_env(tmp_path_factory, service_database_url):
+    redis_or_skip()
+    env = RQEnv(tmp_path_factory.mktemp("buildrq"), service_database_url)
+    try:
+        env.start()
+        yield env
+    finally:
+        env.stop()
+
+
+def use_queue(app: Any, queue_name: str) -> Any:
+    """Point an RQ app at one of this run's queues (and the build store at the same namespace)."""
+    from core.app import state
+    from core.jobs.rq_backend import RQQueue
+    from service_build.config import init_app
+
+    svc = state(app)
+    svc.jobs.close()
+    svc.jobs = RQQueue(app, svc.settings, svc.job_registry, queue_name=queue_name)
+    init_app(app)
+    return app
+
+
+@pytest.fixture
+def make_rq_app(make_app, rq_env):
+    def factory(kind: str = "simple", **config: Any) -> Any:
+        app = make_app(plugins=app_plugins(), job_backend="rq", redis_url=REDIS_URL, config_dir=rq_env.dir,
+                       database_url=rq_env.database_url, **config)
+        return use_queue(app, rq_env.queues[kind])
+
+    return factory
+
+
+@pytest.fixture(params=["inprocess", "rq"])
+def any_app(request, make_app):
+    """The same test on the in-process backend and on RQ (SimpleWorker)."""
+    if request.param == "inprocess":
+        return make_app(plugins=app_plugins())
+    return request.getfixturevalue("make_rq_app")("simple")
