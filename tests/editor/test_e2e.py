@@ -234,7 +234,12 @@ def test_build_chat_input_data_operations_chat_output_and_chat(page, server):
 
     add_component(page, "ChatInput", 120, 200)
     add_component(page, "Operations", 450, 120)
-    add_component(page, "ChatOutput", 780, 200)
+    # keyboard: focus a component of the sidebar and press Enter to add it
+    page.get_by_placeholder("Search components").fill("Chat Output")
+    page.get_by_test_id("component-ChatOutput").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_test_id("node-ChatOutput")).to_have_count(1)
+    page.get_by_placeholder("Search components").fill("")
     page.get_by_role("button", name="fit view").click()
 
     ops = page.get_by_test_id("node-Operations")
@@ -248,7 +253,9 @@ def test_build_chat_input_data_operations_chat_output_and_chat(page, server):
     expect(page.locator(".react-flow__edge")).to_have_count(2)
 
     # an incompatible connection is refused with a reason (Table-only field of a Parser is not a Message)
-    add_component(page, "ParserComponent", 450, 520)
+    page.get_by_role("button", name="zoom out").click()
+    page.get_by_role("button", name="zoom out").click()
+    add_component(page, "ParserComponent", 150, 640)
     connect(page, "ChatInput", "message", "ParserComponent", "input_data")
     expect(page.locator(".react-flow__edge")).to_have_count(2)
 
@@ -262,6 +269,17 @@ def test_build_chat_input_data_operations_chat_output_and_chat(page, server):
     expect(page.get_by_test_id("node-ParserComponent")).to_have_count(0)
 
     expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=10_000)
+
+    # moving a node is an unsaved change until auto-save stores it
+    title = page.get_by_test_id("node-ChatOutput").locator(".gnode-title")
+    box = title.bounding_box()
+    page.mouse.move(box["x"] + 20, box["y"] + 5)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 60, box["y"] + 45, steps=5)
+    page.mouse.up()
+    expect(page.get_by_test_id("save-state")).not_to_have_text("Saved", timeout=2_000)
+    expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=10_000)
+    page.get_by_role("button", name="fit view").click()
     shot(page, "03-editor-flow")
 
     # the stored flow is in the reference's export format

@@ -1,6 +1,7 @@
 import { memo, useEffect, useState } from "react";
 import { operationOptionsFor, selectedOperation } from "../lib/dynamic";
 import type { FrontendNode, TemplateField } from "../lib/types";
+import { Icon } from "../components/Icon";
 import { useEditor } from "./store";
 
 interface Props {
@@ -240,7 +241,7 @@ function LongText(props: { id: string; label: string; field: TemplateField; kind
         onBlur={flush}
       />
       <button type="button" className="icon-btn expand-btn" aria-label={`Open ${label} in a larger editor`} title="Open in a larger editor" onClick={onExpand}>
-        ⤢
+        <Icon name="expand" size={12} />
       </button>
     </div>
   );
@@ -254,7 +255,7 @@ function SecretInput({ id, label, field, onSet }: { id: string; label: string; f
     <div className="nf-secret nodrag">
       {bound ? (
         <span className="var-chip" title="Bound to a global variable">
-          🌐 {String(field.value)}
+          <Icon name="globe" size={12} /> {String(field.value)}
           <button type="button" className="icon-btn" aria-label={`Unbind ${label} from the variable`} onClick={() => onSet("", { load_from_db: false })}>
             ×
           </button>
@@ -269,7 +270,7 @@ function SecretInput({ id, label, field, onSet }: { id: string; label: string; f
         onFocus={() => ed.refreshVariables()}
         onChange={(e) => e.target.value && onSet(e.target.value, { load_from_db: true })}
       >
-        <option value="">🌐</option>
+        <option value="">Variable…</option>
         {ed.variables.map((v) => (
           <option key={v.id} value={v.name}>
             {v.name}

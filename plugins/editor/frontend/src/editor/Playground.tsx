@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { api, type MonitorMessage } from "../api/client";
+import { Icon } from "../components/Icon";
 import { ConfirmDialog, PromptDialog } from "../components/Modal";
 import { notifyError } from "../components/toast";
 import type { ChatMessage } from "../lib/build";
@@ -114,10 +115,10 @@ export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archi
                 {s === flowId ? "Default session" : s}
               </button>
               <button className="icon-btn" aria-label={`Rename session ${s}`} title="Rename" onClick={() => setRenaming(s)}>
-                ✎
+                <Icon name="pencil" />
               </button>
               <button className="icon-btn" aria-label={`Delete session ${s}`} title="Delete" onClick={() => setDeleting(s)}>
-                🗑
+                <Icon name="trash" />
               </button>
             </li>
           ))}

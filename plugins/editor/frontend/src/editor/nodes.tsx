@@ -3,8 +3,9 @@ import { memo, useMemo, useState } from "react";
 import { fieldHasHandle, typeColour } from "../lib/compat";
 import { encodeHandle, primaryType, templateFields, visibleOutputs } from "../lib/flow";
 import type { GenericNodeData, SourceHandle, TargetHandle } from "../lib/types";
+import { Icon } from "../components/Icon";
 import { FieldInput } from "./FieldInput";
-import { useEditor, useNodeRun } from "./store";
+import { useConnectedFields, useEditor, useNodeRun } from "./store";
 
 function StatusBadge({ id }: { id: string }) {
   const run = useNodeRun(id);
@@ -36,6 +37,14 @@ function RunOutput({ id }: { id: string }) {
   return null;
 }
 
+/** One colour per type; a field or output with several types shows their colours side by side. */
+function handleBackground(types: readonly string[] | null | undefined): string {
+  const colours = [...new Set((types ?? []).map((t) => typeColour(primaryType([t]))))];
+  if (colours.length <= 1) return colours[0] ?? typeColour(undefined);
+  const step = 100 / colours.length;
+  return `conic-gradient(${colours.map((c, i) => `${c} ${i * step}% ${(i + 1) * step}%`).join(", ")})`;
+}
+
 function initials(name: string): string {
   return name
     .split(/\s+/)
@@ -51,6 +60,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
   const ed = useEditor();
   const run = useNodeRun(id);
   const [showAdvanced, setShowAdvanced] = useState(false);
+  const connected = useConnectedFields(id);
   const fields = useMemo(() => templateFields(node).filter(([, f]) => f.show !== false), [node]);
   const advancedCount = fields.filter(([, f]) => f.advanced).length;
   const outputs = visibleOutputs(node);
@@ -74,7 +84,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
           aria-label={`Run up to ${name}`}
           onClick={() => ed.runUpTo(id)}
         >
-          ▶
+          <Icon name="play" size={12} />
         </button>
       </div>
       {node.description && <div className="gnode-desc">{node.description}</div>}
@@ -84,7 +94,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
           .map(([fname, f]) => {
             const hasHandle = fieldHasHandle(f);
             const th: TargetHandle | null = hasHandle ? { fieldName: fname, id, inputTypes: f.input_types ?? null, type: f.type } : null;
-            const colour = typeColour(primaryType(f.input_types));
+            const colour = handleBackground(f.input_types);
             return (
               <div className="gfield" key={fname}>
                 {th && (
@@ -103,7 +113,11 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
                   {f.required && <span className="req" aria-label="required"> *</span>}
                   {th && f.type === "other" && <span className="muted small"> {(f.input_types ?? []).join(" | ")}</span>}
                 </label>
-                <FieldInput nodeId={id} componentKey={d.type} name={fname} field={f} node={node} />
+                {connected.has(fname) ? (
+                  <span className="connected-note">Connected</span>
+                ) : (
+                  <FieldInput nodeId={id} componentKey={d.type} name={fname} field={f} node={node} />
+                )}
               </div>
             );
           })}
@@ -129,7 +143,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
                   id={encodeHandle(sh)}
                   className="handle"
                   data-testid={`handle-out-${o.name}`}
-                  style={{ background: typeColour(primaryType(types)) }}
+                  style={{ background: handleBackground(types) }}
                   title={`Output: ${types.join(", ")}`}
                 />
               </div>

@@ -1,5 +1,5 @@
 // The live build state, outside React state so one event re-renders only the nodes it touches.
-import { createContext, useContext, useSyncExternalStore } from "react";
+import { createContext, useContext, useMemo, useSyncExternalStore } from "react";
 import { applyEvent, initialBuild, type BuildState, type NodeRun } from "../lib/build";
 import type { BuildEvent } from "../lib/ndjson";
 import type { Variable } from "../api/client";
@@ -49,4 +49,38 @@ export function useEditor(): EditorActions {
   const c = useContext(EditorContext);
   if (!c) throw new Error("EditorContext missing");
   return c;
+}
+
+/** Which fields of each node have an incoming edge (their widget gives way to "Connected"). */
+export class ConnectedStore {
+  private map = new Map<string, string>();
+  private subs = new Set<() => void>();
+  subscribe = (f: () => void) => {
+    this.subs.add(f);
+    return () => void this.subs.delete(f);
+  };
+  get(id: string): string {
+    return this.map.get(id) ?? "";
+  }
+  set(edges: { target: string; data?: { targetHandle?: { fieldName?: string } } }[]) {
+    const acc = new Map<string, Set<string>>();
+    for (const e of edges) {
+      const f = e.data?.targetHandle?.fieldName;
+      if (!f) continue;
+      if (!acc.has(e.target)) acc.set(e.target, new Set());
+      acc.get(e.target)!.add(f);
+    }
+    const next = new Map<string, string>();
+    for (const [k, v] of acc) next.set(k, [...v].sort().join("\n"));
+    this.map = next;
+    this.subs.forEach((f) => f());
+  }
+}
+
+export const ConnectedContext = createContext<ConnectedStore>(new ConnectedStore());
+
+export function useConnectedFields(id: string): Set<string> {
+  const store = useContext(ConnectedContext);
+  const s = useSyncExternalStore(store.subscribe, () => store.get(id));
+  return useMemo(() => new Set(s ? s.split("\n") : []), [s]);
 }

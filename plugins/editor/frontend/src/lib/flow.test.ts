@@ -238,3 +238,17 @@ describe("(de)serialisation", () => {
     expect(unknownComponents(state.nodes, new Set(["ChatInput"]))).toEqual(["Operations", "ChatOutput"].filter((k) => state.nodes.some((n) => n.data.type === k)));
   });
 });
+
+describe("free positions for keyboard adds", () => {
+  it("keeps the spot when it is free and moves right past occupied ones", async () => {
+    const { freePosition } = await import("./flow");
+    const a = createNode("ChatInput", CHAT_IN, { x: 0, y: 0 });
+    expect(freePosition({ x: 1000, y: 0 }, [a])).toEqual({ x: 1000, y: 0 });
+    const p = freePosition({ x: 0, y: 0 }, [a]);
+    expect(p.y).toBe(0);
+    expect(p.x).toBeGreaterThanOrEqual(300);
+    const b = createNode("ChatInput", CHAT_IN, p);
+    const q = freePosition({ x: 0, y: 0 }, [a, b]);
+    expect(q.x).toBeGreaterThan(p.x);
+  });
+});

@@ -327,6 +327,29 @@ export function upstreamOf(edges: FlowEdge[], id: string): Set<string> {
   return seen;
 }
 
+/**
+ * The first spot at or after `p` (moving right, then down) where a node of `size` overlaps no existing node
+ * (keyboard adds land next to what is there, never on top of it).
+ */
+export function freePosition(p: { x: number; y: number }, nodes: FlowNode[], size = { width: 300, height: 260 }, gap = 40) {
+  const boxes = nodes.map((n) => ({
+    x: n.position.x,
+    y: n.position.y,
+    w: n.measured?.width ?? n.width ?? 300,
+    h: n.measured?.height ?? n.height ?? 260,
+  }));
+  const hits = (x: number, y: number) =>
+    boxes.some((b) => x < b.x + b.w + gap && x + size.width + gap > b.x && y < b.y + b.h + gap && y + size.height + gap > b.y);
+  for (let row = 0; row < 20; row++) {
+    for (let col = 0; col < 20; col++) {
+      const x = p.x + col * (size.width + gap);
+      const y = p.y + row * (size.height + gap);
+      if (!hits(x, y)) return { x, y };
+    }
+  }
+  return p;
+}
+
 /** Tweaks object for the API snippet: `{node id: {}}` per component (editable by the caller). */
 export function defaultTweaks(nodes: FlowNode[]): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {};

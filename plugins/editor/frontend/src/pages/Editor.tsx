@@ -23,7 +23,7 @@ import { ApiPanel } from "../editor/ApiPanel";
 import { GenericNode, NoteNode } from "../editor/nodes";
 import { Playground } from "../editor/Playground";
 import { ComponentSidebar, DRAG_MIME, catalogCategories } from "../editor/Sidebar";
-import { BuildContext, BuildStore, EditorContext, useEditor, type EditorActions } from "../editor/store";
+import { BuildContext, BuildStore, ConnectedContext, ConnectedStore, EditorContext, useEditor, type EditorActions } from "../editor/store";
 import { initialBuild, type ChatMessage } from "../lib/build";
 import { typeColour } from "../lib/compat";
 import { refreshNode } from "../lib/dynamic";
@@ -34,6 +34,7 @@ import {
   createNode,
   createNote,
   defaultTweaks,
+  freePosition,
   fromFlowData,
   isTemplateField,
   isValidConnection as validConnection,
@@ -181,9 +182,10 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
   const clipboard = useRef<Clipboard | null>(null);
   const wrapper = useRef<HTMLDivElement>(null);
   const buildStore = useMemo(() => new BuildStore(), []);
+  const connectedStore = useMemo(() => new ConnectedStore(), []);
+  useEffect(() => connectedStore.set(edges), [edges, connectedStore]);
   const jobRef = useRef<string | null>(null);
   const abortRef = useRef<AbortController | null>(null);
-  const addCount = useRef(0);
 
   useEffect(() => {
     if (start.restored) notify("info", "Restored changes that were not saved yet.");
@@ -313,8 +315,7 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
   const centerPosition = useCallback(() => {
     const r = wrapper.current?.getBoundingClientRect();
     const p = r ? rf.screenToFlowPosition({ x: r.left + r.width / 2, y: r.top + r.height / 3 }) : { x: 0, y: 0 };
-    const k = addCount.current++ % 6;
-    return { x: p.x - 160 + k * 30, y: p.y + k * 30 };
+    return freePosition({ x: p.x - 150, y: p.y - 60 }, nodesRef.current);
   }, [rf]);
 
   const addComponent = useCallback(
@@ -322,8 +323,13 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
       const taken = new Set(nodesRef.current.map((n) => n.id));
       const created = refreshNode(createNode(key, node, position ?? centerPosition(), taken));
       addNodes([{ ...created, selected: true }]);
+      if (!position) {
+        // bring a keyboard-added node into view
+        const { zoom } = rf.getViewport();
+        void rf.setCenter(created.position.x + 150, created.position.y + 120, { zoom, duration: 200 });
+      }
     },
-    [addNodes, centerPosition],
+    [addNodes, centerPosition, rf],
   );
 
   const addNote = useCallback(() => {
@@ -592,6 +598,7 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
   return (
     <EditorContext.Provider value={actions}>
       <BuildContext.Provider value={buildStore}>
+      <ConnectedContext.Provider value={connectedStore}>
         <div className="app-shell editor-shell">
           <TopBar>
             <nav className="crumbs" aria-label="Breadcrumb">
@@ -666,8 +673,10 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
                 onConnect={onConnect}
                 isValidConnection={isValidConnection}
                 onNodeDragStart={() => pushHistory("drag", 0)}
+                onNodeDragStop={() => changed()}
                 defaultViewport={start.viewport ?? { x: 0, y: 0, zoom: 1 }}
-                fitView={!start.viewport && nodes.length > 0}
+                fitView={start.nodes.length > 0}
+                fitViewOptions={{ maxZoom: 1, padding: 0.15 }}
                 minZoom={0.05}
                 maxZoom={2}
                 deleteKeyCode={["Delete", "Backspace"]}
@@ -677,7 +686,7 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
                 aria-label="Flow canvas"
               >
                 <Background gap={20} size={1} />
-                <Controls showInteractive={false} />
+                <Controls showInteractive={false} fitViewOptions={{ maxZoom: 1, padding: 0.15 }} />
                 <MiniMap pannable zoomable nodeColor={(n) => ((n as Node).type === "noteNode" ? "#fde68a" : "#c7d2fe")} />
               </ReactFlow>
               {nodes.length === 0 && (
@@ -717,6 +726,7 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
           />
         )}
         {bigEditor && <BigEditor {...bigEditor} nodes={nodes} onClose={() => setBigEditor(null)} />}
+      </ConnectedContext.Provider>
       </BuildContext.Provider>
     </EditorContext.Provider>
   );

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { api, type StarterProject } from "../api/client";
 import { ConfirmDialog, Modal, PromptDialog } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
+import { Icon } from "../components/Icon";
 import { Link, TopBar } from "../components/TopBar";
 import { safeFileName, saveResponse } from "../lib/download";
 import type { FlowRecord, Project } from "../lib/types";
@@ -127,7 +128,7 @@ export function HomePage({ projectId }: { projectId?: string }) {
             <h2>Projects</h2>
             {!session.config.hide_new_project_button && (
               <button className="icon-btn" aria-label="New project" title="New project" onClick={() => setDialog({ kind: "new-project" })}>
-                +
+                <Icon name="plus" />
               </button>
             )}
           </div>
@@ -140,10 +141,10 @@ export function HomePage({ projectId }: { projectId?: string }) {
                 </Link>
                 <span className="row-actions">
                   <button className="icon-btn" aria-label={`Rename project ${p.name}`} title="Rename" onClick={() => setDialog({ kind: "rename-project", project: p })}>
-                    ✎
+                    <Icon name="pencil" />
                   </button>
                   <button className="icon-btn" aria-label={`Delete project ${p.name}`} title="Delete" onClick={() => setDialog({ kind: "delete-project", project: p })}>
-                    🗑
+                    <Icon name="trash" />
                   </button>
                 </span>
               </li>
