@@ -80,6 +80,16 @@ def bundle_site(tmp: Path) -> Path:
     return site
 
 
+def child_env(tmp: Path, **extra: str) -> dict[str, str]:
+    """Environment of a worker or server subprocess: no SERVICE_* of ours, the test bundle importable."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
+    env.update(SERVICE_ENV_FILE=os.devnull, SERVICE_LOG_LEVEL="warning", SERVICE_CONFIG_DIR=str(tmp),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(bundle_site(tmp)), str(HERE), str(REPO),
+                                                        env.get("PYTHONPATH")])))
+    env.update(extra)
+    return env
+
+
 def app_plugins() -> list[Any]:
     return [*PLUGINS, ("slowtest", SlowBundle())]
 

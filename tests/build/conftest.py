@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import redis
-from buildkit import HERE, REPO, app_plugins, bundle_site
+from buildkit import app_plugins, child_env
 
 REDIS_URL = os.environ.get("SERVICE_TEST_REDIS_URL", "redis://127.0.0.1:6379/11")
 WORKER_PLUGINS = "accounts,flows,build,standard,slowtest"
@@ -38,15 +38,6 @@ def redis_or_skip() -> redis.Redis:
     except redis.RedisError as exc:
         pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
     return client
-
-
-def child_env(tmp: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
-    env.update(SERVICE_ENV_FILE=os.devnull, SERVICE_LOG_LEVEL="warning", SERVICE_CONFIG_DIR=str(tmp),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(bundle_site(tmp)), str(HERE), str(REPO),
-                                                        env.get("PYTHONPATH")])))
-    env.update(extra)
-    return env
 
 
 def wait_workers(conn: Any, queues: list[str], procs: list[subprocess.Popen], logs: Path, count: int = 1,

@@ -96,10 +96,14 @@ def stream(queue: JobQueue, job_id: str, meta: dict[str, Any], *, block_seconds:
         if touch is not None:
             touch()
         if not events:
-            info = queue.info(job_id)
-            if info is None or info.state.terminal:
-                return  # expired, or ended and its end event was read: nothing more will come
-            continue
+            info = queue.info(job_id)  # may itself end a job whose worker died (the RQ watchdog)
+            if info is None:
+                return  # expired
+            if not info.state.terminal:
+                continue
+            events = queue.read_events(job_id, after=cursor)  # the end event written meanwhile, if any
+            if not events:
+                return
         translated, cursor, ended = translate(events, meta)
         yield from translated
         if ended:
@@ -124,14 +128,16 @@ def poll(queue: JobQueue, store: BuildStore, job_id: str, meta: dict[str, Any], 
         if not events:
             if remaining <= 0:
                 return []
-            info = queue.info(job_id)
+            info = queue.info(job_id)  # may itself end a job whose worker died (the RQ watchdog)
             if info is None:
                 return []
-            if info.state.terminal:  # ended and nothing left after our cursor
+            if not info.state.terminal:
+                continue
+            events = queue.read_events(job_id, after=cursor)
+            if not events:  # ended and nothing left after our cursor
                 store.advance(job_id, cursor, cursor, True)
                 store.unwatch(job_id)
                 return [END_AFTER_END]
-            continue
         translated, last, ended = translate(events, meta)
         if not store.advance(job_id, cursor, last, ended):
             continue  # another poll took these events; read on from its cursor
