@@ -137,7 +137,7 @@ def test_list_users_pages_with_skip_and_limit(app, client, admin):
 
 
 def test_list_users_rejects_bad_paging(client, admin):
-    for query in ("limit=0", "skip=-1", "limit=abc"):
+    for query in ("limit=0", "limit=1001", "skip=-1", "limit=abc", "skip=99999999999999999999", "skip=2147483648"):
         response = client.get(USERS + "?" + query, headers=admin.bearer)
         assert response.status_code == 422, query
         assert response.get_json()["detail"][0]["loc"][0] == "query"
@@ -403,3 +403,15 @@ def test_superuser_cannot_set_the_legacy_password_for_anyone(client, admin, alic
     assert response.status_code == 400
     assert response.get_json() == {"detail": "This password is not allowed"}
     assert login(client, "alice", PASSWORD).status_code == 200
+
+
+def test_overlong_fields_are_422_not_database_errors(client, alice):
+    image = client.patch(f"{USERS}{alice.id}", json={"profile_image": "x" * 513}, headers=alice.bearer)
+    assert image.status_code == 422
+    assert image.get_json()["detail"][0]["loc"] == ["body", "profile_image"]
+    name = client.patch(f"{USERS}{alice.id}", json={"username": "n" * 256}, headers=alice.bearer)
+    assert name.status_code == 422
+    key = client.post("/api/v1/api_key/", json={"name": "k" * 256}, headers=alice.bearer)
+    assert key.status_code == 422
+    fits = client.patch(f"{USERS}{alice.id}", json={"profile_image": "x" * 512}, headers=alice.bearer)
+    assert fits.status_code == 200

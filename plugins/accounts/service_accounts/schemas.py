@@ -29,7 +29,7 @@ class UserCreateSchema(Body):
 
 class UserUpdateSchema(Body):
     username = fields.String(allow_none=True, validate=USERNAME)
-    profile_image = fields.String(allow_none=True)
+    profile_image = fields.String(allow_none=True, validate=validate.Length(max=512))  # the column's size
     password = fields.String(allow_none=True, load_only=True, validate=PASSWORD)
     is_active = fields.Boolean(allow_none=True)
     is_superuser = fields.Boolean(allow_none=True)
@@ -56,7 +56,7 @@ class UserSchema(Schema):
 
 
 class UserListQuerySchema(Schema):
-    skip = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    skip = fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))  # larger: a DB error
     limit = fields.Integer(load_default=10, validate=validate.Range(min=1, max=1000))
     search = fields.String(load_default=None, allow_none=True)
 
