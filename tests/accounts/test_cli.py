@@ -180,3 +180,9 @@ def test_api_key_create_through_the_real_command(tmp_path, make_app):
     app = make_app(auto_login=False, superuser="admin", superuser_password=STRONG)
     me = whoami_with_key(app.test_client(), key)
     assert me.status_code == 200 and me.get_json()["username"] == "admin"
+
+
+def test_superuser_command_refuses_a_blank_name(app):
+    result = run(app, "superuser", "--username", "   ", "--password", "Root-Password-123")
+    assert result.exit_code == 1 and "Username must not be blank." in result.output
+    assert not rows(app, "SELECT id FROM accounts_user WHERE username = ''")

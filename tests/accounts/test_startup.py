@@ -150,3 +150,17 @@ def test_command_exits_3_naming_the_variable(tmp_path, extra, needle):
     assert out.returncode == 3, (out.stdout, out.stderr)
     assert needle in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_superuser_name_with_surrounding_spaces(make_app):
+    first = make_app(superuser=" root ")
+    token = first.test_client().get("/api/v1/auto_login")
+    assert token.status_code == 200
+    # a restart finds the same (trimmed) account instead of failing to create it again
+    second = make_app(superuser=" root ")
+    client = second.test_client()
+    me = client.get(
+        WHOAMI, headers={"Authorization": f"Bearer {client.get('/api/v1/auto_login').get_json()['access_token']}"}
+    )
+    assert me.get_json()["username"] == "root"
+    assert [r["username"] for r in rows(second, "SELECT username FROM accounts_user")] == ["root"]

@@ -56,13 +56,16 @@ def get_user(s: Session, user_id: uuid.UUID | str) -> User | None:
 
 
 def user_by_name(s: Session, username: str) -> User | None:
-    return s.scalar(sa.select(User).where(User.username == username))
+    """Names are stored trimmed, so look them up trimmed (``SERVICE_SUPERUSER=" admin"`` included)."""
+    return s.scalar(sa.select(User).where(User.username == username.strip()))
 
 
 def create_user(s: Session, username: str, password: str, *, is_superuser: bool = False,
                 is_active: bool | None = None, optins: Mapping[str, Any] | None = None) -> User:
     """Insert a user; 400 when the name is taken."""
     username = username.strip()
+    if not username:  # the API's schema refuses it first; this guards the CLI and start-up
+        raise ApiError(400, "Username must not be blank.")
     if user_by_name(s, username) is not None:
         raise ApiError(400, "This username is unavailable.")
     user = User(
