@@ -173,3 +173,39 @@ def test_editor_can_be_disabled(make_app):
     response = app.test_client().get("/", headers=HTML)
     assert response.status_code == 404
     assert response.get_json() == {"detail": "Not Found"}
+
+
+FRONTEND = Path(views.__file__).parents[1] / "frontend"
+_INPUTS = ["index.html", "package.json", "package-lock.json", "tsconfig.json", "vite.config.ts", "public", "src"]
+
+
+def _source_digest() -> str:
+    """The digest vite.config.ts writes into build-info.json (tests and fixtures excluded)."""
+    import hashlib
+
+    paths: list[str] = []
+    for name in _INPUTS:
+        p = FRONTEND / name
+        items = [q for q in p.rglob("*") if q.is_file()] if p.is_dir() else [p]
+        paths += [q.relative_to(FRONTEND).as_posix() for q in items]
+    paths = sorted(p for p in paths if not p.endswith(".test.ts") and "__fixtures__/" not in p)
+    h = hashlib.sha256()
+    for rel in paths:
+        h.update(rel.encode() + b"\0")
+        h.update((FRONTEND / rel).read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def test_committed_build_matches_the_frontend_source():
+    """Rebuild (``npm ci && npm run build`` in plugins/editor/frontend) after changing the frontend."""
+    import json
+
+    info = json.loads((STATIC / "build-info.json").read_text())
+    assert info["source_sha256"] == _source_digest(), "service_editor/static is stale: run npm run build"
+
+
+def test_node_modules_are_not_shipped():
+    assert not (STATIC / "node_modules").exists()
+    ignore = (FRONTEND.parent / ".gitignore").read_text()
+    assert "node_modules" in ignore
