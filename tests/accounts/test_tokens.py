@@ -446,3 +446,35 @@ def test_a_bad_token_is_not_rescued_by_a_good_key(client, alice):
 def test_non_bearer_authorization_falls_through_to_a_key(client, alice):
     response = client.get(WHOAMI, headers={"Authorization": "Basic dXNlcjpwYXNz", **alice.key})
     assert response.status_code == 200 and response.get_json()["id"] == alice.id
+
+
+def test_unusable_rsa_keys_stop_start_up(make_app):
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from core.errors import StartupError
+
+    private, _ = rsa_pem()
+    other = rsa.generate_private_key(public_exponent=65537, key_size=1024).public_key()  # noqa: S505 (fast, unused)
+    other_pem = other.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    ec_pem = (
+        ec.generate_private_key(ec.SECP256R1())
+        .private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        .decode()
+    )
+    with pytest.raises(StartupError, match="SERVICE_PRIVATE_KEY"):
+        make_app(algorithm="RS256", private_key="not a key")
+    with pytest.raises(StartupError, match="SERVICE_PRIVATE_KEY"):
+        make_app(algorithm="RS256", private_key=ec_pem)
+    with pytest.raises(StartupError, match="SERVICE_PUBLIC_KEY"):
+        make_app(algorithm="RS256", private_key=private, public_key="garbage")
+    with pytest.raises(StartupError, match="SERVICE_PUBLIC_KEY"):
+        make_app(algorithm="RS256", private_key=private, public_key=other_pem.decode())
+
+
+def test_pem_with_escaped_newlines_from_an_env_file(make_app):
+    private, public = rsa_pem()
+    client = make_app(
+        algorithm="RS256", private_key=private.replace("\n", "\\n"), public_key=public.replace("\n", "\\n")
+    ).test_client()
+    admin = superuser(client)
+    assert jwt.decode(admin.token, public, algorithms=["RS256"])["sub"] == admin.id

@@ -12,6 +12,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from flask import Flask, Response
 
+from core.errors import StartupError
 from core.secrets import read_or_create, secret_key
 from core.settings import Settings
 
@@ -78,13 +79,25 @@ def _rsa_keys(settings: Settings) -> tuple[str, str]:
             ).decode()
 
         private_pem = read_or_create(settings.resolved_config_dir / "private_key.pem", make)
+    private_pem = private_pem.replace("\\n", "\n")  # PEMs pasted into .env files often carry escaped newlines
+    try:
+        private = serialization.load_pem_private_key(private_pem.encode(), password=None)
+    except (ValueError, TypeError):
+        raise StartupError("SERVICE_PRIVATE_KEY: not an unencrypted PEM private key") from None
+    if not isinstance(private, rsa.RSAPrivateKey):
+        raise StartupError(f"SERVICE_PRIVATE_KEY: {settings.algorithm} needs an RSA key")
+    derived = private.public_key()
     if settings.public_key:
-        return private_pem, settings.public_key
-    private = serialization.load_pem_private_key(private_pem.encode(), password=None)
-    public_pem = private.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    ).decode()
-    return private_pem, public_pem
+        public_pem = settings.public_key.replace("\\n", "\n")
+        try:
+            given = serialization.load_pem_public_key(public_pem.encode())
+        except (ValueError, TypeError):
+            raise StartupError("SERVICE_PUBLIC_KEY: not a PEM public key") from None
+        if not isinstance(given, rsa.RSAPublicKey) or given.public_numbers() != derived.public_numbers():
+            raise StartupError("SERVICE_PUBLIC_KEY does not belong to the private key (tokens could not be verified)")
+        return private_pem, public_pem
+    public_pem = derived.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return private_pem, public_pem.decode()
 
 
 def configure_jwt(app: Flask, settings: Settings) -> None:
