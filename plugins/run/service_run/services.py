@@ -98,6 +98,38 @@ class RunSpec:
     respond: Callable[[list[RunResult]], dict[str, Any]] = lambda results: {}
 
 
+def _batch_messages(ctx: Any, user_id: str) -> Callable[[], None]:
+    """Store a run's chat messages with one ``on_messages`` call (one transaction) instead of one per message.
+
+    Messages are collected while the run goes and handed over when it ends (also when it fails or
+    is cancelled), still inside the request or job; a history read during the run (Message History)
+    flushes what is pending first, so it sees them. ``add_message`` events are not delayed.
+    """
+    if ctx.store_message is None:
+        return lambda: None
+    hook = state().host.hook
+    pending: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if pending:
+            batch = list(pending)
+            pending.clear()
+            hook.on_messages(user_id=user_id, messages=batch)
+
+    def collect(message: dict[str, Any]) -> None:
+        pending.append(message)
+
+    read = ctx.get_messages
+
+    def get_messages(*args: Any) -> list[dict[str, Any]]:
+        flush()
+        return read(*args) if read is not None else []
+
+    ctx.store_message = collect
+    ctx.get_messages = get_messages
+    return flush
+
+
 def execute(
     spec: RunSpec, *, emit: Callable[[str, dict[str, Any]], None] | None = None,
     cancelled: Callable[[], bool] | None = None, job_id: str | None = None,
@@ -114,9 +146,13 @@ def execute(
             request_vars=spec.request_vars,
             job_id=job_id,
         )
-        result = run_graph(
-            spec.graph, ctx, input_value=input_value, input_type=input_type, input_components=components or None
-        )
+        flush = _batch_messages(ctx, spec.user_id)
+        try:
+            result = run_graph(
+                spec.graph, ctx, input_value=input_value, input_type=input_type, input_components=components or None
+            )
+        finally:
+            flush()
         results.append(result)
         if not result.ok:
             return results, result
