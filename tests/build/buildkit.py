@@ -7,6 +7,7 @@ dist-info (see :func:`bundle_site`), the way a real bundle is installed.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -24,8 +25,11 @@ REFERENCE_FLOWS = Path("/work/shared/reference/flows")
 LOCAL_FLOWS = REPO / "tests" / "engine" / "flows"
 FIXTURES = ("chat-echo.json", "data-operations-uppercase.json", "webhook-parser-chat.json")
 #: the input each reference fixture is built with in the tests
-FIXTURE_INPUT = {"chat-echo.json": "hello", "data-operations-uppercase.json": "hello there",
-                 "webhook-parser-chat.json": None}
+FIXTURE_INPUT = {
+    "chat-echo.json": "hello",
+    "data-operations-uppercase.json": "hello there",
+    "webhook-parser-chat.json": None,
+}
 PLUGINS = ["accounts", "flows", "build", "standard"]
 
 
@@ -83,9 +87,12 @@ def bundle_site(tmp: Path) -> Path:
 def child_env(tmp: Path, **extra: str) -> dict[str, str]:
     """Environment of a worker or server subprocess: no SERVICE_* of ours, the test bundle importable."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
-    env.update(SERVICE_ENV_FILE=os.devnull, SERVICE_LOG_LEVEL="warning", SERVICE_CONFIG_DIR=str(tmp),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(bundle_site(tmp)), str(HERE), str(REPO),
-                                                        env.get("PYTHONPATH")])))
+    env.update(
+        SERVICE_ENV_FILE=os.devnull,
+        SERVICE_LOG_LEVEL="warning",
+        SERVICE_CONFIG_DIR=str(tmp),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(bundle_site(tmp)), str(HERE), str(REPO), env.get("PYTHONPATH")])),
+    )
     env.update(extra)
     return env
 
@@ -119,18 +126,30 @@ def node(key: str, node_id: str, **values: Any) -> dict[str, Any]:
     for name, value in values.items():
         fnode["template"][name]["value"] = value
         fnode["template"][name]["show"] = True
-    return {"id": node_id, "type": "genericNode", "position": {"x": 0, "y": 0},
-            "data": {"id": node_id, "type": key, "node": fnode}}
+    return {
+        "id": node_id,
+        "type": "genericNode",
+        "position": {"x": 0, "y": 0},
+        "data": {"id": node_id, "type": key, "node": fnode},
+    }
 
 
 def edge(source: dict[str, Any], output: str, target: dict[str, Any], field: str) -> dict[str, Any]:
     out_types = next(o["types"] for o in source["data"]["node"]["outputs"] if o["name"] == output)
     tfield = target["data"]["node"]["template"][field]
     sh = {"dataType": source["data"]["type"], "id": source["id"], "name": output, "output_types": out_types}
-    th = {"fieldName": field, "id": target["id"], "inputTypes": tfield.get("input_types"),
-          "type": tfield.get("type", "str")}
-    return {"id": f"e-{source['id']}-{target['id']}", "source": source["id"], "target": target["id"],
-            "data": {"sourceHandle": sh, "targetHandle": th}}
+    th = {
+        "fieldName": field,
+        "id": target["id"],
+        "inputTypes": tfield.get("input_types"),
+        "type": tfield.get("type", "str"),
+    }
+    return {
+        "id": f"e-{source['id']}-{target['id']}",
+        "source": source["id"],
+        "target": target["id"],
+        "data": {"sourceHandle": sh, "targetHandle": th},
+    }
 
 
 def chain(*middle: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
@@ -141,7 +160,7 @@ def chain(*middle: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
     nodes.append(node("ChatOutput", "ChatOutput-BBBBB"))
     fields = {"ChatOutput": "input_value"}
     edges = []
-    for a, b in zip(nodes, nodes[1:], strict=False):
+    for a, b in itertools.pairwise(nodes):
         out = a["data"]["node"]["outputs"][0]["name"]
         edges.append(edge(a, out, b, fields.get(b["data"]["type"], "input_value")))
     return {"nodes": nodes, "edges": edges, "viewport": {"x": 0, "y": 0, "zoom": 1}}
@@ -171,8 +190,14 @@ def names(events: list[dict[str, Any]]) -> list[str]:
     return [e["event"] for e in events]
 
 
-def poll_all(client: Any, job_id: str, headers: dict[str, str] | None = None, *, prefix: str = "/api/v1/build",
-             timeout: float = 30.0) -> list[dict[str, Any]]:
+def poll_all(
+    client: Any,
+    job_id: str,
+    headers: dict[str, str] | None = None,
+    *,
+    prefix: str = "/api/v1/build",
+    timeout: float = 30.0,
+) -> list[dict[str, Any]]:
     """Poll until ``end``/``error``; every event once."""
     events: list[dict[str, Any]] = []
     end = time.monotonic() + timeout
@@ -187,8 +212,9 @@ def poll_all(client: Any, job_id: str, headers: dict[str, str] | None = None, *,
     raise AssertionError(f"no end after {timeout} s: {names(events)}")
 
 
-def stream_all(client: Any, job_id: str, headers: dict[str, str] | None = None, *,
-               prefix: str = "/api/v1/build") -> list[dict[str, Any]]:
+def stream_all(
+    client: Any, job_id: str, headers: dict[str, str] | None = None, *, prefix: str = "/api/v1/build"
+) -> list[dict[str, Any]]:
     response = client.get(f"{prefix}/{job_id}/events", headers=headers or {})
     assert response.status_code == 200, response.get_data(as_text=True)
     assert response.mimetype == "application/x-ndjson"

@@ -40,8 +40,9 @@ def redis_or_skip() -> redis.Redis:
     return client
 
 
-def wait_workers(conn: Any, queues: list[str], procs: list[subprocess.Popen], logs: Path, count: int = 1,
-                 timeout: float = 30.0) -> None:
+def wait_workers(
+    conn: Any, queues: list[str], procs: list[subprocess.Popen], logs: Path, count: int = 1, timeout: float = 30.0
+) -> None:
     from rq import Queue, Worker
 
     end = time.monotonic() + timeout
@@ -88,8 +89,13 @@ class RQEnv:
             args = [sys.executable, "-m", "core.cli", "worker", "--queue", queue, "--name", f"{queue}-w"]
             if kind == "simple":
                 args.append("--simple")
-            env = child_env(self.dir, SERVICE_PLUGINS=WORKER_PLUGINS, SERVICE_REDIS_URL=REDIS_URL,
-                            SERVICE_JOB_BACKEND="rq", SERVICE_DATABASE_URL=self.database_url)
+            env = child_env(
+                self.dir,
+                SERVICE_PLUGINS=WORKER_PLUGINS,
+                SERVICE_REDIS_URL=REDIS_URL,
+                SERVICE_JOB_BACKEND="rq",
+                SERVICE_DATABASE_URL=self.database_url,
+            )
             with open(self.dir / f"worker-{kind}.log", "w") as log:
                 self.procs.append(subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT))
         wait_workers(redis.Redis.from_url(REDIS_URL), list(self.queues.values()), self.procs, self.dir)
@@ -120,9 +126,10 @@ def rq_env(tmp_path_factory, service_database_url):
 
 def use_queue(app: Any, queue_name: str) -> Any:
     """Point an RQ app at one of this run's queues (and the build store at the same namespace)."""
+    from service_build.config import init_app
+
     from core.app import state
     from core.jobs.rq_backend import RQQueue
-    from service_build.config import init_app
 
     svc = state(app)
     svc.jobs.close()
@@ -134,8 +141,14 @@ def use_queue(app: Any, queue_name: str) -> Any:
 @pytest.fixture
 def make_rq_app(make_app, rq_env):
     def factory(kind: str = "simple", **config: Any) -> Any:
-        app = make_app(plugins=app_plugins(), job_backend="rq", redis_url=REDIS_URL, config_dir=rq_env.dir,
-                       database_url=rq_env.database_url, **config)
+        app = make_app(
+            plugins=app_plugins(),
+            job_backend="rq",
+            redis_url=REDIS_URL,
+            config_dir=rq_env.dir,
+            database_url=rq_env.database_url,
+            **config,
+        )
         return use_queue(app, rq_env.queues[kind])
 
     return factory

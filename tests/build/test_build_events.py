@@ -46,8 +46,7 @@ def engine_events(data: dict[str, Any], input_value: str | None) -> list[dict[st
 
 def build(client, caller, flow_id, delivery, input_value):
     body = {"inputs": {"input_value": input_value}} if input_value is not None else {}
-    response = client.post(f"/api/v1/build/{flow_id}/flow?event_delivery={delivery}", json=body,
-                           headers=caller.bearer)
+    response = client.post(f"/api/v1/build/{flow_id}/flow?event_delivery={delivery}", json=body, headers=caller.bearer)
     assert response.status_code == 200, response.get_data(as_text=True)
     if delivery == "direct":
         assert response.mimetype == "application/x-ndjson"
@@ -85,8 +84,9 @@ def test_reference_fixture_sequence_matches(any_app, fixture, delivery):
 
 def test_framing_and_content_types(app, client, admin):
     flow_id = create_flow(client, admin, reference_flow("chat-echo.json")["data"])
-    job_id = client.post(f"/api/v1/build/{flow_id}/flow", json={"inputs": {"input_value": "x"}},
-                         headers=admin.bearer).get_json()["job_id"]
+    job_id = client.post(
+        f"/api/v1/build/{flow_id}/flow", json={"inputs": {"input_value": "x"}}, headers=admin.bearer
+    ).get_json()["job_id"]
     streamed = client.get(f"/api/v1/build/{job_id}/events", headers=admin.bearer)
     body = streamed.get_data(as_text=True)
     assert streamed.headers["Content-Type"] == "application/x-ndjson"
@@ -96,8 +96,9 @@ def test_framing_and_content_types(app, client, admin):
     assert first == json.dumps(json.loads(first))  # json.dumps spacing, as the reference
     assert first.startswith('{"event": "vertices_sorted", "data": ')
     # polling: everything queued at once, joined by a newline ("\n\n\n" between events)
-    job_id = client.post(f"/api/v1/build/{flow_id}/flow", json={"inputs": {"input_value": "x"}},
-                         headers=admin.bearer).get_json()["job_id"]
+    job_id = client.post(
+        f"/api/v1/build/{flow_id}/flow", json={"inputs": {"input_value": "x"}}, headers=admin.bearer
+    ).get_json()["job_id"]
     app.extensions["service"].jobs.join(5)
     polled = client.get(f"/api/v1/build/{job_id}/events?event_delivery=polling", headers=admin.bearer)
     text = polled.get_data(as_text=True)
@@ -129,17 +130,30 @@ def test_poll_waits_briefly_then_returns_nothing(make_app, monkeypatch):
         empty += not batch
         seen += batch
     assert empty >= 1  # the slow vertex ran longer than a poll waits
-    assert seen == ["vertices_sorted", "build_start", "add_message", "end_vertex", "end_vertex", "add_message",
-                    "end_vertex", "end"]
+    assert seen == [
+        "vertices_sorted",
+        "build_start",
+        "add_message",
+        "end_vertex",
+        "end_vertex",
+        "add_message",
+        "end_vertex",
+        "end",
+    ]
 
 
 def test_invalid_graph_is_an_error_event_not_a_422(client, admin):
     flow_id = create_flow(client, admin, reference_flow("chat-echo.json")["data"])
-    bad = {"nodes": [{"id": "X-1", "type": "genericNode", "data": {"id": "X-1", "type": "NoSuchThing",
-                                                                   "node": {"template": {}}}}], "edges": []}
+    bad = {
+        "nodes": [
+            {"id": "X-1", "type": "genericNode", "data": {"id": "X-1", "type": "NoSuchThing", "node": {"template": {}}}}
+        ],
+        "edges": [],
+    }
     for delivery in ("polling", "direct"):
-        response = client.post(f"/api/v1/build/{flow_id}/flow?event_delivery={delivery}", json={"data": bad},
-                               headers=admin.bearer)
+        response = client.post(
+            f"/api/v1/build/{flow_id}/flow?event_delivery={delivery}", json={"data": bad}, headers=admin.bearer
+        )
         assert response.status_code == 200
         if delivery == "polling":
             events = poll_all(client, response.get_json()["job_id"], admin.bearer)
@@ -174,12 +188,18 @@ def test_failing_component_ends_with_error_and_no_end(any_app):
 def test_unsaved_graph_is_built_instead_of_the_stored_one(client, admin):
     flow_id = create_flow(client, admin, reference_flow("chat-echo.json")["data"])
     unsaved = reference_flow("data-operations-uppercase.json")["data"]
-    events = parse(client.post(f"/api/v1/build/{flow_id}/flow?event_delivery=direct",
-                               json={"data": unsaved, "inputs": {"input_value": "abc"}},
-                               headers=admin.bearer).get_data(as_text=True))
+    events = parse(
+        client.post(
+            f"/api/v1/build/{flow_id}/flow?event_delivery=direct",
+            json={"data": unsaved, "inputs": {"input_value": "abc"}},
+            headers=admin.bearer,
+        ).get_data(as_text=True)
+    )
     assert [e["data"]["text"] for e in events if e["event"] == "add_message"] == ["HELLO THERE"]
     assert [e["data"]["build_data"]["id"] for e in events if e["event"] == "end_vertex"] == [
-        "Operations-QQQQQ", "ChatOutput-GGGGG"]
+        "Operations-QQQQQ",
+        "ChatOutput-GGGGG",
+    ]
 
 
 @pytest.mark.parametrize("backend", ["inprocess", "rq"])
@@ -190,16 +210,20 @@ def test_concurrent_pollers_share_the_stream_without_duplicates(backend, make_ap
     client = app.test_client()
     admin = superuser(client)
     flow_id = create_flow(client, admin, slow_flow(0.3))
-    job_id = client.post(f"/api/v1/build/{flow_id}/flow", json={"inputs": {"input_value": "q"}},
-                         headers=admin.bearer).get_json()["job_id"]
+    job_id = client.post(
+        f"/api/v1/build/{flow_id}/flow", json={"inputs": {"input_value": "q"}}, headers=admin.bearer
+    ).get_json()["job_id"]
     got: list[list[dict[str, Any]]] = [[], [], []]
     done = threading.Event()
 
     def poller(i: int) -> None:
         c = app.test_client()
         while not done.is_set():
-            batch = parse(c.get(f"/api/v1/build/{job_id}/events?event_delivery=polling",
-                                headers=admin.bearer).get_data(as_text=True))
+            batch = parse(
+                c.get(f"/api/v1/build/{job_id}/events?event_delivery=polling", headers=admin.bearer).get_data(
+                    as_text=True
+                )
+            )
             got[i] += batch
             if any(e["event"] in ("end", "error") for e in batch) or batch == [{"event": "end", "data": {}}]:
                 done.set()
@@ -212,6 +236,16 @@ def test_concurrent_pollers_share_the_stream_without_duplicates(backend, make_ap
     real = [e for batch in got for e in batch if not (e["event"] == "end" and e["data"] == {})]
     ids = [json.dumps(e, sort_keys=True) for e in real]
     assert len(ids) == len(set(ids)), "an event was delivered twice"
-    assert sorted(names(real)) == sorted(["vertices_sorted", "build_start", "add_message", "end_vertex",
-                                          "end_vertex", "add_message", "end_vertex", "end"])
+    assert sorted(names(real)) == sorted(
+        [
+            "vertices_sorted",
+            "build_start",
+            "add_message",
+            "end_vertex",
+            "end_vertex",
+            "add_message",
+            "end_vertex",
+            "end",
+        ]
+    )
     assert names(real).count("end") == 1  # the real end, once; other pollers then got the after-end answer

@@ -33,9 +33,19 @@ def start(client, caller, flow_id, body=None, query="", prefix="/api/v1/build"):
 def poll_until(client, job_id, headers, event):
     """Poll until ``event`` was seen; returns the events so far."""
     seen = []
-    wait_for(lambda: seen.extend(parse(client.get(f"/api/v1/build/{job_id}/events?event_delivery=polling",
-                                                  headers=headers).get_data(as_text=True))) or event in names(seen),
-             timeout=15)
+    wait_for(
+        lambda: (
+            seen.extend(
+                parse(
+                    client.get(f"/api/v1/build/{job_id}/events?event_delivery=polling", headers=headers).get_data(
+                        as_text=True
+                    )
+                )
+            )
+            or event in names(seen)
+        ),
+        timeout=15,
+    )
     return seen
 
 
@@ -56,7 +66,8 @@ def test_events_and_cancel_of_another_users_job_are_404(app, client, admin, alic
     assert client.get(f"/api/v1/build/{job_id}/events").status_code == 403  # no credentials at all
     unknown = "00000000-0000-0000-0000-000000000000"
     assert client.get(f"/api/v1/build/{unknown}/events", headers=alice.bearer).get_json() == {
-        "detail": f"Job not found: {unknown}"}
+        "detail": f"Job not found: {unknown}"
+    }
     assert client.post(f"/api/v1/build/{unknown}/cancel", headers=alice.bearer).status_code == 404
 
 
@@ -81,8 +92,13 @@ def test_every_job_has_its_owner_and_delivery_recorded(app, client, alice):
     job_id = start(client, alice, flow_id, {"inputs": {"session": "s1"}}, "?event_delivery=streaming")
     info = state(app).jobs.info(job_id)
     assert info.owner == alice.id and info.name == "build.flow"
-    assert info.meta == {"flow_id": flow_id, "run_flow_id": flow_id, "session_id": "s1", "delivery": "streaming",
-                         "public": False}
+    assert info.meta == {
+        "flow_id": flow_id,
+        "run_flow_id": flow_id,
+        "session_id": "s1",
+        "delivery": "streaming",
+        "public": False,
+    }
     events = parse(client.get(f"/api/v1/build/{job_id}/events", headers=alice.bearer).get_data(as_text=True))
     assert {e["data"]["session_id"] for e in events if e["event"] == "add_message"} == {"s1"}
 
@@ -119,8 +135,9 @@ def test_cancel_stops_the_build_with_a_final_event(backend, make_app, request):
 
 def test_closing_a_direct_stream_cancels_its_build(app, client, admin):
     flow_id = create_flow(client, admin, slow_flow(20))
-    response = client.post(f"/api/v1/build/{flow_id}/flow?event_delivery=direct", json={}, headers=admin.bearer,
-                           buffered=False)
+    response = client.post(
+        f"/api/v1/build/{flow_id}/flow?event_delivery=direct", json={}, headers=admin.bearer, buffered=False
+    )
     assert response.status_code == 200 and response.mimetype == "application/x-ndjson"
     chunks = iter(response.response)
     first = next(chunks)
@@ -179,7 +196,8 @@ def test_log_builds_controls_vertex_build_records(make_app):
     poll_all(client, job_id, admin.bearer)
     assert [r["vertex_id"] for r in recorder.vertices] == ["ChatInput-AAAAA", "ChatOutput-BBBBB"]
     assert {(r["job_id"], r["user_id"], r["flow_id"], r["valid"]) for r in recorder.vertices} == {
-        (job_id, admin.id, flow_id, True)}
+        (job_id, admin.id, flow_id, True)
+    }
     recorder.vertices.clear()
     job_id = start(client, admin, flow_id, {"inputs": {"input_value": "hi"}}, "?log_builds=false")
     assert names(poll_all(client, job_id, admin.bearer))[-1] == "end"

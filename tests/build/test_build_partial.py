@@ -12,8 +12,16 @@ from buildkit import app_plugins, chain, create_flow, failing_flow, names, poll_
 from tests.conftest import superuser
 
 CI, SP, CO = "ChatInput-AAAAA", "SlowPass-SSSSS", "ChatOutput-BBBBB"
-VERTEX_BUILD_KEYS = {"id", "inactivated_vertices", "next_vertices_ids", "top_level_vertices", "valid", "params",
-                     "data", "timestamp"}
+VERTEX_BUILD_KEYS = {
+    "id",
+    "inactivated_vertices",
+    "next_vertices_ids",
+    "top_level_vertices",
+    "valid",
+    "params",
+    "data",
+    "timestamp",
+}
 
 
 def run(client, caller, flow_id, *, value=None, start=None, stop=None, data=None):
@@ -78,11 +86,15 @@ def test_cache_is_per_user_and_flow_and_expires(make_app, monkeypatch):
 def test_failed_vertices_are_not_reused(client, admin):
     data = chain(("Boom", "Boom-XXXXX", {}))
     flow_id = create_flow(client, admin, data)
-    job = client.post(f"/api/v1/build/{flow_id}/flow", json={"inputs": {"input_value": "a"}},
-                      headers=admin.bearer).get_json()["job_id"]
+    job = client.post(
+        f"/api/v1/build/{flow_id}/flow", json={"inputs": {"input_value": "a"}}, headers=admin.bearer
+    ).get_json()["job_id"]
     assert names(poll_all(client, job, admin.bearer))[-1] == "error"
-    job = client.post(f"/api/v1/build/{flow_id}/flow?start_component_id={CO}", json={"inputs": {"input_value": "a"}},
-                      headers=admin.bearer).get_json()["job_id"]
+    job = client.post(
+        f"/api/v1/build/{flow_id}/flow?start_component_id={CO}",
+        json={"inputs": {"input_value": "a"}},
+        headers=admin.bearer,
+    ).get_json()["job_id"]
     events = poll_all(client, job, admin.bearer)
     assert events[0]["data"]["to_run"] == ["Boom-XXXXX", CO]  # Chat Input reused, Boom tried again
     assert events[-1]["event"] == "error"
@@ -100,16 +112,19 @@ def test_vertices_order(client, admin, bob):
     partial = client.post(f"/api/v1/build/{flow_id}/vertices?stop_component_id={SP}", headers=admin.bearer)
     assert partial.get_json()["vertices_to_run"] == [CI, SP]
     assert client.post(f"/api/v1/build/{flow_id}/vertices", headers=bob.bearer).get_json() == {
-        "detail": f"Flow with id {flow_id} not found"}
-    invalid = client.post(f"/api/v1/build/{flow_id}/vertices", json={"data": {"nodes": [{"id": "Q"}], "edges": []}},
-                          headers=admin.bearer)
+        "detail": f"Flow with id {flow_id} not found"
+    }
+    invalid = client.post(
+        f"/api/v1/build/{flow_id}/vertices", json={"data": {"nodes": [{"id": "Q"}], "edges": []}}, headers=admin.bearer
+    )
     assert invalid.status_code == 422 and invalid.get_json()["detail"][0]["loc"][0] == "nodes"
 
 
 def test_build_vertex_and_stream(client, admin, bob):
     flow_id = create_flow(client, admin, reference_flow("chat-echo.json")["data"])
-    response = client.post(f"/api/v1/build/{flow_id}/vertices/{CO}", json={"inputs": {"input_value": "v1"}},
-                           headers=admin.bearer)
+    response = client.post(
+        f"/api/v1/build/{flow_id}/vertices/{CO}", json={"inputs": {"input_value": "v1"}}, headers=admin.bearer
+    )
     assert response.status_code == 200, response.get_json()
     built = response.get_json()
     assert set(built) == VERTEX_BUILD_KEYS
@@ -120,7 +135,8 @@ def test_build_vertex_and_stream(client, admin, bob):
     assert stream.get_data(as_text=True) == (
         f'event: message\ndata: {{"message": "Streaming vertex {CO}"}}\n\n'
         'event: message\ndata: {"chunk": "v1"}\n\n'
-        'event: close\ndata: {"message": "Stream closed"}\n\n')
+        'event: close\ndata: {"message": "Stream closed"}\n\n'
+    )
     unknown = client.get(f"/api/v1/build/{flow_id}/Nope-1/stream", headers=admin.bearer).get_data(as_text=True)
     assert unknown == 'event: error\ndata: {"error": "Vertex Nope-1 not found"}\n\n'
     assert client.post(f"/api/v1/build/{flow_id}/vertices/Nope-1", json={}, headers=admin.bearer).status_code == 404
@@ -133,15 +149,15 @@ def test_vertex_build_uses_the_graph_sent_to_vertices(client, admin):
     unsaved = reference_flow("data-operations-uppercase.json")["data"]
     order = client.post(f"/api/v1/build/{flow_id}/vertices", json={"data": unsaved}, headers=admin.bearer)
     assert order.get_json()["vertices_to_run"] == ["Operations-QQQQQ", "ChatOutput-GGGGG"]
-    built = client.post(f"/api/v1/build/{flow_id}/vertices/ChatOutput-GGGGG", json={},
-                        headers=admin.bearer).get_json()
+    built = client.post(f"/api/v1/build/{flow_id}/vertices/ChatOutput-GGGGG", json={}, headers=admin.bearer).get_json()
     assert built["valid"] is True and built["params"] == "HELLO THERE"
 
 
 def test_failed_vertex_build_is_invalid_not_a_server_error(client, admin):
     flow_id = create_flow(client, admin, failing_flow())
-    built = client.post(f"/api/v1/build/{flow_id}/vertices/Boom-XXXXX", json={"inputs": {"input_value": "x"}},
-                        headers=admin.bearer)
+    built = client.post(
+        f"/api/v1/build/{flow_id}/vertices/Boom-XXXXX", json={"inputs": {"input_value": "x"}}, headers=admin.bearer
+    )
     assert built.status_code == 200
     body = built.get_json()
     assert body["id"] == "Boom-XXXXX" and body["valid"] is False

@@ -80,9 +80,17 @@ def test_public_build_runs_as_the_visitor_under_a_virtual_flow(client, alice, pu
     assert info.owner.startswith("public:") and info.meta["public"] is True
     # an already namespaced session is kept as it is; no session means the virtual flow id
     again = start(client, public_flow, "visitor-1", {"inputs": {"input_value": "x", "session": f"{vid}:s1"}})
-    assert {e["data"]["session_id"] for e in poll_all(visitor(client, "visitor-1"), again.get_json()["job_id"], prefix=PREFIX) if e["event"] == "add_message"} == {f"{vid}:s1"}
+    assert {
+        e["data"]["session_id"]
+        for e in poll_all(visitor(client, "visitor-1"), again.get_json()["job_id"], prefix=PREFIX)
+        if e["event"] == "add_message"
+    } == {f"{vid}:s1"}
     plain = start(client, public_flow, "visitor-1", {"inputs": {"input_value": "x"}})
-    assert {e["data"]["session_id"] for e in poll_all(visitor(client, "visitor-1"), plain.get_json()["job_id"], prefix=PREFIX) if e["event"] == "add_message"} == {vid}
+    assert {
+        e["data"]["session_id"]
+        for e in poll_all(visitor(client, "visitor-1"), plain.get_json()["job_id"], prefix=PREFIX)
+        if e["event"] == "add_message"
+    } == {vid}
 
 
 def test_public_jobs_belong_to_their_client_id(client, alice, public_flow):
@@ -111,8 +119,11 @@ def test_public_cancel(client, alice):
 
 def test_public_build_refusals(client, alice, public_flow):
     private = create_flow(client, alice, reference_flow("chat-echo.json")["data"], name="private")
-    for path, method in ((f"{PREFIX}/{public_flow}/flow", "post"), (f"{PREFIX}/{uuid.uuid4()}/events", "get"),
-                         (f"{PREFIX}/{uuid.uuid4()}/cancel", "post")):
+    for path, method in (
+        (f"{PREFIX}/{public_flow}/flow", "post"),
+        (f"{PREFIX}/{uuid.uuid4()}/events", "get"),
+        (f"{PREFIX}/{uuid.uuid4()}/cancel", "post"),
+    ):
         response = getattr(client, method)(path, json={} if method == "post" else None)
         assert response.status_code == 400 and response.get_json() == {"detail": "No client_id cookie found"}
     response = start(client, private, "v")
@@ -131,8 +142,9 @@ def test_public_run_never_uses_the_owners_variables(client, alice, spy):
     field.update(value="OWNER_NAME", load_from_db=True, show=True)
     flow_id = create_flow(client, alice, data, access_type="PUBLIC")
     spy.owner = alice.id
-    owned = client.post(f"/api/v1/build/{flow_id}/flow", json={"inputs": {"input_value": "a"}},
-                        headers=alice.bearer).get_json()["job_id"]
+    owned = client.post(
+        f"/api/v1/build/{flow_id}/flow", json={"inputs": {"input_value": "a"}}, headers=alice.bearer
+    ).get_json()["job_id"]
     events = poll_all(client, owned, alice.bearer)
     assert [e["data"]["sender_name"] for e in events if e["event"] == "add_message"][-1] == "Owner Secret"
     spy.asked.clear()

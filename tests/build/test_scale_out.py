@@ -34,6 +34,7 @@ pytestmark = pytest.mark.slow
 
 PG_URL = os.environ.get("SERVICE_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("SERVICE_TEST_SCALEOUT_REDIS_URL", "redis://127.0.0.1:6379/13")
+LOCK_URL = os.environ.get("SERVICE_TEST_REDIS_URL", "redis://127.0.0.1:6379/11")  # two runs never share db 13
 CHAT_ECHO = ["vertices_sorted", "build_start", "add_message", "end_vertex", "add_message", "end_vertex", "end"]
 LOST = "The worker running this job stopped unexpectedly"
 
@@ -60,19 +61,30 @@ def children(pid: int) -> list[int]:
 class Cluster:
     def __init__(self, tmp: Path, database_url: str) -> None:
         self.tmp = tmp
-        self.env = child_env(tmp, SERVICE_JOB_BACKEND="rq", SERVICE_REDIS_URL=REDIS_URL,
-                             SERVICE_DATABASE_URL=database_url, SERVICE_SECRET_KEY="scale-out-shared-secret-key-0123",
-                             SERVICE_PLUGINS="accounts,flows,build,standard,slowtest", SERVICE_WORKERS="1",
-                             SERVICE_BUILD_POLL_WAIT_SECONDS="1", SERVICE_BUILD_STREAM_BLOCK_SECONDS="1",
-                             SERVICE_LOG_LEVEL="warning")
+        self.env = child_env(
+            tmp,
+            SERVICE_JOB_BACKEND="rq",
+            SERVICE_REDIS_URL=REDIS_URL,
+            SERVICE_DATABASE_URL=database_url,
+            SERVICE_SECRET_KEY="scale-out-shared-secret-key-0123",
+            SERVICE_PLUGINS="accounts,flows,build,standard,slowtest",
+            SERVICE_WORKERS="1",
+            SERVICE_BUILD_POLL_WAIT_SECONDS="1",
+            SERVICE_BUILD_STREAM_BLOCK_SECONDS="1",
+            SERVICE_LOG_LEVEL="warning",
+        )
         self.web: list[tuple[str, subprocess.Popen]] = []
         self.workers: dict[str, subprocess.Popen] = {}
 
     def _spawn(self, name: str, args: list[str], **extra: str) -> subprocess.Popen:
         log = open(self.tmp / f"{name}.log", "w")  # noqa: SIM115 - the child keeps its copy
         try:
-            return subprocess.Popen([sys.executable, "-m", "core.cli", *args], env={**self.env, **extra},
-                                    stdout=log, stderr=subprocess.STDOUT)
+            return subprocess.Popen(
+                [sys.executable, "-m", "core.cli", *args],
+                env={**self.env, **extra},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         finally:
             log.close()
 
@@ -137,16 +149,20 @@ def cluster(tmp_path_factory):
 
     from core import db
 
-    engine = sa.create_engine(database_url)
-    try:
-        db.truncate_all(engine)  # leftovers of an earlier run (no-op on a fresh database)
-    except Exception:
-        pass
-    finally:
-        engine.dispose()
-    r.flushdb()
+    lock = redis.Redis.from_url(LOCK_URL).lock("service-test:scaleout", timeout=300, blocking_timeout=300)
+    if not lock.acquire():
+        pytest.fail("another scale-out test kept the lock for 5 minutes")
+
     c = Cluster(tmp_path_factory.mktemp("scaleout"), database_url)
     try:
+        engine = sa.create_engine(database_url)
+        try:
+            db.truncate_all(engine)  # leftovers of an earlier run
+        except sa.exc.SQLAlchemyError:
+            pass  # a fresh database has no tables yet
+        finally:
+            engine.dispose()
+        r.flushdb()
         c.start_web("web-a")  # first: migrates and creates the superuser
         c.start_web("web-b")
         c.start_worker("w1")
@@ -156,6 +172,7 @@ def cluster(tmp_path_factory):
     finally:
         c.stop()
         r.flushdb()
+        lock.release()
 
 
 class Api:
@@ -206,7 +223,14 @@ def poll_alternating(apis: tuple[Api, Api], job_id: str, until: str = "", timeou
     raise AssertionError(f"no {until or 'end'}: {names(events)}")
 
 
-def test_build_on_one_web_process_stream_and_poll_on_the_other(apis):
+def test_scale_out(cluster, apis):
+    """One test (so one xdist worker owns the cluster): the three proofs in turn."""
+    build_on_one_web_process_stream_and_poll_on_the_other(apis)
+    cancel_through_either_process(apis)
+    killed_worker_ends_the_job_and_the_next_build_succeeds(cluster, apis)
+
+
+def build_on_one_web_process_stream_and_poll_on_the_other(apis):
     a, b = apis
     flow_id = a.post("/api/v1/flows/", json={"name": "echo", "data": reference_flow("chat-echo.json")["data"]}).json()
     flow_id = flow_id["id"]
@@ -221,7 +245,7 @@ def test_build_on_one_web_process_stream_and_poll_on_the_other(apis):
     assert requests.get(f"{b.base}/api/v1/build/{job_id}/events", timeout=10).status_code == 403
 
 
-def test_cancel_through_either_process(apis):
+def cancel_through_either_process(apis):
     a, b = apis
     flow_id = b.post("/api/v1/flows/", json={"name": "slow", "data": slow_flow(30)}).json()["id"]
     for starter, canceller, reader in ((a, b, a), (b, a, b)):
@@ -237,13 +261,12 @@ def test_cancel_through_either_process(apis):
         assert "end" not in names(seen + rest)
 
 
-def test_killed_worker_ends_the_job_and_the_next_build_succeeds(cluster, apis):
+def killed_worker_ends_the_job_and_the_next_build_succeeds(cluster, apis):
     a, b = apis
     flow_id = a.post("/api/v1/flows/", json={"name": "slow-kill", "data": slow_flow(6)}).json()["id"]
     job_id = a.build(flow_id, "doomed")
     seen = poll_alternating((b, a), job_id, until="end_vertex")  # Slow Pass is running on some worker
-    worker = redis.Redis.from_url(REDIS_URL, decode_responses=True).hget(f"service:jobs:service:job:{job_id}",
-                                                                          "worker")
+    worker = redis.Redis.from_url(REDIS_URL, decode_responses=True).hget(f"service:jobs:service:job:{job_id}", "worker")
     assert worker in cluster.workers, worker
     proc = cluster.workers[worker]
     horses = children(proc.pid)
@@ -260,8 +283,16 @@ def test_killed_worker_ends_the_job_and_the_next_build_succeeds(cluster, apis):
     survivor = next(name for name in cluster.workers if name != worker)
     job2 = b.build(flow_id, "doomed")
     events = a.stream(job2)
-    assert names(events) == ["vertices_sorted", "build_start", "add_message", "end_vertex", "end_vertex",
-                             "add_message", "end_vertex", "end"]
+    assert names(events) == [
+        "vertices_sorted",
+        "build_start",
+        "add_message",
+        "end_vertex",
+        "end_vertex",
+        "add_message",
+        "end_vertex",
+        "end",
+    ]
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     assert r.hget(f"service:jobs:service:job:{job2}", "worker") == survivor
     assert a.get("/api/v1/monitor/job_queue").json()["watchdog_ended"] >= 1

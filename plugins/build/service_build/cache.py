@@ -128,8 +128,9 @@ def fingerprints(graph: Graph, flow_data: Mapping[str, Any], inputs: Mapping[str
     return out
 
 
-def reusable(entry: Mapping[str, Any] | None, prints: Mapping[str, str], graph: Graph, *,
-             field: str = "fp") -> dict[str, VertexResult]:
+def reusable(
+    entry: Mapping[str, Any] | None, prints: Mapping[str, str], graph: Graph, *, field: str = "fp"
+) -> dict[str, VertexResult]:
     """The cached results still valid for this graph and these inputs (``field="sfp"``: for this graph)."""
     if not entry:
         return {}
@@ -144,8 +145,13 @@ def reusable(entry: Mapping[str, Any] | None, prints: Mapping[str, str], graph: 
     return found
 
 
-def updated_entry(entry: Mapping[str, Any] | None, prints: Mapping[str, str], graph: Graph,
-                  results: Mapping[str, VertexResult], structure: Mapping[str, str]) -> dict[str, Any]:
+def updated_entry(
+    entry: Mapping[str, Any] | None,
+    prints: Mapping[str, str],
+    graph: Graph,
+    results: Mapping[str, VertexResult],
+    structure: Mapping[str, str],
+) -> dict[str, Any]:
     """The cache entry after a run: still-valid old results plus this run's valid results."""
     vertices: dict[str, Any] = {}
     for vid, cached in ((entry or {}).get("vertices") or {}).items():

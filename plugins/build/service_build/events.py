@@ -28,7 +28,6 @@ from typing import Any
 
 from core.engine import Message
 from core.jobs import END_EVENTS, Event, JobQueue, JobState
-
 from service_build.store import BuildStore
 
 TERMINAL = frozenset({"end", "error"})
@@ -41,8 +40,9 @@ def frame(name: str, data: Any) -> str:
     return json.dumps({"event": name, "data": data}) + "\n\n"
 
 
-def error_payload(text: str, *, flow_id: str | None = None, session_id: str | None = None,
-                  **extra: Any) -> dict[str, Any]:
+def error_payload(
+    text: str, *, flow_id: str | None = None, session_id: str | None = None, **extra: Any
+) -> dict[str, Any]:
     """An ``error`` event's data: an error message dict whose ``text`` is the reason (as the engine sends)."""
     message = Message(
         text=text,
@@ -66,11 +66,13 @@ def client_event(event: Event, meta: dict[str, Any]) -> tuple[str, Any]:
     if name == END_EVENTS[JobState.FINISHED]:
         return "end", {}
     if name == END_EVENTS[JobState.CANCELLED]:
-        return "error", error_payload(CANCELLED_TEXT, flow_id=meta.get("run_flow_id"),
-                                      session_id=meta.get("session_id"), cancelled=True)
+        return "error", error_payload(
+            CANCELLED_TEXT, flow_id=meta.get("run_flow_id"), session_id=meta.get("session_id"), cancelled=True
+        )
     if name == "error" and isinstance(data, dict) and set(data) == {"error"}:
-        return "error", error_payload(str(data["error"] or "Build failed"), flow_id=meta.get("run_flow_id"),
-                                      session_id=meta.get("session_id"))
+        return "error", error_payload(
+            str(data["error"] or "Build failed"), flow_id=meta.get("run_flow_id"), session_id=meta.get("session_id")
+        )
     return name, data
 
 
@@ -87,8 +89,9 @@ def translate(events: list[Event], meta: dict[str, Any]) -> tuple[list[tuple[str
     return out, last, False
 
 
-def stream(queue: JobQueue, job_id: str, meta: dict[str, Any], *, block_seconds: float,
-           touch: Callable[[], None] | None = None) -> Iterator[tuple[str, Any]]:
+def stream(
+    queue: JobQueue, job_id: str, meta: dict[str, Any], *, block_seconds: float, touch: Callable[[], None] | None = None
+) -> Iterator[tuple[str, Any]]:
     """Every client event of a job from its start, until ``end``/``error`` (or the job disappears)."""
     cursor: str | None = None
     while True:
@@ -110,8 +113,9 @@ def stream(queue: JobQueue, job_id: str, meta: dict[str, Any], *, block_seconds:
             return
 
 
-def poll(queue: JobQueue, store: BuildStore, job_id: str, meta: dict[str, Any], *,
-         wait_seconds: float) -> list[tuple[str, Any]]:
+def poll(
+    queue: JobQueue, store: BuildStore, job_id: str, meta: dict[str, Any], *, wait_seconds: float
+) -> list[tuple[str, Any]]:
     """What arrived since the last poll of this job by anyone (cursor kept in ``store``), waiting briefly.
 
     Two concurrent polls never return the same event: the cursor moves by

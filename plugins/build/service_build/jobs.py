@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from core.jobs import JobCancelled, JobContext
-
 from service_build.services import BuildRequest, run_build
 
 

@@ -19,7 +19,6 @@ from core.auth import authenticated, current_actor
 from core.errors import ApiError
 from core.jobs import JobInfo
 from core.limits import rate_limited
-
 from service_build import schemas
 from service_build.config import runtime
 from service_build.events import NDJSON, TERMINAL, frame, ndjson, poll, stream
@@ -36,14 +35,19 @@ from service_build.services import (
 from service_build.watchdog import WATCHDOG
 
 build_blp = Blueprint("build", __name__, url_prefix="/api/v1/build", description="Chat (build jobs)")
-public_blp = Blueprint("build_public", __name__, url_prefix="/api/v1/build_public_tmp",
-                       description="Chat (public build jobs)")
+public_blp = Blueprint(
+    "build_public", __name__, url_prefix="/api/v1/build_public_tmp", description="Chat (public build jobs)"
+)
 job_queue_blp = Blueprint("build_job_queue", __name__, url_prefix="/api/v1/monitor", description="Monitor")
 
 CANCELLED_MESSAGE = "Flow build cancelled successfully"
 NO_CLIENT_ID = "No client_id cookie found"
-_NDJSON_DOC = {"200": {"description": "events, one JSON object per event followed by a blank line",
-                       "content": {NDJSON: {"schema": {"type": "string"}}}}}
+_NDJSON_DOC = {
+    "200": {
+        "description": "events, one JSON object per event followed by a blank line",
+        "content": {NDJSON: {"schema": {"type": "string"}}},
+    }
+}
 _STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -65,8 +69,17 @@ def _inputs(body: dict[str, Any]) -> dict[str, Any]:
     return body.get("inputs") or {}
 
 
-def _request(*, owner: str, run_user_id: str, flow_id: str, run_flow_id: str, public: bool,
-             query: dict[str, Any], body: dict[str, Any], session: str | None) -> BuildRequest:
+def _request(
+    *,
+    owner: str,
+    run_user_id: str,
+    flow_id: str,
+    run_flow_id: str,
+    public: bool,
+    query: dict[str, Any],
+    body: dict[str, Any],
+    session: str | None,
+) -> BuildRequest:
     inputs = _inputs(body)
     return BuildRequest(
         owner=owner,
@@ -142,8 +155,14 @@ def _started(req: BuildRequest, delivery: str) -> Any:
 @build_blp.arguments(schemas.BuildQuerySchema, location="query", as_kwargs=False)
 @build_blp.arguments(schemas.BuildBodySchema, location="json", required=False, as_kwargs=False)
 @build_blp.response(200, schemas.JobIdSchema)
-@build_blp.doc(responses={"200": {"description": "{job_id}; with event_delivery=direct, the NDJSON event stream",
-                                  "content": {NDJSON: {"schema": {"type": "string"}}}}})
+@build_blp.doc(
+    responses={
+        "200": {
+            "description": "{job_id}; with event_delivery=direct, the NDJSON event stream",
+            "content": {NDJSON: {"schema": {"type": "string"}}},
+        }
+    }
+)
 @authenticated("user")
 def build_flow(query: dict[str, Any], body: dict[str, Any] | None, flow_id: str):
     """Build a flow as a job: the caller's stored flow, or the unsaved graph in ``data``."""
@@ -153,8 +172,16 @@ def build_flow(query: dict[str, Any], body: dict[str, Any] | None, flow_id: str)
     if flow is None:
         raise ApiError(404, f"Flow with id {flow_id} not found")
     stored_id = str(flow["id"])
-    req = _request(owner=actor.owner_id, run_user_id=actor.owner_id, flow_id=stored_id, run_flow_id=stored_id,
-                   public=False, query=query, body=body, session=_inputs(body).get("session") or None)
+    req = _request(
+        owner=actor.owner_id,
+        run_user_id=actor.owner_id,
+        flow_id=stored_id,
+        run_flow_id=stored_id,
+        public=False,
+        query=query,
+        body=body,
+        session=_inputs(body).get("session") or None,
+    )
     if req.flow_name is None:
         req.flow_name = flow.get("name")
     return _started(req, query["event_delivery"])
@@ -203,9 +230,16 @@ def build_public_flow(query: dict[str, Any], body: dict[str, Any] | None, flow_i
         raise ApiError(404, f"Flow with id {flow_id} not found")
     stored_id = str(flow["id"])
     virtual = virtual_flow_id(client_id, stored_id)
-    req = _request(owner=public_owner(client_id), run_user_id=public_principal(client_id), flow_id=stored_id,
-                   run_flow_id=virtual, public=True, query=query, body=body,
-                   session=public_session(virtual, _inputs(body).get("session")))
+    req = _request(
+        owner=public_owner(client_id),
+        run_user_id=public_principal(client_id),
+        flow_id=stored_id,
+        run_flow_id=virtual,
+        public=True,
+        query=query,
+        body=body,
+        session=public_session(virtual, _inputs(body).get("session")),
+    )
     if req.flow_name is None:
         req.flow_name = flow.get("name")
     return _started(req, query["event_delivery"])
@@ -230,8 +264,11 @@ def cancel_public_build(job_id: str):
 
 # --- job queue metrics --------------------------------------------------------------------------------
 @job_queue_blp.route("/job_queue", methods=["GET"])
-@job_queue_blp.doc(responses={"200": {"description": "job queue metrics",
-                                      "content": {"application/json": {"schema": {"type": "object"}}}}})
+@job_queue_blp.doc(
+    responses={
+        "200": {"description": "job queue metrics", "content": {"application/json": {"schema": {"type": "object"}}}}
+    }
+)
 @authenticated("superuser")
 def job_queue():
     """Backend, active jobs, counters; plus the build plugin's ``builds_started`` and ``polling_watchdog_kills``."""

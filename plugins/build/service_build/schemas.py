@@ -24,9 +24,11 @@ class BuildQuerySchema(_Lenient):
     start_component_id = fields.String(load_default=None, allow_none=True)
     log_builds = fields.Boolean(load_default=True)
     flow_name = fields.String(load_default=None, allow_none=True)
-    event_delivery = fields.String(load_default="polling", validate=validate.OneOf(DELIVERY),
-                                   metadata={"description": "polling (default): returns {job_id}; "
-                                                            "direct: the response is the event stream"})
+    event_delivery = fields.String(
+        load_default="polling",
+        validate=validate.OneOf(DELIVERY),
+        metadata={"description": "polling (default): returns {job_id}; direct: the response is the event stream"},
+    )
 
 
 class EventsQuerySchema(_Lenient):
@@ -37,21 +39,33 @@ class InputsSchema(_Lenient):
     input_value = fields.String(load_default=None, allow_none=True)
     session = fields.String(load_default=None, allow_none=True)
     components = fields.List(fields.String(), load_default=None, allow_none=True)
-    type = fields.String(load_default="chat", allow_none=True,
-                         metadata={"description": "which input vertices get input_value: chat, text or any"})
+    type = fields.String(
+        load_default="chat",
+        allow_none=True,
+        metadata={"description": "which input vertices get input_value: chat, text or any"},
+    )
 
 
 class BuildBodySchema(_Lenient):
-    data = fields.Raw(load_default=None, allow_none=True, validate=_object_or_null,
-                      metadata={"type": "object", "description": "an unsaved graph {nodes, edges}; "
-                                                                 "the stored flow is used when absent"})
+    data = fields.Raw(
+        load_default=None,
+        allow_none=True,
+        validate=_object_or_null,
+        metadata={
+            "type": "object",
+            "description": "an unsaved graph {nodes, edges}; the stored flow is used when absent",
+        },
+    )
     files = fields.List(fields.String(), load_default=None, allow_none=True)
     inputs = fields.Nested(InputsSchema, load_default=None, allow_none=True)
 
 
 class PublicBuildBodySchema(_Lenient):
-    data = fields.Raw(load_default=None, allow_none=True,
-                      metadata={"description": "refused unless null: public builds use the stored flow"})
+    data = fields.Raw(
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "refused unless null: public builds use the stored flow"},
+    )
     files = fields.List(fields.String(), load_default=None, allow_none=True)
     inputs = fields.Nested(InputsSchema, load_default=None, allow_none=True)
 

@@ -21,7 +21,6 @@ from flask import Flask
 from core.app import state
 from core.engine import Graph, GraphValidationError, RunResult, VertexResult, run_graph
 from core.runs import make_context, registry
-
 from service_build import cache
 from service_build.config import runtime
 from service_build.events import error_payload
@@ -112,8 +111,9 @@ def load_flow_data(app: Flask, req: BuildRequest) -> tuple[dict[str, Any], str |
     if req.data is not None and not req.public:
         return req.data, req.flow_name
     hook = state(app).host.hook
-    flow = hook.find_flow(user_id=None if req.public else req.run_user_id, flow_id_or_name=req.flow_id,
-                          public=req.public)
+    flow = hook.find_flow(
+        user_id=None if req.public else req.run_user_id, flow_id_or_name=req.flow_id, public=req.public
+    )
     release_db(app)
     if flow is None:
         return None
@@ -140,8 +140,7 @@ class Prepared:
     structure: dict[str, str]
     key: str
 
-    def cached(self, app: Flask, *, any_inputs: bool = False) -> tuple[dict[str, Any] | None,
-                                                                      dict[str, VertexResult]]:
+    def cached(self, app: Flask, *, any_inputs: bool = False) -> tuple[dict[str, Any] | None, dict[str, VertexResult]]:
         """The cache entry and its results still valid for this graph and these inputs (or any inputs)."""
         entry = _cache_get(runtime(app).store, self.key)
         if any_inputs:
@@ -153,45 +152,84 @@ def prepare(app: Flask, req: BuildRequest, emit: Callable[[str, Any], Any]) -> P
     """Resolve the flow and build its graph; on failure send the ``error`` event and return None."""
     loaded = load_flow_data(app, req)
     if loaded is None:
-        emit("error", error_payload(f"Flow with id {req.flow_id} not found", flow_id=req.run_flow_id,
-                                    session_id=req.session_id()))
+        emit(
+            "error",
+            error_payload(
+                f"Flow with id {req.flow_id} not found", flow_id=req.run_flow_id, session_id=req.session_id()
+            ),
+        )
         return None
     data, name = loaded
     try:
         graph = Graph.build(data, registry(app), tweaks=_files_tweaks(data, req.files))
     except GraphValidationError as exc:
-        emit("error", error_payload(graph_error_text(exc.errors), flow_id=req.run_flow_id,
-                                    session_id=req.session_id(), errors=exc.errors))
+        emit(
+            "error",
+            error_payload(
+                graph_error_text(exc.errors), flow_id=req.run_flow_id, session_id=req.session_id(), errors=exc.errors
+            ),
+        )
         return None
-    prints = cache.fingerprints(graph, data, {"input_value": req.input_value, "input_type": req.input_type,
-                                              "input_components": req.input_components, "files": req.files})
+    prints = cache.fingerprints(
+        graph,
+        data,
+        {
+            "input_value": req.input_value,
+            "input_type": req.input_type,
+            "input_components": req.input_components,
+            "files": req.files,
+        },
+    )
     structure = cache.fingerprints(graph, data, None)
     return Prepared(graph, data, name, prints, structure, cache.cache_key(req.owner, req.run_flow_id))
 
 
-def run_build(app: Flask, req: BuildRequest, *, emit: Callable[[str, Any], Any],
-              cancelled: Callable[[], bool] | None = None, job_id: str | None = None,
-              prepared: Prepared | None = None) -> RunResult | None:
+def run_build(
+    app: Flask,
+    req: BuildRequest,
+    *,
+    emit: Callable[[str, Any], Any],
+    cancelled: Callable[[], bool] | None = None,
+    job_id: str | None = None,
+    prepared: Prepared | None = None,
+) -> RunResult | None:
     """Run one build, sending its events to ``emit``; None when it could not start (an ``error`` was sent)."""
     prep = prepared or prepare(app, req, emit)
     if prep is None:
         return None
-    context = make_context(user_id=req.run_user_id, flow={"id": req.run_flow_id, "name": prep.name},
-                           session_id=req.session, emit=emit if req.log_builds else None, cancelled=cancelled,
-                           job_id=job_id, app=app)
+    context = make_context(
+        user_id=req.run_user_id,
+        flow={"id": req.run_flow_id, "name": prep.name},
+        session_id=req.session,
+        emit=emit if req.log_builds else None,
+        cancelled=cancelled,
+        job_id=job_id,
+        app=app,
+    )
     if not req.log_builds:
         context.emit = emit  # events only: no vertex-build records
     entry, valid = prep.cached(app)
     previous = valid if req.start_component_id else None
-    result = run_graph(prep.graph, context, input_value=req.input_value, input_type=req.input_type or "chat",
-                       input_components=req.input_components, start_component_id=req.start_component_id,
-                       stop_component_id=req.stop_component_id, previous_results=previous, registry=registry(app))
+    result = run_graph(
+        prep.graph,
+        context,
+        input_value=req.input_value,
+        input_type=req.input_type or "chat",
+        input_components=req.input_components,
+        start_component_id=req.start_component_id,
+        stop_component_id=req.stop_component_id,
+        previous_results=previous,
+        registry=registry(app),
+    )
     if result.status != "cancelled":
         rt = runtime(app)
         try:
-            rt.store.cache_put(prep.key, cache.updated_entry(entry, prep.prints, prep.graph, result.results,
-                                                                 prep.structure),
-                               rt.config.cache_ttl_seconds, rt.config.cache_max_bytes)
+            rt.store.cache_put(
+                prep.key,
+                cache.updated_entry(entry, prep.prints, prep.graph, result.results, prep.structure),
+                rt.config.cache_ttl_seconds,
+                rt.config.cache_max_bytes,
+            )
         except Exception:  # the cache is an optimisation: never fail a build for it
             log.warning("build cache write failed for %s", prep.key, exc_info=True)
     return result
@@ -212,8 +250,13 @@ def start_build(app: Flask, req: BuildRequest, delivery: str) -> str:
     rt = runtime(app)
     jobs = state(app).jobs
     job_id = str(uuid.uuid4())
-    meta = {"flow_id": req.flow_id, "run_flow_id": req.run_flow_id, "session_id": req.session_id(),
-            "delivery": delivery, "public": req.public}
+    meta = {
+        "flow_id": req.flow_id,
+        "run_flow_id": req.run_flow_id,
+        "session_id": req.session_id(),
+        "delivery": delivery,
+        "public": req.public,
+    }
     watched = delivery == "polling"
     if watched:
         rt.store.watch(job_id)

@@ -181,8 +181,9 @@ class RedisStore(BuildStore):
         return (cursor or None), done == "1"
 
     def advance(self, job_id: str, old: str | None, new: str | None, done: bool) -> bool:
-        return bool(self._cas(keys=[self.cursor_key(job_id)], args=[old or "", new or "", "1" if done else "0",
-                                                                       self.ttl]))
+        return bool(
+            self._cas(keys=[self.cursor_key(job_id)], args=[old or "", new or "", "1" if done else "0", self.ttl])
+        )
 
     def watch(self, job_id: str) -> None:
         self.r.zadd(self.polling_key, {job_id: time.time()})

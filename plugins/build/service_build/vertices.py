@@ -29,7 +29,6 @@ from core.engine import Graph, GraphValidationError
 from core.engine.types import to_text
 from core.errors import ApiError, ValidationFailed, flatten_marshmallow
 from core.runs import registry
-
 from service_build import schemas
 from service_build.config import runtime
 from service_build.services import BuildRequest, partial_plan, prepare, run_build
@@ -66,11 +65,21 @@ def _request(flow: dict[str, Any], vertex_id: str, body: dict[str, Any]) -> Buil
     owner = current_actor().owner_id
     saved = runtime().store.cache_get(_saved_key(owner, str(flow["id"]))) or {}
     inputs = body.get("inputs") or {}
-    return BuildRequest(owner=owner, run_user_id=owner, flow_id=str(flow["id"]), run_flow_id=str(flow["id"]),
-                        flow_name=flow.get("name"), data=saved.get("data") or flow.get("data") or {},
-                        session=inputs.get("session") or None, input_value=inputs.get("input_value"),
-                        input_type=inputs.get("type") or "chat", input_components=inputs.get("components") or None,
-                        files=body.get("files") or None, start_component_id=vertex_id, stop_component_id=vertex_id)
+    return BuildRequest(
+        owner=owner,
+        run_user_id=owner,
+        flow_id=str(flow["id"]),
+        run_flow_id=str(flow["id"]),
+        flow_name=flow.get("name"),
+        data=saved.get("data") or flow.get("data") or {},
+        session=inputs.get("session") or None,
+        input_value=inputs.get("input_value"),
+        input_type=inputs.get("type") or "chat",
+        input_components=inputs.get("components") or None,
+        files=body.get("files") or None,
+        start_component_id=vertex_id,
+        stop_component_id=vertex_id,
+    )
 
 
 @legacy_bp.route("/<flow_id>/vertices", methods=["POST"])
@@ -90,9 +99,12 @@ def vertices_order(flow_id: str):
             ordered.extend(b for b in graph.loop_bodies.get(vid, []) if b in to_run)
     run_id = str(uuid.uuid4())
     rt = runtime()
-    rt.store.cache_put(_saved_key(current_actor().owner_id, str(flow["id"])),
-                       {"run_id": run_id, "data": body.get("data")}, rt.config.cache_ttl_seconds,
-                       rt.config.cache_max_bytes * 5)
+    rt.store.cache_put(
+        _saved_key(current_actor().owner_id, str(flow["id"])),
+        {"run_id": run_id, "data": body.get("data")},
+        rt.config.cache_ttl_seconds,
+        rt.config.cache_max_bytes * 5,
+    )
     return {"ids": list(layers[0]) if layers else [], "run_id": run_id, "vertices_to_run": ordered}
 
 
@@ -112,9 +124,16 @@ def _build_one(flow_id: str, vertex_id: str, body: dict[str, Any]) -> dict[str, 
         if name == "end_vertex" and (data.get("build_data") or {}).get("id") == vertex.id:
             return dict(data["build_data"])
     message = (result.error or {}).get("message") if result is not None else None
-    return {"id": vertex.id, "inactivated_vertices": [], "next_vertices_ids": [], "top_level_vertices": [],
-            "valid": False, "params": message or "Vertex was not built", "data": {},
-            "timestamp": datetime.now(UTC).isoformat()}
+    return {
+        "id": vertex.id,
+        "inactivated_vertices": [],
+        "next_vertices_ids": [],
+        "top_level_vertices": [],
+        "valid": False,
+        "params": message or "Vertex was not built",
+        "data": {},
+        "timestamp": datetime.now(UTC).isoformat(),
+    }
 
 
 @legacy_bp.route("/<flow_id>/vertices/<vertex_id>", methods=["POST"])
@@ -149,8 +168,11 @@ def build_vertex_stream(flow_id: str, vertex_id: str):
             result = run_build(app, req, emit=lambda *_: None, prepared=prep)
             built = result.results.get(vertex.id) if result is not None else None
             if result is None or built is None or not built.valid:
-                raise ValueError((result.error or {}).get("message") if result and result.error else
-                                 f"Vertex {vertex_id} could not be built")
+                raise ValueError(
+                    (result.error or {}).get("message")
+                    if result and result.error
+                    else f"Vertex {vertex_id} could not be built"
+                )
         frames.append(_sse("message", {"message": f"Streaming vertex {vertex.id}"}))
         text = to_text(built.primary()[1])
         if text:

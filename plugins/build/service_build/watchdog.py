@@ -74,8 +74,11 @@ class Watchdog:
                 continue
             text = f"Build abandoned: no poll for {timeout:g} s"
             meta = info.meta or {}
-            queue.emit(job_id, "error", error_payload(text, flow_id=meta.get("run_flow_id"),
-                                                      session_id=meta.get("session_id"), abandoned=True))
+            queue.emit(
+                job_id,
+                "error",
+                error_payload(text, flow_id=meta.get("run_flow_id"), session_id=meta.get("session_id"), abandoned=True),
+            )
             queue.cancel(job_id)
             store.incr("polling_watchdog_kills")
             killed += 1
