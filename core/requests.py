@@ -27,3 +27,8 @@ def json_list(item: fields.Field, *, max_items: int | None = None) -> list[Any]:
         return list(fields.List(item).deserialize(body))
     except ValidationError as exc:
         raise ValidationFailed(flatten_marshmallow(exc.messages, "json")) from None
+
+
+#: Upper bounds for paging parameters: far beyond any real table, far below 64-bit overflow in SQL.
+MAX_PAGE = 1_000_000
+MAX_OFFSET = 1_000_000_000

@@ -96,8 +96,12 @@ def test_empty_page(client, alice):
     assert body == {"items": [], "total": 0, "page": 1, "size": 50, "pages": 0}
 
 
-def test_no_content_encoding_even_when_gzip_is_accepted(client, alice, seeded):
+def test_gzip_only_when_accepted(client, alice, seeded):
+    import gzip
+    import json
+
     plain = client.get(URL, headers=alice.bearer)
+    assert "Content-Encoding" not in plain.headers
     zipped = client.get(URL, headers={**alice.bearer, "Accept-Encoding": "gzip, deflate"})
-    assert "Content-Encoding" not in zipped.headers
-    assert zipped.get_json() == plain.get_json()
+    assert zipped.headers["Content-Encoding"] == "gzip"
+    assert json.loads(gzip.decompress(zipped.data)) == plain.get_json()

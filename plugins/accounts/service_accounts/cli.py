@@ -32,8 +32,12 @@ def _require_superuser_auth(username: str | None, password: str | None) -> None:
 @click.command("superuser", help="Create a superuser account.")
 @click.option("--username", prompt=True, help="Name of the new superuser.")
 @click.option("--password", prompt=True, hide_input=True, confirmation_prompt=True, help="Its password.")
-@click.option("--auth-username", envvar="SERVICE_CLI_AUTH_USERNAME", default=None,
-              help="An existing superuser (required when auto-login is off).")
+@click.option(
+    "--auth-username",
+    envvar="SERVICE_CLI_AUTH_USERNAME",
+    default=None,
+    help="An existing superuser (required when auto-login is off).",
+)
 @click.option("--auth-password", envvar="SERVICE_CLI_AUTH_PASSWORD", default=None, help="Its password.")
 @with_appcontext
 def superuser_command(username: str, password: str, auth_username: str | None, auth_password: str | None) -> None:
@@ -61,8 +65,12 @@ def api_key_group() -> None:
 @api_key_group.command("create", help="Create an API key for a user and print it once.")
 @click.option("--username", default=None, help="Owner (default: the configured superuser).")
 @click.option("--name", default="cli", show_default=True, help="Name of the key.")
-@click.option("--password", envvar="SERVICE_CLI_AUTH_PASSWORD", default=None,
-              help="The owner's password (required when auto-login is off).")
+@click.option(
+    "--password",
+    envvar="SERVICE_CLI_AUTH_PASSWORD",
+    default=None,
+    help="The owner's password (required when auto-login is off).",
+)
 @with_appcontext
 def api_key_create(username: str | None, name: str, password: str | None) -> None:
     from service_accounts import services

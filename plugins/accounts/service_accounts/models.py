@@ -36,8 +36,9 @@ class ApiKey(Base):
     #: SHA-256 of the key: keys are 256-bit random, so a fast hash is enough and lookups stay O(1).
     key_hash: Mapped[str] = mapped_column(sa.String(64), unique=True, index=True)
     key_prefix: Mapped[str] = mapped_column(sa.String(16))
-    user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, sa.ForeignKey("accounts_user.id", ondelete="CASCADE"),
-                                               index=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        sa.Uuid, sa.ForeignKey("accounts_user.id", ondelete="CASCADE"), index=True
+    )
     total_uses: Mapped[int] = mapped_column(sa.Integer, default=0)
     last_used_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, default=None)
     is_active: Mapped[bool] = mapped_column(sa.Boolean, default=True)

@@ -83,8 +83,9 @@ def update_user(body, user_id):
 def reset_password(body, user_id):
     """Change one's own password; needs ``current_password``."""
     with db.transaction() as s:
-        return services.reset_password(s, current_actor(), _user_id(user_id), body.get("current_password"),
-                                       body["password"])
+        return services.reset_password(
+            s, current_actor(), _user_id(user_id), body.get("current_password"), body["password"]
+        )
 
 
 @users_blp.route("/<user_id>", methods=["DELETE"])
@@ -100,9 +101,15 @@ def delete_user(user_id):
 # --- API keys ----------------------------------------------------------------------------------------
 def _key_out(key, raw: str | None = None) -> dict:
     return {
-        "id": key.id, "name": key.name, "user_id": key.user_id, "total_uses": key.total_uses,
-        "last_used_at": key.last_used_at, "is_active": key.is_active, "created_at": key.created_at,
-        "expires_at": key.expires_at, "api_key": raw if raw else security.mask_api_key(key.key_prefix),
+        "id": key.id,
+        "name": key.name,
+        "user_id": key.user_id,
+        "total_uses": key.total_uses,
+        "last_used_at": key.last_used_at,
+        "is_active": key.is_active,
+        "created_at": key.created_at,
+        "expires_at": key.expires_at,
+        "api_key": raw if raw else security.mask_api_key(key.key_prefix),
     }
 
 

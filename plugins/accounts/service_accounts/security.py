@@ -72,6 +72,7 @@ def _rsa_keys(settings: Settings) -> tuple[str, str]:
 
     private_pem = settings.private_key
     if not private_pem:
+
         def make() -> str:
             key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
             return key.private_bytes(
@@ -156,18 +157,28 @@ def cookie_options(settings: Settings, which: str) -> dict[str, Any]:
     }
 
 
-def set_auth_cookies(response: Response, settings: Settings, tokens: dict[str, str], *,
-                     session_access_cookie: bool = False) -> None:
+def set_auth_cookies(
+    response: Response, settings: Settings, tokens: dict[str, str], *, session_access_cookie: bool = False
+) -> None:
     access_age = None if session_access_cookie else settings.access_token_expire_seconds
-    response.set_cookie(ACCESS_COOKIE, tokens["access_token"], max_age=access_age,
-                        **cookie_options(settings, "access"))
-    response.set_cookie(REFRESH_COOKIE, tokens["refresh_token"], max_age=settings.refresh_token_expire_seconds,
-                        **cookie_options(settings, "refresh"))
+    response.set_cookie(ACCESS_COOKIE, tokens["access_token"], max_age=access_age, **cookie_options(settings, "access"))
+    response.set_cookie(
+        REFRESH_COOKIE,
+        tokens["refresh_token"],
+        max_age=settings.refresh_token_expire_seconds,
+        **cookie_options(settings, "refresh"),
+    )
 
 
 def delete_auth_cookies(response: Response, settings: Settings) -> None:
     """Expire the cookies with the attributes they were set with (or browsers keep them)."""
     for name, which in ((ACCESS_COOKIE, "access"), (REFRESH_COOKIE, "refresh"), (STORE_KEY_COOKIE, "access")):
         opts = cookie_options(settings, which)
-        response.delete_cookie(name, path=opts["path"], domain=opts["domain"], secure=opts["secure"],
-                               httponly=opts["httponly"], samesite=opts["samesite"])
+        response.delete_cookie(
+            name,
+            path=opts["path"],
+            domain=opts["domain"],
+            secure=opts["secure"],
+            httponly=opts["httponly"],
+            samesite=opts["samesite"],
+        )

@@ -42,8 +42,15 @@ def settings() -> Settings:
 
 
 def actor_of(user: User, via: str, api_key_id: uuid.UUID | None = None) -> Actor:
-    return Actor(id=user.id, kind="user", username=user.username, is_superuser=user.is_superuser,
-                 is_active=user.is_active, via=via, api_key_id=api_key_id)
+    return Actor(
+        id=user.id,
+        kind="user",
+        username=user.username,
+        is_superuser=user.is_superuser,
+        is_active=user.is_active,
+        via=via,
+        api_key_id=api_key_id,
+    )
 
 
 # --- users -----------------------------------------------------------------------------------
@@ -60,8 +67,15 @@ def user_by_name(s: Session, username: str) -> User | None:
     return s.scalar(sa.select(User).where(User.username == username.strip()))
 
 
-def create_user(s: Session, username: str, password: str, *, is_superuser: bool = False,
-                is_active: bool | None = None, optins: Mapping[str, Any] | None = None) -> User:
+def create_user(
+    s: Session,
+    username: str,
+    password: str,
+    *,
+    is_superuser: bool = False,
+    is_active: bool | None = None,
+    optins: Mapping[str, Any] | None = None,
+) -> User:
     """Insert a user; 400 when the name is taken."""
     username = username.strip()
     if not username:  # the API's schema refuses it first; this guards the CLI and start-up
@@ -166,7 +180,8 @@ def authenticate(s: Session, username: str, password: str) -> User:
         security.verify_password(security.dummy_hash(), password)  # same cost: no user enumeration by timing
         raise ApiError(401, "Incorrect username or password", {"WWW-Authenticate": "Bearer"})
     if not security.verify_password(user.password_hash, password) or (
-            user.is_superuser and password == LEGACY_PASSWORD):
+        user.is_superuser and password == LEGACY_PASSWORD
+    ):
         raise ApiError(401, "Incorrect username or password", {"WWW-Authenticate": "Bearer"})
     if not user.is_active:
         if user.last_login_at is None:
@@ -241,8 +256,11 @@ def user_from_api_key(s: Session, raw: str) -> tuple[User, uuid.UUID | None] | N
     if user is None or not user.is_active:
         return None
     if not cfg.disable_track_apikey_usage:
-        s.execute(sa.update(ApiKey).where(ApiKey.id == key.id)
-                  .values(total_uses=ApiKey.total_uses + 1, last_used_at=db.utcnow()))
+        s.execute(
+            sa.update(ApiKey)
+            .where(ApiKey.id == key.id)
+            .values(total_uses=ApiKey.total_uses + 1, last_used_at=db.utcnow())
+        )
         s.commit()
     return user, key.id
 
@@ -281,8 +299,9 @@ def actor_from_request(request: Request, scheme: str) -> Actor | None:
     if scheme == "optional":
         return None
     if scheme == "api_key":
-        raise ApiError(403, AUTO_LOGIN_KEY_REQUIRED if cfg.auto_login else
-                       "An API key must be passed as query or header")
+        raise ApiError(
+            403, AUTO_LOGIN_KEY_REQUIRED if cfg.auto_login else "An API key must be passed as query or header"
+        )
     raise ApiError(403, NO_CREDENTIALS)
 
 
@@ -294,9 +313,7 @@ def _api_key_in(request: Request) -> str | None:
 def check_startup_rules(cfg: Settings) -> None:
     """The spec's start-up refusals; raise :class:`StartupError` with the variable to fix."""
     if cfg.superuser_password == LEGACY_PASSWORD:
-        raise StartupError(
-            "SERVICE_SUPERUSER_PASSWORD: the legacy default password is refused; choose another one"
-        )
+        raise StartupError("SERVICE_SUPERUSER_PASSWORD: the legacy default password is refused; choose another one")
     if not cfg.auto_login and not cfg.superuser_password:
         raise StartupError(
             "SERVICE_SUPERUSER_PASSWORD is required when SERVICE_AUTO_LOGIN is false (no default credentials exist)"

@@ -8,10 +8,14 @@ from typing import Any
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, pre_load, validate, validates
 
+from core.requests import MAX_PAGE
+
 ENDPOINT_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
 ENDPOINT_NAME_MSG = "Endpoint name must only contain letters, numbers, hyphens, and underscores"
-FS_PATH_MSG = ("fs_path is not supported: this service never writes flows to a path named in a request "
-               "(the reference's file-write weakness); leave it null")
+FS_PATH_MSG = (
+    "fs_path is not supported: this service never writes flows to a path named in a request "
+    "(the reference's file-write weakness); leave it null"
+)
 NAME = validate.Length(min=1, max=255)
 
 
@@ -49,10 +53,16 @@ class _FlowFields(Body):
     """Members shared by the create and update bodies, with their rules."""
 
     description = fields.String(allow_none=True)
-    data = fields.Raw(allow_none=True, validate=check_data,
-                      metadata={"description": "graph: nodes, edges, viewport", "type": "object"})
-    endpoint_name = fields.String(allow_none=True, validate=check_endpoint_name,
-                                  metadata={"description": "letters, digits, - and _; unique per user"})
+    data = fields.Raw(
+        allow_none=True,
+        validate=check_data,
+        metadata={"description": "graph: nodes, edges, viewport", "type": "object"},
+    )
+    endpoint_name = fields.String(
+        allow_none=True,
+        validate=check_endpoint_name,
+        metadata={"description": "letters, digits, - and _; unique per user"},
+    )
     folder_id = fields.UUID(allow_none=True)
     workspace_id = fields.UUID(allow_none=True)
     fs_path = fields.String(allow_none=True, metadata={"description": "refused unless null (see docs)"})
@@ -171,7 +181,7 @@ class FlowListQuerySchema(Schema):
     folder_id = fields.UUID(load_default=None, allow_none=True)
     flow_type = fields.String(load_default=None, validate=validate.OneOf(["workflow", "agent"]))
     header_flows = fields.Boolean(load_default=False)
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1))
+    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
     size = fields.Integer(load_default=50, validate=validate.Range(min=1, max=100))
 
 
@@ -232,7 +242,7 @@ class ProjectListItemSchema(ProjectSchema):
 
 
 class ProjectReadQuerySchema(Schema):
-    page = fields.Integer(load_default=None, validate=validate.Range(min=1))
+    page = fields.Integer(load_default=None, validate=validate.Range(min=1, max=MAX_PAGE))
     size = fields.Integer(load_default=None, validate=validate.Range(min=1, max=100))
     is_component = fields.Boolean(load_default=False)
     is_flow = fields.Boolean(load_default=False)
@@ -255,5 +265,7 @@ def one_of_doc(description: str, *page_members: str, array: bool = True) -> dict
         shapes.insert(0, {"type": "array", "items": {"type": "object"}})
     else:
         shapes.append({"type": "object"})
-    return {"description": description, "content": {"application/json": {"schema": {"anyOf": shapes}
-                                                                          if len(shapes) > 1 else shapes[0]}}}
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"anyOf": shapes} if len(shapes) > 1 else shapes[0]}},
+    }

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from marshmallow import EXCLUDE, Schema, fields, validate
 
+from core.requests import MAX_OFFSET, MAX_PAGE
+
 
 class MessageQuerySchema(Schema):
     flow_id = fields.String(load_default=None)
@@ -14,7 +16,7 @@ class MessageQuerySchema(Schema):
     order_by = fields.String(load_default="timestamp")
     order = fields.String(load_default="ASC", validate=validate.OneOf(["ASC", "DESC", "asc", "desc"]))
     limit = fields.Integer(load_default=None, validate=validate.Range(min=0, max=10_000))
-    offset = fields.Integer(load_default=None, validate=validate.Range(min=0))
+    offset = fields.Integer(load_default=None, validate=validate.Range(min=0, max=MAX_OFFSET))
 
 
 class SharedMessageQuerySchema(MessageQuerySchema):
@@ -108,7 +110,7 @@ class VertexBuildsSchema(Schema):
 
 class TransactionQuerySchema(Schema):
     flow_id = fields.UUID(required=True)
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1))
+    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
     size = fields.Integer(load_default=50, validate=validate.Range(min=1, max=100))
 
 

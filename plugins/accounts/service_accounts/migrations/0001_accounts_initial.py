@@ -43,8 +43,9 @@ def upgrade() -> None:
         sa.Column("is_active", sa.Boolean(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True),
-        sa.ForeignKeyConstraint(["user_id"], ["accounts_user.id"], ondelete="CASCADE",
-                                name="fk_accounts_api_key_user_id_accounts_user"),
+        sa.ForeignKeyConstraint(
+            ["user_id"], ["accounts_user.id"], ondelete="CASCADE", name="fk_accounts_api_key_user_id_accounts_user"
+        ),
         sa.PrimaryKeyConstraint("id", name="pk_accounts_api_key"),
     )
     op.create_index("ix_accounts_api_key_key_hash", "accounts_api_key", ["key_hash"], unique=True)
