@@ -74,13 +74,18 @@ def server(tmp_path_factory):
         SERVICE_RATE_LIMIT_PER_MINUTE="100",
     )
     log = open(config / "server.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([_service_binary(), "run", "--port", str(port)], env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        [_service_binary(), "run", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
         try:
-            with urllib.request.urlopen(base + "/health", timeout=2) as r:
+            with urllib.request.urlopen(base + "/health", timeout=2) as r:  # noqa: S310 - local server
                 if r.status == 200:
                     break
         except (urllib.error.URLError, ConnectionError, TimeoutError):
@@ -110,13 +115,17 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, server):
+def page(browser, server, request):
     context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server)
     pg = context.new_page()
     pg.set_default_timeout(15_000)
     problems: list[str] = []
     pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     yield pg
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        pg.screenshot(path=str(ARTIFACTS / f"e2e-FAILED-{request.node.name}.png"))
     context.close()
     assert not problems, problems
 
@@ -145,14 +154,14 @@ def sign_in(page) -> None:
 
 def api(server: str, method: str, path: str, *, body=None, headers=None, cookies: str = ""):
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(server + path, data=data, method=method)
+    req = urllib.request.Request(server + path, data=data, method=method)  # noqa: S310 - local server
     req.add_header("Content-Type", "application/json")
     if cookies:
         req.add_header("Cookie", cookies)
     for k, v in (headers or {}).items():
         req.add_header(k, v)
     try:
-        with urllib.request.urlopen(req, timeout=60) as r:
+        with urllib.request.urlopen(req, timeout=60) as r:  # noqa: S310 - local server
             return r.status, json.loads(r.read() or b"null")
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"null")
@@ -166,7 +175,9 @@ def add_component(page, key: str, x: int, y: int) -> None:
     """Drag a component from the sidebar onto the canvas at (x, y) of the viewport."""
     before = page.locator(f"[data-testid=node-{key}]").count()
     page.get_by_placeholder("Search components").fill(key if key != "Operations" else "Data Operations")
-    page.locator(f"[data-testid=component-{key}]").drag_to(page.locator(".react-flow__pane"), target_position={"x": x, "y": y})
+    page.locator(f"[data-testid=component-{key}]").drag_to(
+        page.locator(".react-flow__pane"), target_position={"x": x, "y": y}
+    )
     page.get_by_placeholder("Search components").fill("")
     expect(page.locator(f"[data-testid=node-{key}]")).to_have_count(before + 1)
 
@@ -345,7 +356,7 @@ def test_api_key_and_run_snippet(page, server):
     page.get_by_role("button", name="API", exact=True).click()
     panel = page.get_by_test_id("api-panel")
     panel.get_by_role("button", name="Create API key").click()
-    page.get_by_label("Name").fill("e2e")
+    page.get_by_role("dialog").get_by_label("Name", exact=True).fill("e2e")
     page.get_by_role("button", name="Create key").click()
     key = page.get_by_test_id("new-api-key").inner_text().strip()
     assert key.startswith("sk-")
@@ -379,15 +390,15 @@ def test_settings_variables_and_errors(page, server):
     sign_in(page)
     page.goto("/settings/variables")
     page.get_by_role("button", name="New variable").click()
-    page.get_by_label("Name").fill("OPENAI_API_KEY")
-    page.get_by_label("Value").fill("sk-secret-value")
+    page.get_by_role("dialog").get_by_label("Name", exact=True).fill("OPENAI_API_KEY")
+    page.get_by_role("dialog").get_by_label("Value", exact=True).fill("sk-secret-value")
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_role("cell", name="OPENAI_API_KEY", exact=True)).to_be_visible()
     assert "sk-secret-value" not in page.content()
     # a duplicate name is refused in plain words
     page.get_by_role("button", name="New variable").click()
-    page.get_by_label("Name").fill("OPENAI_API_KEY")
-    page.get_by_label("Value").fill("x")
+    page.get_by_role("dialog").get_by_label("Name", exact=True).fill("OPENAI_API_KEY")
+    page.get_by_role("dialog").get_by_label("Value", exact=True).fill("x")
     page.get_by_role("button", name="Save").click()
     expect(page.locator(".toast-error")).to_be_visible()
     shot(page, "09-settings-variables")
@@ -399,12 +410,21 @@ def test_canvas_with_300_nodes_stays_responsive(page, server):
     assert status == 200
     node = next(items["ChatInput"] for items in catalog.values() if isinstance(items, dict) and "ChatInput" in items)
     nodes = [
-        {"id": f"ChatInput-{i:05d}", "type": "genericNode", "position": {"x": (i % 20) * 360, "y": (i // 20) * 420},
-         "data": {"id": f"ChatInput-{i:05d}", "type": "ChatInput", "node": node}}
+        {
+            "id": f"ChatInput-{i:05d}",
+            "type": "genericNode",
+            "position": {"x": (i % 20) * 360, "y": (i // 20) * 420},
+            "data": {"id": f"ChatInput-{i:05d}", "type": "ChatInput", "node": node},
+        }
         for i in range(300)
     ]
-    status, flow = api(server, "POST", "/api/v1/flows/", body={"name": "big canvas", "data": {"nodes": nodes, "edges": []}},
-                       cookies=cookie_header(page))
+    status, flow = api(
+        server,
+        "POST",
+        "/api/v1/flows/",
+        body={"name": "big canvas", "data": {"nodes": nodes, "edges": []}},
+        cookies=cookie_header(page),
+    )
     assert status == 201, flow
     started = time.monotonic()
     page.goto(f"/flow/{flow['id']}")
@@ -423,8 +443,70 @@ def test_canvas_with_300_nodes_stays_responsive(page, server):
         " function f(now) { t.push(now - last); last = now; if (t.length < 30) requestAnimationFrame(f);"
         " else r(t.slice(1).reduce((a, b) => a + b, 0) / (t.length - 1)); } requestAnimationFrame(f); })"
     )
-    record_metric("canvas_300_nodes", {"open_seconds": round(opened, 3), "zoom_burst_seconds": round(zoom, 3),
-                                       "mean_frame_ms_after_fit": round(frame_ms, 1)})
+    record_metric(
+        "canvas_300_nodes",
+        {
+            "open_seconds": round(opened, 3),
+            "zoom_burst_seconds": round(zoom, 3),
+            "mean_frame_ms_after_fit": round(frame_ms, 1),
+        },
+    )
     shot(page, "10-300-nodes")
     assert opened < 5, opened
     assert zoom < 2, zoom
+
+
+def test_projects_and_flow_management(page, server):
+    sign_in(page)
+    # projects: create, rename
+    page.get_by_role("button", name="New project").click()
+    page.get_by_role("dialog").get_by_label("Name", exact=True).fill("Team work")
+    page.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("heading", name="Team work")).to_be_visible()
+    page.get_by_role("button", name="Rename project Team work").click()
+    page.get_by_role("dialog").get_by_label("Name", exact=True).fill("Team flows")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("heading", name="Team flows")).to_be_visible()
+
+    # a flow from a starter project, then back to the list
+    page.get_by_role("button", name="New flow").click()
+    starters = page.get_by_test_id("new-flow-dialog").locator(".starter-card")
+    expect(starters.nth(1)).to_be_visible()
+    starter_name = starters.nth(1).locator("strong").inner_text()
+    starters.nth(1).click()
+    expect(page.locator(".react-flow__node").first).to_be_visible()
+    expect(page.get_by_role("alert")).to_have_count(0)
+    page.get_by_role("link", name="Flows").click()
+    expect(page.get_by_role("heading", name="Team flows")).to_be_visible()
+    expect(page.get_by_role("link", name=re.compile(re.escape(starter_name)))).to_be_visible()
+
+    # duplicate, rename, search
+    page.get_by_role("button", name=f"Duplicate {starter_name}").click()
+    expect(page.get_by_role("link", name=re.compile(re.escape(f"{starter_name} (copy)")))).to_be_visible()
+    page.get_by_role("button", name=f"Rename {starter_name} (copy)").click()
+    page.get_by_role("dialog").get_by_label("Name", exact=True).fill("Renamed copy")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("link", name=re.compile("Renamed copy"))).to_be_visible()
+    page.get_by_label("Search flows").fill("renamed")
+    expect(page.locator(".flow-card")).to_have_count(1)
+    page.get_by_label("Search flows").fill("")
+    expect(page.locator(".flow-card")).to_have_count(2)
+
+    # export one flow (JSON) and the project (ZIP)
+    with page.expect_download() as one:
+        page.get_by_role("button", name="Export Renamed copy").click()
+    assert one.value.suggested_filename.endswith(".json")
+    exported = json.loads(Path(one.value.path()).read_text())
+    assert exported["name"] == "Renamed copy" and exported["data"]["nodes"]
+    with page.expect_download() as both:
+        page.get_by_role("button", name="Export all").click()
+    assert both.value.suggested_filename.endswith(".zip")
+    shot(page, "11-project-flows")
+
+    # delete a flow, then the project
+    page.get_by_role("button", name="Delete Renamed copy").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    expect(page.locator(".flow-card")).to_have_count(1)
+    page.get_by_role("button", name="Delete project Team flows").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    expect(page.get_by_role("link", name="Team flows")).to_have_count(0)

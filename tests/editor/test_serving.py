@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 import service_editor.views as views
 
 STATIC = Path(views.__file__).parent / "static"
@@ -34,8 +33,18 @@ def test_root_serves_the_app_uncached(client):
     assert response.headers["X-Content-Type-Options"] == "nosniff"
 
 
-@pytest.mark.parametrize("path", ["/flow/3fa85f64-5717-4562-b3fc-2c963f66afa6", "/login", "/settings", "/settings/api-keys",
-                                  "/projects/abc", "/some/unknown/page", "/xhealth"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/flow/3fa85f64-5717-4562-b3fc-2c963f66afa6",
+        "/login",
+        "/settings",
+        "/settings/api-keys",
+        "/projects/abc",
+        "/some/unknown/page",
+        "/xhealth",
+    ],
+)
 def test_deep_links_serve_index(client, path):
     response = client.get(path, headers=HTML)
     assert response.status_code == 200, path

@@ -23,8 +23,14 @@ ASSETS_DIR = STATIC_DIR / "assets"
 LONG_CACHE = "public, max-age=31536000, immutable"
 NO_CACHE = "no-cache"
 SHORT_CACHE = "public, max-age=3600"
-RESERVED = ("api", "docs", "openapi.json", "logs", "logs-stream", "assets")
-COMPRESSIBLE = {"text/html", "text/css", "application/javascript", "text/javascript", "image/svg+xml", "application/json"}
+COMPRESSIBLE = {
+    "text/html",
+    "text/css",
+    "application/javascript",
+    "text/javascript",
+    "image/svg+xml",
+    "application/json",
+}
 # React Flow positions nodes with inline styles; scripts come only from this origin.
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
