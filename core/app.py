@@ -8,6 +8,7 @@ rebuild; the plugin manager belongs to the app.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -22,8 +23,8 @@ from marshmallow import Schema, fields
 
 from core import __version__, db, errors, jobs, limits
 from core.plugins import PluginHost, build_host
-from core.records import HealthCheck, Job, Migrations
-from core.settings import Settings
+from core.records import HealthCheck, Job, Migrations, SettingsSection
+from core.settings import PREFIX, Settings, SettingsError, load_section
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ class ServiceState:
     engine: Any
     jobs: Any = None
     components: Any = None  # core.engine.RegistryHolder of the installed bundles
+    plugin_settings: dict[str, Any] = field(default_factory=dict)
     health_checks: list[HealthCheck] = field(default_factory=list)
     job_registry: dict[str, Job] = field(default_factory=dict)
 
@@ -75,7 +77,7 @@ def create_app(
     every plugin's migrations first (the ``service run`` master does it once and
     starts its workers with ``migrate=False``).
     """
-    settings = Settings.load(config)
+    settings = Settings.load(config, strict=False)
     logging.basicConfig(level=settings.log_level.upper())
     logging.getLogger("alembic").setLevel(logging.WARNING)
     host = build_host(plugins, settings.plugins, settings.disabled_plugins)
@@ -95,7 +97,9 @@ def create_app(
     app.url_map.strict_slashes = False
 
     engine = db.get_engine(settings)
-    service = ServiceState(settings=settings, host=host, engine=engine)
+    service = ServiceState(
+        settings=settings, host=host, engine=engine, plugin_settings=_plugin_settings(host, config or {})
+    )
     app.extensions["service"] = service
     errors.init_app(app)
     db.init_app(app, engine)
@@ -126,6 +130,25 @@ def create_app(
 
     host.hook.on_app_created(app=app)
     return app
+
+
+def _plugin_settings(host: PluginHost, config: Mapping[str, Any]) -> dict[str, Any]:
+    """Parse every plugin's settings section; refuse config keys nobody declares."""
+    sections: list[SettingsSection] = host.collect("register_settings", key=lambda s: s.name)
+    parsed = {s.name: load_section(s.schema, s.prefix, config, strict=False) for s in sections}
+    known = {f.name for f in dataclasses.fields(Settings)}
+    declared = known | {
+        (s.prefix.removeprefix(PREFIX) + f.name).lower() for s in sections for f in dataclasses.fields(s.schema)
+    }
+    for key in config:
+        if key.removeprefix(PREFIX).lower() not in declared:
+            raise SettingsError(f"{key}: unknown setting")
+    return parsed
+
+
+def plugin_settings(name: str, app: Flask | None = None) -> Any:
+    """The parsed settings section ``name`` (see ``register_settings``)."""
+    return state(app).plugin_settings[name]
 
 
 def _component_registry(host: PluginHost) -> Any:

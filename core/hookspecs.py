@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from flask import Blueprint, Flask, Request
 
     from core.auth import Actor
-    from core.records import HealthCheck, Job, Migrations, Permission
+    from core.records import HealthCheck, Job, Migrations, Permission, SettingsSection
 
 __all__ = [
     "actor_from_request",
@@ -43,6 +43,7 @@ __all__ = [
     "register_health_checks",
     "register_jobs",
     "register_migrations",
+    "register_settings",
 ]
 
 
@@ -52,6 +53,16 @@ def register_blueprints() -> list[Blueprint]:
 
     Called once while an app is built, before the first request. A
     flask-smorest blueprint also lands in the OpenAPI document.
+    """
+
+
+@hookspec
+def register_settings() -> list[SettingsSection]:
+    """Return this plugin's settings sections (``SERVICE_<PLUGIN>_*`` variables).
+
+    Called while an app is built, before any other contribution is used; the
+    values come from the environment, ``.env`` and ``create_app(config=...)``,
+    and an invalid one stops start-up naming the variable.
     """
 
 

@@ -27,6 +27,21 @@ class Migrations:
 
 
 @dataclass(frozen=True)
+class SettingsSection:
+    """A plugin's settings: a frozen dataclass parsed from ``<prefix><FIELD>`` variables.
+
+    ``schema`` fields use the same types as :class:`core.settings.Settings`
+    (bool, int, float, str, Path, tuple of str, choices via
+    ``field(metadata={"choices": (...)})``); the parsed instance is
+    ``core.app.state().plugin_settings[name]``.
+    """
+
+    name: str
+    schema: type
+    prefix: str
+
+
+@dataclass(frozen=True)
 class Job:
     """A background job callable by name.
 

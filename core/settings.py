@@ -14,9 +14,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args, get_type_hints
+from typing import Any, TypeVar, get_args, get_type_hints
 
 PREFIX = "SERVICE_"
+T = TypeVar("T")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
@@ -156,34 +157,19 @@ class Settings:
         return f"sqlite:///{self.resolved_config_dir / 'service.db'}"
 
     @classmethod
-    def load(cls, overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> Settings:
-        """Build settings from defaults, ``.env``, the environment and ``overrides``."""
-        env = dict(os.environ if environ is None else environ)
-        env_file = env.get("SERVICE_ENV_FILE") or ".env"
-        if Path(env_file).is_file():
-            from dotenv import dotenv_values
+    def load(
+        cls,
+        overrides: Mapping[str, Any] | None = None,
+        environ: Mapping[str, str] | None = None,
+        *,
+        strict: bool = True,
+    ) -> Settings:
+        """Build settings from defaults, ``.env``, the environment and ``overrides``.
 
-            for key, value in dotenv_values(env_file).items():
-                if key.startswith(PREFIX) and value is not None:
-                    env.setdefault(key, value)
-        hints = get_type_hints(cls)
-        names = {f.name for f in dataclasses.fields(cls)}
-        values: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):
-            var = cls.env_name(f.name)
-            if var in env:
-                values[f.name] = _parse(var, env[var], hints[f.name], f.metadata)
-        for key, value in (overrides or {}).items():
-            name = key[len(PREFIX) :].lower() if key.startswith(PREFIX) else key
-            if name not in names:
-                raise SettingsError(f"{key}: unknown setting")
-            var = cls.env_name(name)
-            values[name] = (
-                _parse(var, value, hints[name], cls.__dataclass_fields__[name].metadata)
-                if isinstance(value, str)
-                else _check(var, value, cls.__dataclass_fields__[name].metadata)
-            )
-        return cls(**values)
+        With ``strict`` false, override keys that are not core settings are left
+        for plugin sections (see :func:`load_section`) instead of being refused.
+        """
+        return load_section(cls, PREFIX, overrides, environ, strict=strict)
 
     def as_env(self) -> dict[str, str]:
         """The settings as ``SERVICE_*`` strings (for child processes such as gunicorn workers)."""
@@ -198,6 +184,59 @@ class Settings:
                 value = ",".join(value)
             out[self.env_name(f.name)] = str(value)
         return out
+
+
+def environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The process environment plus ``SERVICE_*`` lines of the ``.env`` file (the environment wins)."""
+    env = dict(os.environ if environ is None else environ)
+    env_file = env.get("SERVICE_ENV_FILE") or ".env"
+    if Path(env_file).is_file():
+        from dotenv import dotenv_values
+
+        for key, value in dotenv_values(env_file).items():
+            if key.startswith(PREFIX) and value is not None:
+                env.setdefault(key, value)
+    return env
+
+
+def load_section(
+    cls: type[T],
+    prefix: str,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    strict: bool = True,
+) -> T:
+    """Parse the frozen dataclass ``cls`` from ``<prefix><FIELD>`` variables and ``overrides``.
+
+    The same parser serves the core's :class:`Settings` and every plugin's
+    section (``register_settings``): booleans, integers, floats, paths, lists
+    and choices, with a :class:`SettingsError` naming the variable.
+    """
+    env = environment(environ)
+    hints = get_type_hints(cls)
+    fields_by_name = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    values: dict[str, Any] = {}
+    for f in fields_by_name.values():
+        var = prefix + f.name.upper()
+        if var in env:
+            values[f.name] = _parse(var, env[var], hints[f.name], f.metadata)
+    lower_prefix = prefix.removeprefix(PREFIX).lower()  # "build_" for SERVICE_BUILD_, "" for the core
+    for key, value in (overrides or {}).items():
+        if key.startswith(prefix):
+            name = key[len(prefix) :].lower()
+        elif key.startswith(lower_prefix):
+            name = key[len(lower_prefix) :]
+        else:
+            name = key
+        if name not in fields_by_name:
+            if strict:
+                raise SettingsError(f"{key}: unknown setting")
+            continue
+        var = prefix + name.upper()
+        meta = fields_by_name[name].metadata
+        values[name] = _parse(var, value, hints[name], meta) if isinstance(value, str) else _check(var, value, meta)
+    return cls(**values)
 
 
 def _check(var: str, value: Any, metadata: Mapping[str, Any]) -> Any:
@@ -230,6 +269,14 @@ def _parse(var: str, raw: str, hint: Any, metadata: Mapping[str, Any]) -> Any:
         if number < 0:
             raise SettingsError(f"{var}: must not be negative, got {raw!r}")
         return number
+    if base == "float":
+        try:
+            real = float(text)
+        except ValueError:
+            raise SettingsError(f"{var}: expected a number, got {raw!r}") from None
+        if real < 0:
+            raise SettingsError(f"{var}: must not be negative, got {raw!r}")
+        return real
     if base == "Path":
         return Path(text).expanduser()
     if base == "tuple":

@@ -74,3 +74,39 @@ def test_as_env_round_trips():
     s = Settings.load({"auto_login": False, "cors_origins": ("https://x",), "port": 1234}, environ={})
     again = Settings.load(environ=s.as_env())
     assert again == s
+
+
+def test_plugin_settings_sections_parse_like_core_settings(make_app, monkeypatch):
+    import dataclasses
+    import types
+
+    from core import hookimpl
+    from core.app import plugin_settings
+    from core.records import SettingsSection
+
+    @dataclasses.dataclass(frozen=True)
+    class Probe:
+        timeout_seconds: float = 1.5
+        enabled: bool = False
+        mode: str = dataclasses.field(default="a", metadata={"choices": ("a", "b")})
+
+    module = types.ModuleType("probe")
+
+    @hookimpl
+    def register_settings():
+        return [SettingsSection("probe", Probe, "SERVICE_PROBE_")]
+
+    module.register_settings = register_settings
+    plugin = ("probe", module)
+    assert plugin_settings("probe", make_app(plugins=[plugin])) == Probe()
+    monkeypatch.setenv("SERVICE_PROBE_TIMEOUT_SECONDS", "0.25")
+    app = make_app(plugins=[plugin], SERVICE_PROBE_MODE="b", probe_enabled=True)
+    assert plugin_settings("probe", app) == Probe(timeout_seconds=0.25, enabled=True, mode="b")
+    monkeypatch.setenv("SERVICE_PROBE_TIMEOUT_SECONDS", "soon")
+    with pytest.raises(SettingsError, match="SERVICE_PROBE_TIMEOUT_SECONDS: expected a number"):
+        make_app(plugins=[plugin])
+    monkeypatch.delenv("SERVICE_PROBE_TIMEOUT_SECONDS")
+    with pytest.raises(SettingsError, match="SERVICE_PROBE_MODE: must be one of a, b"):
+        make_app(plugins=[plugin], SERVICE_PROBE_MODE="c")
+    with pytest.raises(SettingsError, match="SERVICE_NOPE: unknown setting"):
+        make_app(plugins=[plugin], SERVICE_NOPE=1)

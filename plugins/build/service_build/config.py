@@ -1,20 +1,15 @@
 """The build plugin's own settings (``SERVICE_BUILD_*``) and its per-app runtime.
 
-The core's :class:`core.settings.Settings` has no room for plugin settings, so
-these are read from the environment when the app is built (an unparsable
-value stops start-up with :class:`core.errors.StartupError`, like a core
-setting). The job backend's settings (``SERVICE_JOB_EVENT_TTL_SECONDS``,
+The settings are a section contributed through ``register_settings`` and
+parsed by the core like its own (an invalid value stops start-up naming the
+variable). The job backend's settings (``SERVICE_JOB_EVENT_TTL_SECONDS``,
 ``SERVICE_REDIS_URL``) come from the core.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-from core.errors import StartupError
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -22,6 +17,7 @@ if TYPE_CHECKING:
     from service_build.store import BuildStore
 
 EXTENSION = "service.build"
+SETTINGS_PREFIX = "SERVICE_BUILD_"
 
 
 @dataclass(frozen=True)
@@ -36,32 +32,6 @@ class BuildConfig:
     cache_ttl_seconds: int = 300
     #: largest cache entry kept (bytes of JSON); bigger results are simply not cached
     cache_max_bytes: int = 2_000_000
-
-    ENV = {
-        "polling_timeout_seconds": "SERVICE_BUILD_POLLING_TIMEOUT_SECONDS",
-        "poll_wait_seconds": "SERVICE_BUILD_POLL_WAIT_SECONDS",
-        "stream_block_seconds": "SERVICE_BUILD_STREAM_BLOCK_SECONDS",
-        "cache_ttl_seconds": "SERVICE_BUILD_CACHE_TTL_SECONDS",
-        "cache_max_bytes": "SERVICE_BUILD_CACHE_MAX_BYTES",
-    }
-
-    @classmethod
-    def load(cls, environ: Mapping[str, str] | None = None) -> BuildConfig:
-        env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for name, var in cls.ENV.items():
-            raw = env.get(var)
-            if raw is None or raw.strip() == "":
-                continue
-            kind = type(getattr(cls, name))
-            try:
-                value = kind(raw.strip())
-            except ValueError:
-                raise StartupError(f"{var}: expected a number, got {raw!r}") from None
-            if value <= 0:
-                raise StartupError(f"{var}: must be positive, got {raw!r}")
-            values[name] = value
-        return cls(**values)
 
     @property
     def watchdog_interval(self) -> float:
@@ -86,10 +56,10 @@ def runtime(app: Flask | None = None) -> BuildRuntime:
 
 def init_app(app: Flask) -> BuildRuntime:
     """Called from ``on_app_created``: settings and the event-side store matching the job backend."""
-    from core.app import state
+    from core.app import plugin_settings, state
     from service_build.store import make_store
 
-    config = BuildConfig.load()
+    config: BuildConfig = plugin_settings("build", app)
     svc = state(app)
     rt = BuildRuntime(config=config, store=make_store(svc.settings, svc.jobs))
     app.extensions[EXTENSION] = rt

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from core import hookimpl
-from core.records import Job
+from core.records import Job, SettingsSection
+
+
+@hookimpl
+def register_settings():
+    from service_build.config import SETTINGS_PREFIX, BuildConfig
+
+    return [SettingsSection("build", BuildConfig, SETTINGS_PREFIX)]
 
 
 @hookimpl
