@@ -279,6 +279,15 @@ def test_build_chat_input_data_operations_chat_output_and_chat(page, server):
     page.keyboard.press("Control+z")
     expect(page.get_by_test_id("node-ParserComponent")).to_have_count(0)
 
+    # copy/paste a node, then delete the copy with the keyboard
+    page.get_by_test_id("node-ChatInput").locator(".gnode-title").click()
+    page.keyboard.press("Control+c")
+    page.keyboard.press("Control+v")
+    expect(page.get_by_test_id("node-ChatInput")).to_have_count(2)
+    page.keyboard.press("Delete")
+    expect(page.get_by_test_id("node-ChatInput")).to_have_count(1)
+    expect(page.locator(".react-flow__edge")).to_have_count(2)
+
     expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=10_000)
 
     # moving a node is an unsaved change until auto-save stores it

@@ -58,10 +58,6 @@ export async function request<T = unknown>(path: string, opts: RequestOptions = 
     if ((e as Error).name === "AbortError") throw e;
     throw new ApiError(0, "The server cannot be reached. Check that it is running and your network.");
   }
-  if (res.status === 401 && !opts.noRefresh) {
-    if (await refreshSession()) return request<T>(path, { ...opts, noRefresh: true });
-    onSignedOut?.();
-  }
   if (!res.ok) {
     let parsed: unknown = undefined;
     const text = await res.text().catch(() => "");
@@ -69,6 +65,16 @@ export async function request<T = unknown>(path: string, opts: RequestOptions = 
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       parsed = text;
+    }
+    // an expired access token (401), or an access cookie that is gone (403 "No authentication credentials")
+    const detail = parsed && typeof parsed === "object" ? (parsed as { detail?: unknown }).detail : undefined;
+    const noCredentials = res.status === 403 && typeof detail === "string" && /no authentication credentials/i.test(detail);
+    if ((res.status === 401 || noCredentials) && !opts.noRefresh && opts.body === undefined) {
+      if (await refreshSession()) return request<T>(path, { ...opts, noRefresh: true });
+      onSignedOut?.();
+    } else if ((res.status === 401 || noCredentials) && !opts.noRefresh) {
+      // a streamed body (file upload) cannot be sent twice: refresh for the next call, report this one
+      if (!(await refreshSession())) onSignedOut?.();
     }
     throw new ApiError(res.status, describeError(res.status, parsed), parsed);
   }
