@@ -49,13 +49,25 @@ def _response_length(buf: bytearray) -> tuple[int, int] | None:
     return (total, status) if len(buf) >= total else None
 
 
-def run(url: str, *, connections: int, duration: float, max_requests: int, method: str = "POST",
-        body: bytes = b"", headers: dict[str, str] | None = None) -> dict:
+def run(
+    url: str,
+    *,
+    connections: int,
+    duration: float,
+    max_requests: int,
+    method: str = "POST",
+    body: bytes = b"",
+    headers: dict[str, str] | None = None,
+) -> dict:
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     path = parts.path + (f"?{parts.query}" if parts.query else "")
-    head = [f"{method} {path} HTTP/1.1", f"Host: {host}:{port}", "Connection: keep-alive",
-            f"Content-Length: {len(body)}"]
+    head = [
+        f"{method} {path} HTTP/1.1",
+        f"Host: {host}:{port}",
+        "Connection: keep-alive",
+        f"Content-Length: {len(body)}",
+    ]
     head += [f"{k}: {v}" for k, v in (headers or {}).items()]
     request = ("\r\n".join(head) + "\r\n\r\n").encode() + body
 
@@ -156,8 +168,19 @@ def main() -> None:
     args = parser.parse_args()
     body = open(args.body_file, "rb").read() if args.body_file else b""  # noqa: SIM115
     headers = dict(h.split(":", 1) for h in args.header)
-    print(json.dumps(run(args.url, connections=args.connections, duration=args.duration,
-                         max_requests=args.max_requests, method=args.method, body=body, headers=headers)))
+    print(
+        json.dumps(
+            run(
+                args.url,
+                connections=args.connections,
+                duration=args.duration,
+                max_requests=args.max_requests,
+                method=args.method,
+                body=body,
+                headers=headers,
+            )
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -1,3 +1,4 @@
+# ruff: noqa: S603, S607  (the bench starts the service, wrk and its own load generator: fixed argv, no shell)
 """``python -m bench run``: the run-surface figures of issue 4, measured against a real ``service run``.
 
 1. Starts the service as a user would: ``service run`` (gunicorn + gevent, 2 workers), SQLite and
@@ -14,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import http.client
 import json
@@ -105,13 +107,20 @@ def rss_kib(pid: int) -> int:
 # --- HTTP helpers ---------------------------------------------------------------------------------------
 class Client:
     def __init__(self, port: int):
+        self.port = port
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
 
     def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
         data = json.dumps(body).encode() if body is not None else None
         hdrs = {"Content-Type": "application/json", **(headers or {})}
-        self.conn.request(method, path, body=data, headers=hdrs)
-        response = self.conn.getresponse()
+        try:
+            self.conn.request(method, path, body=data, headers=hdrs)
+            response = self.conn.getresponse()
+        except (ConnectionError, http.client.HTTPException):  # the server closed an idle keep-alive connection
+            self.conn.close()
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+            self.conn.request(method, path, body=data, headers=hdrs)
+            response = self.conn.getresponse()
         raw = response.read()
         try:
             return response.status, json.loads(raw)
@@ -121,17 +130,31 @@ class Client:
 
 def catalog_node(catalog: dict[str, Any], key: str, node_id: str) -> dict[str, Any]:
     fnode = next(cat[key] for name, cat in catalog.items() if name != "component_display_names" and key in cat)
-    return {"id": node_id, "type": "genericNode", "position": {"x": 0, "y": 0},
-            "data": {"id": node_id, "type": key, "node": json.loads(json.dumps(fnode))}}
+    return {
+        "id": node_id,
+        "type": "genericNode",
+        "position": {"x": 0, "y": 0},
+        "data": {"id": node_id, "type": key, "node": json.loads(json.dumps(fnode))},
+    }
 
 
 def link(src: dict[str, Any], output: str, tgt: dict[str, Any], field: str) -> dict[str, Any]:
     types = next(o["types"] for o in src["data"]["node"]["outputs"] if o["name"] == output)
     tfield = tgt["data"]["node"]["template"][field]
-    return {"id": f"e-{src['id']}-{tgt['id']}", "source": src["id"], "target": tgt["id"], "data": {
-        "sourceHandle": {"dataType": src["data"]["type"], "id": src["id"], "name": output, "output_types": types},
-        "targetHandle": {"fieldName": field, "id": tgt["id"], "inputTypes": tfield.get("input_types"),
-                         "type": tfield["type"]}}}
+    return {
+        "id": f"e-{src['id']}-{tgt['id']}",
+        "source": src["id"],
+        "target": tgt["id"],
+        "data": {
+            "sourceHandle": {"dataType": src["data"]["type"], "id": src["id"], "name": output, "output_types": types},
+            "targetHandle": {
+                "fieldName": field,
+                "id": tgt["id"],
+                "inputTypes": tfield.get("input_types"),
+                "type": tfield["type"],
+            },
+        },
+    }
 
 
 def chat_echo(catalog: dict[str, Any]) -> dict[str, Any]:
@@ -144,15 +167,24 @@ def linear(n: int) -> dict[str, Any]:
     """Chat Input -> (n - 2) Pass -> Chat Output, with minimal templates (class defaults)."""
     ids = ["ChatInput-0"] + [f"Pass-{i}" for i in range(1, n - 1)] + [f"ChatOutput-{n - 1}"]
     keys = ["ChatInput"] + ["Pass"] * (n - 2) + ["ChatOutput"]
-    nodes = [{"id": i, "type": "genericNode", "data": {"id": i, "type": k, "node": {"template": {}}}}
-             for i, k in zip(ids, keys, strict=True)]
+    nodes = [
+        {"id": i, "type": "genericNode", "data": {"id": i, "type": k, "node": {"template": {}}}}
+        for i, k in zip(ids, keys, strict=True)
+    ]
     edges = []
     for a, b, kb in zip(ids, ids[1:], keys[1:], strict=False):
         out = "message" if a.startswith("ChatInput") else "output_message"
         field = "input_value" if kb == "ChatOutput" else "input_message"
-        edges.append({"source": a, "target": b, "data": {
-            "sourceHandle": {"id": a, "name": out, "output_types": ["Message"]},
-            "targetHandle": {"id": b, "fieldName": field, "inputTypes": ["Message"], "type": "str"}}})
+        edges.append(
+            {
+                "source": a,
+                "target": b,
+                "data": {
+                    "sourceHandle": {"id": a, "name": out, "output_types": ["Message"]},
+                    "targetHandle": {"id": b, "fieldName": field, "inputTypes": ["Message"], "type": "str"},
+                },
+            }
+        )
     return {"nodes": nodes, "edges": edges}
 
 
@@ -172,28 +204,76 @@ end
 """
 
 
-def load(url: str, connections: int, duration: float, *, body: bytes, headers: dict[str, str], method: str = "POST",
-         tool: str, max_requests: int = 10_000_000, workdir: Path) -> dict[str, Any]:
+def load(
+    url: str,
+    connections: int,
+    duration: float,
+    *,
+    body: bytes,
+    headers: dict[str, str],
+    method: str = "POST",
+    tool: str,
+    max_requests: int = 10_000_000,
+    workdir: Path,
+) -> dict[str, Any]:
     if tool == "wrk":
         hdrs = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in headers.items())
         script = workdir / "wrk.lua"
         script.write_text(WRK_SCRIPT % {"method": method, "body": json.dumps(body.decode()), "headers": hdrs})
         threads = min(2, connections)
-        out = subprocess.run(["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration}s",
-                              "--timeout", "10s", "-s", str(script), url],
-                             capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            [
+                "wrk",
+                "-t",
+                str(threads),
+                "-c",
+                str(connections),
+                "-d",
+                f"{max(1, round(duration))}s",
+                "--timeout",
+                "10s",
+                "-s",
+                str(script),
+                url,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         raw = json.loads(next(line for line in out.splitlines() if line.startswith("{")))
         secs = raw["duration_us"] / 1e6
         errors = sum(raw[k] for k in ("status_errors", "connect_errors", "read_errors", "write_errors", "timeouts"))
-        return {"tool": "wrk", "connections": connections, "requests": raw["requests"], "errors": errors,
-                "duration_s": round(secs, 3), "rps": round(raw["requests"] / secs, 1),
-                "p50_ms": raw["p50_us"] / 1000, "p90_ms": raw["p90_us"] / 1000, "p99_ms": raw["p99_us"] / 1000,
-                "max_ms": raw["max_us"] / 1000}
+        return {
+            "tool": "wrk",
+            "connections": connections,
+            "requests": raw["requests"],
+            "errors": errors,
+            "duration_s": round(secs, 3),
+            "rps": round(raw["requests"] / secs, 1),
+            "p50_ms": raw["p50_us"] / 1000,
+            "p90_ms": raw["p90_us"] / 1000,
+            "p99_ms": raw["p99_us"] / 1000,
+            "max_ms": raw["max_us"] / 1000,
+        }
     body_file = workdir / "body.json"
     body_file.write_bytes(body)
-    cmd = [sys.executable, "-m", "bench.loadgen", "--url", url, "--connections", str(connections),
-           "--duration", str(duration), "--max-requests", str(max_requests), "--method", method,
-           "--body-file", str(body_file)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.loadgen",
+        "--url",
+        url,
+        "--connections",
+        str(connections),
+        "--duration",
+        str(duration),
+        "--max-requests",
+        str(max_requests),
+        "--method",
+        method,
+        "--body-file",
+        str(body_file),
+    ]
     for k, v in headers.items():
         cmd += ["--header", f"{k}:{v}"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT).stdout
@@ -231,31 +311,40 @@ def engine_linear(n: int, repeats: int = 5) -> dict[str, float]:
         t = time.perf_counter()
         run_flow(data, reg, RunContext(flow_id="f", emit=lambda e, d: None), input_value="x")
         events.append(time.perf_counter() - t)
-    return {"build_ms": min(build) * 1000, "run_ms": min(plain) * 1000, "run_with_events_ms": min(events) * 1000,
-            "per_vertex_us": min(plain) / n * 1e6, "per_vertex_with_events_us": min(events) / n * 1e6}
+    return {
+        "build_ms": min(build) * 1000,
+        "run_ms": min(plain) * 1000,
+        "run_with_events_ms": min(events) * 1000,
+        "per_vertex_us": min(plain) / n * 1e6,
+        "per_vertex_with_events_us": min(events) / n * 1e6,
+    }
 
 
 # --- the whole run ------------------------------------------------------------------------------------------
 def machine() -> dict[str, Any]:
-    model = ""
-    try:
-        model = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                     if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    mem = ""
-    try:
+    model = mem = ""
+    with contextlib.suppress(OSError, StopIteration):
+        model = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
+    with contextlib.suppress(OSError):
         mem = Path("/proc/meminfo").read_text().splitlines()[0].split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return {"cpu": model, "cores": os.cpu_count(), "memory": mem, "python": platform.python_version(),
-            "system": f"{platform.system()} {platform.release()}"}
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "memory": mem,
+        "python": platform.python_version(),
+        "system": f"{platform.system()} {platform.release()}",
+    }
 
 
 def commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -266,18 +355,40 @@ def installed_plugins() -> list[str]:
     return sorted(ep.name for ep in entry_points(group="service.plugins"))
 
 
-def main(duration: float = 10.0, warmup: float = 2.0, tool: str = "auto", runs_for_rss: int = 10_000,
-         clients: tuple[int, ...] = (1, 16, 64), write: bool = True) -> dict[str, Any]:
+def main(
+    duration: float = 10.0,
+    warmup: float = 2.0,
+    tool: str = "auto",
+    runs_for_rss: int = 10_000,
+    clients: tuple[int, ...] = (1, 16, 64),
+    write: bool = True,
+) -> dict[str, Any]:
     tool = pick_tool(tool)
     work = Path(tempfile.mkdtemp(prefix="service-bench-"))
     port, ceiling_port = free_port(), free_port()
-    env = clean_env(SERVICE_CONFIG_DIR=str(work / "config"), SERVICE_HOST="127.0.0.1", SERVICE_PORT=str(port),
-                    SERVICE_WORKERS="2", SERVICE_JOB_BACKEND="inprocess", SERVICE_LOG_LEVEL="warning")
-    results: dict[str, Any] = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "commit": commit(),
-                               "machine": machine(), "tool": tool, "loadavg_start": os.getloadavg(), "plugins": installed_plugins(),
-                               "settings": {"server": "service run (gunicorn, gevent, 2 workers)",
-                                            "database": "SQLite", "jobs": "in-process",
-                                            "duration_s": duration, "warmup_s": warmup}}
+    env = clean_env(
+        SERVICE_CONFIG_DIR=str(work / "config"),
+        SERVICE_HOST="127.0.0.1",
+        SERVICE_PORT=str(port),
+        SERVICE_WORKERS="2",
+        SERVICE_JOB_BACKEND="inprocess",
+        SERVICE_LOG_LEVEL="warning",
+    )
+    results: dict[str, Any] = {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "commit": commit(),
+        "machine": machine(),
+        "tool": tool,
+        "loadavg_start": os.getloadavg(),
+        "plugins": installed_plugins(),
+        "settings": {
+            "server": "service run (gunicorn, gevent, 2 workers)",
+            "database": "SQLite",
+            "jobs": "in-process",
+            "duration_s": duration,
+            "warmup_s": warmup,
+        },
+    }
     print(f"bench: {tool}, work dir {work}", flush=True)
     service = start(service_command(), env, work / "service.log")
     try:
@@ -295,8 +406,11 @@ def main(duration: float = 10.0, warmup: float = 2.0, tool: str = "auto", runs_f
         assert status == 200 and answer["outputs"][0]["outputs"][0]["results"]["message"]["text"] == "hello", answer
         url = f"http://127.0.0.1:{port}/api/v1/run/{flow['id']}"
         stored_probe = api.call("GET", f"/api/v1/monitor/messages?flow_id={flow['id']}", headers=bearer)
-        results["message_storage"] = ("on (monitor plugin)" if stored_probe[0] == 200 and stored_probe[1]
-                                      else "no on_messages implementation installed")
+        results["message_storage"] = (
+            "on (monitor plugin)"
+            if stored_probe[0] == 200 and stored_probe[1]
+            else "no on_messages implementation installed"
+        )
         workers = children(service.pid)
         results["service_workers"] = len(workers)
 
@@ -305,8 +419,11 @@ def main(duration: float = 10.0, warmup: float = 2.0, tool: str = "auto", runs_f
             load(url, n, warmup, body=body, headers=key_headers, tool=tool, workdir=work)
             figures = load(url, n, duration, body=body, headers=key_headers, tool=tool, workdir=work)
             results["run"][str(n)] = figures
-            print(f"run   c={n:<3} {figures['rps']:>8} req/s  p50 {figures['p50_ms']:.2f} ms  "
-                  f"p99 {figures['p99_ms']:.2f} ms  errors {figures['errors']}", flush=True)
+            print(
+                f"run   c={n:<3} {figures['rps']:>8} req/s  p50 {figures['p50_ms']:.2f} ms  "
+                f"p99 {figures['p99_ms']:.2f} ms  errors {figures['errors']}",
+                flush=True,
+            )
 
         # 1,000-node linear flow over HTTP
         status, big = api.call("POST", "/api/v1/flows/", {"name": "bench-linear", "data": linear(1000)}, bearer)
@@ -319,28 +436,42 @@ def main(duration: float = 10.0, warmup: float = 2.0, tool: str = "auto", runs_f
                 times.append((time.perf_counter() - t) * 1000)
             assert status == 200, out
         assert out["outputs"][0]["outputs"][0]["results"]["message"]["text"] == "x"
-        results["linear_1000_http_ms"] = {"p50": round(statistics.median(times), 2), "min": round(min(times), 2),
-                                          "max": round(max(times), 2), "runs": len(times)}
+        results["linear_1000_http_ms"] = {
+            "p50": round(statistics.median(times), 2),
+            "min": round(min(times), 2),
+            "max": round(max(times), 2),
+            "runs": len(times),
+        }
         results["linear_1000_engine"] = {k: round(v, 2) for k, v in engine_linear(1000).items()}
-        print(f"1000-node flow over HTTP: p50 {results['linear_1000_http_ms']['p50']} ms; engine: "
-              f"{results['linear_1000_engine']}", flush=True)
+        print(
+            f"1000-node flow over HTTP: p50 {results['linear_1000_http_ms']['p50']} ms; engine: "
+            f"{results['linear_1000_engine']}",
+            flush=True,
+        )
 
         # RSS growth over 10,000 runs (after a warm-up of 1,000)
         load(url, 16, 60, body=body, headers=key_headers, tool="python", max_requests=1000, workdir=work)
         before = {pid: rss_kib(pid) for pid in workers}
-        done = load(url, 16, 300, body=body, headers=key_headers, tool="python", max_requests=runs_for_rss,
-                    workdir=work)
+        done = load(
+            url, 16, 300, body=body, headers=key_headers, tool="python", max_requests=runs_for_rss, workdir=work
+        )
         after = {pid: rss_kib(pid) for pid in workers}
         growth = (sum(after.values()) - sum(before.values())) / max(1, sum(before.values()))
-        results["rss"] = {"runs": done["requests"], "errors": done["errors"],
-                          "before_kib": before, "after_kib": after, "growth": round(growth, 4)}
-        print(f"RSS over {done['requests']} runs: {sum(before.values())} -> {sum(after.values())} KiB "
-              f"({growth:+.1%})", flush=True)
+        results["rss"] = {
+            "runs": done["requests"],
+            "errors": done["errors"],
+            "before_kib": before,
+            "after_kib": after,
+            "growth": round(growth, 4),
+        }
+        print(
+            f"RSS over {done['requests']} runs: {sum(before.values())} -> {sum(after.values())} KiB ({growth:+.1%})",
+            flush=True,
+        )
     finally:
         stop(service)
 
-    ceiling = start([sys.executable, "-m", "bench.ceiling", str(ceiling_port), "2"], clean_env(),
-                    work / "ceiling.log")
+    ceiling = start([sys.executable, "-m", "bench.ceiling", str(ceiling_port), "2"], clean_env(), work / "ceiling.log")
     try:
         wait_http(ceiling_port, "/ping")
         curl = f"http://127.0.0.1:{ceiling_port}/ping"
@@ -349,12 +480,16 @@ def main(duration: float = 10.0, warmup: float = 2.0, tool: str = "auto", runs_f
             load(curl, n, warmup, body=body, headers={}, tool=tool, workdir=work)
             figures = load(curl, n, duration, body=body, headers={}, tool=tool, workdir=work)
             results["ceiling"][str(n)] = figures
-            print(f"flask c={n:<3} {figures['rps']:>8} req/s  p50 {figures['p50_ms']:.2f} ms  "
-                  f"p99 {figures['p99_ms']:.2f} ms", flush=True)
+            print(
+                f"flask c={n:<3} {figures['rps']:>8} req/s  p50 {figures['p50_ms']:.2f} ms  "
+                f"p99 {figures['p99_ms']:.2f} ms",
+                flush=True,
+            )
     finally:
         stop(ceiling)
-    results["fraction_of_ceiling"] = {n: round(results["run"][n]["rps"] / results["ceiling"][n]["rps"], 3)
-                                      for n in results["run"]}
+    results["fraction_of_ceiling"] = {
+        n: round(results["run"][n]["rps"] / results["ceiling"][n]["rps"], 3) for n in results["run"]
+    }
     results["loadavg_end"] = os.getloadavg()
     results["targets"] = check_targets(results)
     if write:
@@ -389,7 +524,7 @@ def report(r: dict[str, Any]) -> str:
         f"keep-alive, {r['settings']['warmup_s']} s warm-up then {r['settings']['duration_s']} s per step; "
         f"load average at start {r['loadavg_start'][0]:.1f}, at end {r['loadavg_end'][0]:.1f} (other work on the "
         "machine shares the cores)",
-        "* Request: `POST /api/v1/run/{id}` `{\"input_value\": \"hello\", ...}` with `x-api-key`; flow Chat Input -> "
+        '* Request: `POST /api/v1/run/{id}` `{"input_value": "hello", ...}` with `x-api-key`; flow Chat Input -> '
         "Chat Output (catalog nodes). Ceiling: a bare Flask `POST /ping` returning a small JSON object, same "
         "gunicorn settings (gevent, 2 workers, 1000 connections, keep-alive 5 s, preload).",
         "",
@@ -398,8 +533,10 @@ def report(r: dict[str, Any]) -> str:
     ]
     for n, run in r["run"].items():
         c = r["ceiling"][n]
-        lines.append(f"| {n} | {run['rps']:.0f} | {run['p50_ms']:.2f} | {run['p99_ms']:.2f} | {run['errors']} | "
-                     f"{c['rps']:.0f} | {c['p99_ms']:.2f} | {r['fraction_of_ceiling'][n]:.0%} |")
+        lines.append(
+            f"| {n} | {run['rps']:.0f} | {run['p50_ms']:.2f} | {run['p99_ms']:.2f} | {run['errors']} | "
+            f"{c['rps']:.0f} | {c['p99_ms']:.2f} | {r['fraction_of_ceiling'][n]:.0%} |"
+        )
     lin, eng, rss = r["linear_1000_http_ms"], r["linear_1000_engine"], r["rss"]
     lines += [
         "",
@@ -415,6 +552,13 @@ def report(r: dict[str, Any]) -> str:
         "",
     ]
     lines += [f"* {name}: {'met' if ok else '**missed**'}" for name, ok in r["targets"].items()]
-    lines += ["", "Raw figures: `bench/results.json`. Reproduce: `python -m bench run` (`--help` for options); "
-              "profile of the hot path: `python -m bench profile`.", ""]
+    notes = HERE / "NOTES.md"
+    if notes.exists():
+        lines += ["", notes.read_text().strip()]
+    lines += [
+        "",
+        "Raw figures: `bench/results.json`. Reproduce: `python -m bench run` (`--help` for options); "
+        "profile of the hot path: `python -m bench profile`.",
+        "",
+    ]
     return "\n".join(lines)

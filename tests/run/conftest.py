@@ -26,9 +26,13 @@ class MessageRecorder:
 
     @hookimpl
     def message_history(self, user_id, flow_id, session_id, limit):
-        found = [m for m in self.messages
-                 if m["_user_id"] == user_id and m.get("session_id") == session_id
-                 and (flow_id is None or str(m.get("flow_id")) == str(flow_id))]
+        found = [
+            m
+            for m in self.messages
+            if m["_user_id"] == user_id
+            and m.get("session_id") == session_id
+            and (flow_id is None or str(m.get("flow_id")) == str(flow_id))
+        ]
         return found[-limit:] if limit else found
 
     def texts(self, session_id: str | None = None) -> list[str]:

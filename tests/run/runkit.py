@@ -38,8 +38,12 @@ def node(key: str, node_id: str, **values: Any) -> dict[str, Any]:
     for name, value in values.items():
         fnode["template"][name]["value"] = value
         fnode["template"][name]["show"] = True
-    return {"id": node_id, "type": "genericNode", "position": {"x": 0, "y": 0},
-            "data": {"id": node_id, "type": key, "node": fnode}}
+    return {
+        "id": node_id,
+        "type": "genericNode",
+        "position": {"x": 0, "y": 0},
+        "data": {"id": node_id, "type": key, "node": fnode},
+    }
 
 
 def edge(source: dict[str, Any], output: str, target: dict[str, Any], field: str) -> dict[str, Any]:
@@ -47,8 +51,12 @@ def edge(source: dict[str, Any], output: str, target: dict[str, Any], field: str
     sh = {"dataType": source["data"]["type"], "id": source["id"], "name": output, "output_types": out_types}
     tfield = target["data"]["node"]["template"][field]
     th = {"fieldName": field, "id": target["id"], "inputTypes": tfield.get("input_types"), "type": tfield["type"]}
-    return {"id": f"e-{source['id']}-{target['id']}-{field}", "source": source["id"], "target": target["id"],
-            "data": {"sourceHandle": sh, "targetHandle": th}}
+    return {
+        "id": f"e-{source['id']}-{target['id']}-{field}",
+        "source": source["id"],
+        "target": target["id"],
+        "data": {"sourceHandle": sh, "targetHandle": th},
+    }
 
 
 def flow_data(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> dict[str, Any]:
@@ -70,8 +78,12 @@ def create_flow(client: Any, caller: Any, data: dict[str, Any], name: str = "flo
 
 def upload(client: Any, caller: Any, document: dict[str, Any], filename: str = "flow.json") -> dict[str, Any]:
     raw = json.dumps(document).encode()
-    response = client.post("/api/v1/flows/upload/", data={"file": (io.BytesIO(raw), filename)},
-                           headers=caller.bearer, content_type="multipart/form-data")
+    response = client.post(
+        "/api/v1/flows/upload/",
+        data={"file": (io.BytesIO(raw), filename)},
+        headers=caller.bearer,
+        content_type="multipart/form-data",
+    )
     assert response.status_code == 201, response.get_json()
     [flow] = response.get_json()
     return flow

@@ -30,13 +30,16 @@ def test_catalog_shape_and_gzip(app, client, alice):
     assert len(packed.get_data()) < len(plain.get_data()) / 4
 
 
-@pytest.mark.parametrize(("header", "expected", "language"), [
-    ("fr-FR,fr;q=0.9,en;q=0.5", "Entrée de chat", "fr"),
-    ("de", "Chat-Eingabe", "de"),
-    ("es-ES", "Entrada de chat", "es"),
-    ("ja, en;q=0.1", "Chat Input", "en"),
-    ("", "Chat Input", "en"),
-])
+@pytest.mark.parametrize(
+    ("header", "expected", "language"),
+    [
+        ("fr-FR,fr;q=0.9,en;q=0.5", "Entrée de chat", "fr"),
+        ("de", "Chat-Eingabe", "de"),
+        ("es-ES", "Entrada de chat", "es"),
+        ("ja, en;q=0.1", "Chat Input", "en"),
+        ("", "Chat Input", "en"),
+    ],
+)
 def test_catalog_locale(client, alice, header, expected, language):
     response = client.get("/api/v1/all", headers={**alice.key, "Accept-Language": header})
     body = response.get_json()
@@ -75,10 +78,13 @@ def test_syntax_errors_land_in_function_errors(client, alice):
 
 
 def test_unknown_imports(client, alice):
-    out = _code(client, alice, "import surely_not_a_module_xyz\nfrom another_missing_pkg.sub import thing\n"
-                               "import json\n")
-    assert out["imports"]["errors"] == ["No module named 'surely_not_a_module_xyz'",
-                                        "No module named 'another_missing_pkg'"]
+    out = _code(
+        client, alice, "import surely_not_a_module_xyz\nfrom another_missing_pkg.sub import thing\nimport json\n"
+    )
+    assert out["imports"]["errors"] == [
+        "No module named 'surely_not_a_module_xyz'",
+        "No module named 'another_missing_pkg'",
+    ]
     assert out["function"]["errors"] == []
 
 
@@ -90,10 +96,12 @@ def test_code_is_never_executed_or_imported(client, alice, tmp_path):
 
     sys.path.insert(0, str(tmp_path))
     try:
-        code = (f"open({str(marker)!r}, 'w').write('top level')\n"
-                f"import evil_module_for_validation\n"
-                f"def f(x=open({str(marker)!r}, 'w')):\n    return x\n"
-                f"class C:\n    open({str(marker)!r}, 'w')\n")
+        code = (
+            f"open({str(marker)!r}, 'w').write('top level')\n"
+            f"import evil_module_for_validation\n"
+            f"def f(x=open({str(marker)!r}, 'w')):\n    return x\n"
+            f"class C:\n    open({str(marker)!r}, 'w')\n"
+        )
         out = _code(client, alice, code)
     finally:
         sys.path.remove(str(tmp_path))
@@ -115,16 +123,20 @@ def _prompt_node(client, caller):
 
 
 def test_prompt_without_frontend_node(client, alice):
-    response = client.post("/api/v1/validate/prompt", json={"name": "template", "template": "Hi {name}"},
-                           headers=alice.key)
+    response = client.post(
+        "/api/v1/validate/prompt", json={"name": "template", "template": "Hi {name}"}, headers=alice.key
+    )
     assert response.status_code == 200
     assert response.get_json() == {"input_variables": [], "frontend_node": None}
 
 
 def test_prompt_adds_and_removes_variable_fields(client, alice):
     node = _prompt_node(client, alice)
-    first = client.post("/api/v1/validate/prompt", headers=alice.key, json={
-        "name": "template", "template": "Hello {name}, about {topic}. {{literal}}", "frontend_node": node})
+    first = client.post(
+        "/api/v1/validate/prompt",
+        headers=alice.key,
+        json={"name": "template", "template": "Hello {name}, about {topic}. {{literal}}", "frontend_node": node},
+    )
     assert first.status_code == 200, first.get_json()
     out = first.get_json()
     assert out["input_variables"] == ["name", "topic"]
@@ -136,8 +148,11 @@ def test_prompt_adds_and_removes_variable_fields(client, alice):
     # a value typed into a kept field survives; a variable that left the template loses its field
     node2 = out["frontend_node"]
     node2["template"]["name"]["value"] = "Ada"
-    second = client.post("/api/v1/validate/prompt", headers=alice.key, json={
-        "name": "template", "template": "Bye {name}", "frontend_node": node2}).get_json()
+    second = client.post(
+        "/api/v1/validate/prompt",
+        headers=alice.key,
+        json={"name": "template", "template": "Bye {name}", "frontend_node": node2},
+    ).get_json()
     assert second["input_variables"] == ["name"]
     assert second["frontend_node"]["template"]["name"]["value"] == "Ada"
     assert "topic" not in second["frontend_node"]["template"]
@@ -146,21 +161,35 @@ def test_prompt_adds_and_removes_variable_fields(client, alice):
 
 def test_prompt_mustache_and_invalid_names(client, alice):
     node = _prompt_node(client, alice)
-    mustache = client.post("/api/v1/validate/prompt", headers=alice.key, json={
-        "name": "template", "template": "Hi {{ who }} {not_this}", "frontend_node": node, "mustache": True})
+    mustache = client.post(
+        "/api/v1/validate/prompt",
+        headers=alice.key,
+        json={"name": "template", "template": "Hi {{ who }} {not_this}", "frontend_node": node, "mustache": True},
+    )
     assert mustache.get_json()["input_variables"] == ["who"]
-    bad = client.post("/api/v1/validate/prompt", headers=alice.key, json={
-        "name": "template", "template": "Hi {two words}", "frontend_node": node})
+    bad = client.post(
+        "/api/v1/validate/prompt",
+        headers=alice.key,
+        json={"name": "template", "template": "Hi {two words}", "frontend_node": node},
+    )
     assert bad.status_code == 400 and "two words" in bad.get_json()["detail"]
-    reserved = client.post("/api/v1/validate/prompt", headers=alice.key, json={
-        "name": "template", "template": "{code}", "frontend_node": node})
+    reserved = client.post(
+        "/api/v1/validate/prompt",
+        headers=alice.key,
+        json={"name": "template", "template": "{code}", "frontend_node": node},
+    )
     assert reserved.status_code == 400
 
 
 def test_prompt_frontend_node_must_be_a_full_node(client, alice):
-    response = client.post("/api/v1/validate/prompt", headers=alice.key, json={
-        "name": "template", "template": "{x}", "frontend_node": {"display_name": "half"}})
+    response = client.post(
+        "/api/v1/validate/prompt",
+        headers=alice.key,
+        json={"name": "template", "template": "{x}", "frontend_node": {"display_name": "half"}},
+    )
     assert response.status_code == 422
     assert {tuple(item["loc"]) for item in response.get_json()["detail"]} >= {
-        ("body", "frontend_node", "template"), ("body", "frontend_node", "base_classes")}
+        ("body", "frontend_node", "template"),
+        ("body", "frontend_node", "base_classes"),
+    }
     assert client.post("/api/v1/validate/prompt", json={"name": "t", "template": "x"}).status_code == 403

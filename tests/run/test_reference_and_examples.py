@@ -14,8 +14,7 @@ def test_chat_echo_fixture(client, alice):
     assert answer(body) == "hi there"
     rd = body["outputs"][0]["outputs"][0]
     assert rd["messages"][0]["message"] == "hi there" and rd["outputs"]["message"]["message"] == "hi there"
-    streamed = client.post(f"/api/v1/run/{flow['id']}?stream=true", json={"input_value": "hi there"},
-                           headers=alice.key)
+    streamed = client.post(f"/api/v1/run/{flow['id']}?stream=true", json={"input_value": "hi there"}, headers=alice.key)
     assert answer(frames(streamed.get_data())[-1]["data"]["result"]) == "hi there"
 
 
@@ -24,17 +23,21 @@ def test_data_operations_uppercase_fixture(client, alice):
     response = client.post(f"/api/v1/run/{flow['id']}", json={"input_value": "hello there"}, headers=alice.key)
     assert response.status_code == 200, response.get_json()
     assert answer(response.get_json()) == "HELLO THERE"
-    streamed = client.post(f"/api/v1/run/{flow['id']}?stream=true", json={"input_value": "hello there"},
-                           headers=alice.key)
+    streamed = client.post(
+        f"/api/v1/run/{flow['id']}?stream=true", json={"input_value": "hello there"}, headers=alice.key
+    )
     events = frames(streamed.get_data())
     assert answer(events[-1]["data"]["result"]) == "HELLO THERE"
     assert events[-2]["event"] == "add_message" and events[-2]["data"]["text"] == "HELLO THERE"
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    ("not json at all", '```json\n{\n  "payload": "not json at all"\n}\n```'),
-    ('{"name": "Ada", "n": 2}', '```json\n{\n  "name": "Ada",\n  "n": 2\n}\n```'),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("not json at all", '```json\n{\n  "payload": "not json at all"\n}\n```'),
+        ('{"name": "Ada", "n": 2}', '```json\n{\n  "name": "Ada",\n  "n": 2\n}\n```'),
+    ],
+)
 def test_webhook_parser_chat_fixture(app, client, alice, body, expected):
     flow = upload(client, alice, reference("webhook-parser-chat.json"), "webhook-parser-chat.json")
     started = client.post(f"/api/v1/webhook/{flow['id']}", data=body, headers=alice.key)
@@ -44,8 +47,9 @@ def test_webhook_parser_chat_fixture(app, client, alice, body, expected):
     assert status["status"] == "finished", status
     assert answer(status["result"]) == expected
     # the same flow through the run endpoint, the payload given as a tweak
-    direct = client.post(f"/api/v1/run/{flow['id']}", json={"tweaks": {"Webhook-WWWWW": {"data": body}}},
-                         headers=alice.key)
+    direct = client.post(
+        f"/api/v1/run/{flow['id']}", json={"tweaks": {"Webhook-WWWWW": {"data": body}}}, headers=alice.key
+    )
     assert direct.status_code == 200 and answer(direct.get_json()) == expected
 
 
@@ -70,8 +74,7 @@ def test_every_example_flow_runs(app, client, alice):
     for example in examples:
         flow = create_flow(client, alice, example["data"], name=example["name"])
         if _has(example, "Webhook"):
-            started = client.post(f"/api/v1/webhook/{flow['id']}", data='{"text": "hello example"}',
-                                  headers=alice.key)
+            started = client.post(f"/api/v1/webhook/{flow['id']}", data='{"text": "hello example"}', headers=alice.key)
             assert started.status_code == 202
             wait_jobs(app)
             status = client.get(started.get_json()["status_url"], headers=alice.key).get_json()
@@ -79,8 +82,9 @@ def test_every_example_flow_runs(app, client, alice):
             assert status["result"]["outputs"][0]["outputs"], example["name"]
             assert "hello example" in answer(status["result"])
         else:
-            response = client.post(f"/api/v1/run/{flow['id']}", json={"input_value": "hello example"},
-                                   headers=alice.key)
+            response = client.post(
+                f"/api/v1/run/{flow['id']}", json={"input_value": "hello example"}, headers=alice.key
+            )
             assert response.status_code == 200, (example["name"], response.get_json())
             body = response.get_json()
             assert body["outputs"][0]["outputs"], example["name"]
@@ -88,8 +92,9 @@ def test_every_example_flow_runs(app, client, alice):
             assert isinstance(text, str) and text, example["name"]
             if _has(example, "ChatInput"):
                 assert "hello example" in text, (example["name"], text)
-            streamed = client.post(f"/api/v1/run/{flow['id']}?stream=true", json={"input_value": "hello example"},
-                                   headers=alice.key)
+            streamed = client.post(
+                f"/api/v1/run/{flow['id']}?stream=true", json={"input_value": "hello example"}, headers=alice.key
+            )
             assert answer(frames(streamed.get_data())[-1]["data"]["result"]) == text
         ran.append(example["name"])
     assert len(ran) == len(examples)

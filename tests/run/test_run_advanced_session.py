@@ -10,16 +10,21 @@ def _two_outputs():
     chat_out = node("ChatOutput", "ChatOutput-BBBBB")
     text_in = node("TextInput", "TextInput-TTTTT")
     text_out = node("TextOutput", "TextOutput-UUUUU")
-    return flow_data([chat_in, chat_out, text_in, text_out],
-                     [edge(chat_in, "message", chat_out, "input_value"),
-                      edge(text_in, "text", text_out, "input_value")])
+    return flow_data(
+        [chat_in, chat_out, text_in, text_out],
+        [edge(chat_in, "message", chat_out, "input_value"), edge(text_in, "text", text_out, "input_value")],
+    )
 
 
 def test_advanced_runs_each_input_and_returns_every_output(client, alice):
     flow = create_flow(client, alice, _two_outputs())
-    body = {"inputs": [{"input_value": "one", "type": "chat"},
-                       {"input_value": "two", "type": "text"},
-                       {"input_value": "three", "components": ["TextInput-TTTTT"]}]}
+    body = {
+        "inputs": [
+            {"input_value": "one", "type": "chat"},
+            {"input_value": "two", "type": "text"},
+            {"input_value": "three", "components": ["TextInput-TTTTT"]},
+        ]
+    }
     response = client.post(f"/api/v1/run/advanced/{flow['id']}", json=body, headers=alice.key)
     assert response.status_code == 200, response.get_json()
     out = response.get_json()
@@ -27,8 +32,10 @@ def test_advanced_runs_each_input_and_returns_every_output(client, alice):
     assert [block["inputs"] for block in out["outputs"]] == [{"input_value": v} for v in ("one", "two", "three")]
 
     def texts(block):
-        return {o["component_id"]: (o["results"].get("message") or o["results"].get("text"))["text"]
-                for o in block["outputs"]}
+        return {
+            o["component_id"]: (o["results"].get("message") or o["results"].get("text"))["text"]
+            for o in block["outputs"]
+        }
 
     assert texts(out["outputs"][0]) == {"ChatOutput-BBBBB": "one", "TextOutput-UUUUU": ""}
     assert texts(out["outputs"][1]) == {"ChatOutput-BBBBB": "", "TextOutput-UUUUU": "two"}
@@ -38,15 +45,19 @@ def test_advanced_runs_each_input_and_returns_every_output(client, alice):
 def test_advanced_output_selection_tweaks_and_defaults(client, alice):
     flow = create_flow(client, alice, _two_outputs())
     url = f"/api/v1/run/advanced/{flow['id']}"
-    chosen = client.post(url, json={"inputs": [{"input_value": "x"}], "outputs": ["Text Output"]},
-                         headers=alice.key).get_json()
+    chosen = client.post(
+        url, json={"inputs": [{"input_value": "x"}], "outputs": ["Text Output"]}, headers=alice.key
+    ).get_json()
     assert [o["component_id"] for o in chosen["outputs"][0]["outputs"]] == ["TextOutput-UUUUU"]
-    by_id = client.post(url, json={"inputs": [{"input_value": "x"}], "outputs": ["ChatInput-AAAAA"]},
-                        headers=alice.key).get_json()
+    by_id = client.post(
+        url, json={"inputs": [{"input_value": "x"}], "outputs": ["ChatInput-AAAAA"]}, headers=alice.key
+    ).get_json()
     assert [o["component_id"] for o in by_id["outputs"][0]["outputs"]] == ["ChatInput-AAAAA"]
-    tweaked = client.post(url, json={"inputs": [{"input_value": "x"}],
-                                     "tweaks": {"ChatOutput-BBBBB": {"sender_name": "Adv"}}},
-                          headers=alice.key).get_json()
+    tweaked = client.post(
+        url,
+        json={"inputs": [{"input_value": "x"}], "tweaks": {"ChatOutput-BBBBB": {"sender_name": "Adv"}}},
+        headers=alice.key,
+    ).get_json()
     chat = next(o for o in tweaked["outputs"][0]["outputs"] if o["component_id"] == "ChatOutput-BBBBB")
     assert chat["messages"][0]["sender_name"] == "Adv"
     # no body: one run with an empty chat input
@@ -95,8 +106,11 @@ def test_advanced_auth_and_errors(client, alice, bob):
     assert client.post(url, json={}, headers=alice.bearer).status_code == 403
     assert client.post(url, json={}, headers=bob.key).status_code == 404
     assert client.post(url, json={"inputs": "x"}, headers=alice.key).status_code == 422
-    conflict = client.post(url, json={"inputs": [{"input_value": "a"}],
-                                      "tweaks": {"ChatInput-AAAAA": {"input_value": "b"}}}, headers=alice.key)
+    conflict = client.post(
+        url,
+        json={"inputs": [{"input_value": "a"}], "tweaks": {"ChatInput-AAAAA": {"input_value": "b"}}},
+        headers=alice.key,
+    )
     assert conflict.status_code == 400
 
 

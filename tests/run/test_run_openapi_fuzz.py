@@ -28,13 +28,16 @@ def test_run_operations_never_fail_with_5xx(make_app):
             continue
 
         @given(case=operation.as_strategy())
-        @settings(max_examples=25, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=25, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+        )
         def check(case):
             if "flow_id_or_name" in (case.path_parameters or {}):
                 case.path_parameters["flow_id_or_name"] = "fuzz"  # run the real flow with fuzzed bodies
-            case.call_and_validate(headers={"x-api-key": admin.api_key, "Accept-Encoding": "identity"},
-                                   checks=[not_a_server_error, response_schema_conformance])
+            case.call_and_validate(
+                headers={"x-api-key": admin.api_key, "Accept-Encoding": "identity"},
+                checks=[not_a_server_error, response_schema_conformance],
+            )
 
         check()
         tested.append(f"{operation.method.upper()} {operation.path}")

@@ -51,8 +51,19 @@ def test_response_shape_and_default_session(client, alice):
     [block] = body["outputs"]
     assert block["inputs"] == {"input_value": "yo"}
     [rd] = block["outputs"]
-    assert set(rd) >= {"results", "artifacts", "outputs", "logs", "messages", "timedelta", "duration",
-                       "component_display_name", "component_id", "used_frozen_result", "token_usage"}
+    assert set(rd) >= {
+        "results",
+        "artifacts",
+        "outputs",
+        "logs",
+        "messages",
+        "timedelta",
+        "duration",
+        "component_display_name",
+        "component_id",
+        "used_frozen_result",
+        "token_usage",
+    }
     message = rd["results"]["message"]
     assert message["text"] == "yo" and message["data"]["text"] == "yo" and message["text_key"] == "text"
     assert message["session_id"] == flow["id"] and message["flow_id"] == flow["id"]
@@ -64,8 +75,9 @@ def test_response_shape_and_default_session(client, alice):
 
 def test_session_id_is_used(client, alice):
     flow = _flow(client, alice)
-    body = client.post(f"/api/v1/run/{flow['id']}", json={"input_value": "a", "session_id": "s-1"},
-                       headers=alice.key).get_json()
+    body = client.post(
+        f"/api/v1/run/{flow['id']}", json={"input_value": "a", "session_id": "s-1"}, headers=alice.key
+    ).get_json()
     assert body["session_id"] == "s-1"
     assert body["outputs"][0]["outputs"][0]["results"]["message"]["session_id"] == "s-1"
 
@@ -83,9 +95,10 @@ def test_output_selection_rules(client, alice):
     text_out = node("TextOutput", "TextOutput-UUUUU")
     chat_in = node("ChatInput", "ChatInput-AAAAA")
     chat_out = node("ChatOutput", "ChatOutput-BBBBB")
-    data = flow_data([chat_in, chat_out, text_in, text_out],
-                     [edge(chat_in, "message", chat_out, "input_value"),
-                      edge(text_in, "text", text_out, "input_value")])
+    data = flow_data(
+        [chat_in, chat_out, text_in, text_out],
+        [edge(chat_in, "message", chat_out, "input_value"), edge(text_in, "text", text_out, "input_value")],
+    )
     flow = _flow(client, alice, data)
 
     def ids(**body):
@@ -96,13 +109,17 @@ def test_output_selection_rules(client, alice):
     assert ids() == ["ChatOutput-BBBBB"]
     assert ids(output_type="text") == ["TextOutput-UUUUU"]
     assert ids(output_type="any") == ["ChatOutput-BBBBB", "TextOutput-UUUUU"]
-    assert ids(output_type="debug") == sorted(["ChatInput-AAAAA", "ChatOutput-BBBBB", "TextInput-TTTTT",
-                                               "TextOutput-UUUUU"])
+    assert ids(output_type="debug") == sorted(
+        ["ChatInput-AAAAA", "ChatOutput-BBBBB", "TextInput-TTTTT", "TextOutput-UUUUU"]
+    )
     assert ids(output_component="TextInput-TTTTT") == ["TextInput-TTTTT"]
     assert ids(output_component="Chat Output") == ["ChatOutput-BBBBB"]
     # input_type decides which input receives input_value
-    body = client.post(f"/api/v1/run/{flow['id']}", json={"input_value": "T", "input_type": "text",
-                                                          "output_type": "any"}, headers=alice.key).get_json()
+    body = client.post(
+        f"/api/v1/run/{flow['id']}",
+        json={"input_value": "T", "input_type": "text", "output_type": "any"},
+        headers=alice.key,
+    ).get_json()
     texts = {o["component_id"]: o["results"] for o in body["outputs"][0]["outputs"]}
     assert texts["TextOutput-UUUUU"]["text"]["text"] == "T"
     assert texts["ChatOutput-BBBBB"]["message"]["text"] == ""
@@ -112,13 +129,17 @@ def test_output_selection_rules(client, alice):
 def test_input_value_with_chat_input_tweak_is_400(client, alice):
     flow = _flow(client, alice)
     for key in ("ChatInput-AAAAA", "Chat Input"):
-        response = client.post(f"/api/v1/run/{flow['id']}",
-                               json={"input_value": "a", "tweaks": {key: {"input_value": "b"}}}, headers=alice.key)
+        response = client.post(
+            f"/api/v1/run/{flow['id']}",
+            json={"input_value": "a", "tweaks": {key: {"input_value": "b"}}},
+            headers=alice.key,
+        )
         assert response.status_code == 400, key
         assert "cannot pass a tweak with the same name" in response.get_json()["detail"]
     # without a body input_value the tweak is the input
-    ok = client.post(f"/api/v1/run/{flow['id']}", json={"tweaks": {"ChatInput-AAAAA": {"input_value": "b"}}},
-                     headers=alice.key)
+    ok = client.post(
+        f"/api/v1/run/{flow['id']}", json={"tweaks": {"ChatInput-AAAAA": {"input_value": "b"}}}, headers=alice.key
+    )
     assert ok.status_code == 200 and answer(ok.get_json()) == "b"
 
 
@@ -163,8 +184,9 @@ def test_execution_failure_is_500_naming_the_component_without_traceback(client,
     response = client.post(f"/api/v1/run/{flow['id']}", json={}, headers=alice.key)
     assert response.status_code == 500
     detail = response.get_json()["detail"]
-    assert detail == ("Error running component Message History (Memory-MMMMM): "
-                      "Number of messages must be non-negative.")
+    assert detail == (
+        "Error running component Message History (Memory-MMMMM): Number of messages must be non-negative."
+    )
     text = response.get_data(as_text=True)
     assert "Traceback" not in text and 'File "' not in text
 
@@ -199,8 +221,12 @@ def test_stream_error_event(client, alice):
     response = client.post(f"/api/v1/run/{flow['id']}?stream=true", json={}, headers=alice.key)
     assert response.status_code == 200
     events = frames(response.get_data())
-    assert events[-1] == {"event": "error", "data": {
-        "error": "Error running component Message History (Memory-MMMMM): Number of messages must be non-negative."}}
+    assert events[-1] == {
+        "event": "error",
+        "data": {
+            "error": "Error running component Message History (Memory-MMMMM): Number of messages must be non-negative."
+        },
+    }
     assert "end" not in [e["event"] for e in events]
 
 
@@ -249,6 +275,7 @@ def test_message_history_feeds_the_memory_component(client, alice):
 def test_no_store_when_body_is_huge_json_is_still_parsed(client, alice):
     flow = _flow(client, alice)
     value = "x" * 100_000
-    response = client.post(f"/api/v1/run/{flow['id']}", data=json.dumps({"input_value": value}),
-                           headers=alice.key)  # no content type: the body is read as JSON anyway
+    response = client.post(
+        f"/api/v1/run/{flow['id']}", data=json.dumps({"input_value": value}), headers=alice.key
+    )  # no content type: the body is read as JSON anyway
     assert response.status_code == 200 and answer(response.get_json()) == value

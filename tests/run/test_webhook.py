@@ -39,8 +39,9 @@ def test_auth_enabled_rules(app, client, alice, bob):
 
 def test_reference_fixture_runs_in_background_and_reports_its_outcome(app, client, alice, bob, recorder):
     flow = upload(client, alice, reference("webhook-parser-chat.json"))
-    response = client.post(f"/api/v1/webhook/{flow['id']}", data="not json at all", headers=alice.key,
-                           content_type="text/plain")
+    response = client.post(
+        f"/api/v1/webhook/{flow['id']}", data="not json at all", headers=alice.key, content_type="text/plain"
+    )
     assert response.status_code == 202
     started = response.get_json()
     assert started["message"] == "Task started in the background" and started["status"] == "in progress"
@@ -63,8 +64,7 @@ def test_reference_fixture_runs_in_background_and_reports_its_outcome(app, clien
 
 def test_json_body_and_query_key(app, client, alice):
     flow = upload(client, alice, reference("webhook-parser-chat.json"))
-    response = client.post(f"/api/v1/webhook/{flow['id']}?x-api-key={alice.api_key}",
-                           json={"name": "Ada", "n": 2})
+    response = client.post(f"/api/v1/webhook/{flow['id']}?x-api-key={alice.api_key}", json={"name": "Ada", "n": 2})
     assert response.status_code == 202
     wait_jobs(app)
     status = _status(client, alice, response.get_json())
@@ -92,8 +92,9 @@ def test_failing_flow_marks_the_job_failed_with_the_component_named(app, client,
     wait_jobs(app)
     status = _status(client, alice, response.get_json())
     assert status["status"] == "failed" and status["result"] is None
-    assert status["error"] == ("Error running component Message History (Memory-MMMMM): "
-                               "Number of messages must be non-negative.")
+    assert status["error"] == (
+        "Error running component Message History (Memory-MMMMM): Number of messages must be non-negative."
+    )
     assert "Traceback" not in status["error"]
 
 
@@ -119,8 +120,9 @@ class AnyOwnerFlows:
     def find_flow(self, user_id, flow_id_or_name, public):
         if user_id is not None or public or flow_id_or_name not in self.owners:
             return None
-        return self.host.hook.find_flow(user_id=self.owners[flow_id_or_name], flow_id_or_name=flow_id_or_name,
-                                        public=False)
+        return self.host.hook.find_flow(
+            user_id=self.owners[flow_id_or_name], flow_id_or_name=flow_id_or_name, public=False
+        )
 
 
 @pytest.fixture

@@ -40,7 +40,12 @@ def rq_env(tmp_path_factory, service_database_url):
         pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
     queue = f"runtest-{uuid.uuid4().hex[:10]}"
     config_dir = tmp_path_factory.mktemp("runrq")
-    config = {"config_dir": config_dir, "redis_url": REDIS_URL, "job_backend": "rq", "rate_limit_storage_uri": "memory://"}
+    config = {
+        "config_dir": config_dir,
+        "redis_url": REDIS_URL,
+        "job_backend": "rq",
+        "rate_limit_storage_uri": "memory://",
+    }
     if service_database_url:
         config["database_url"] = service_database_url
     app = create_app(config=config)
@@ -48,15 +53,21 @@ def rq_env(tmp_path_factory, service_database_url):
     svc = state(app)
     svc.jobs = RQQueue(app, svc.settings, svc.job_registry, queue_name=queue)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
-    env.update(SERVICE_CONFIG_DIR=str(config_dir), SERVICE_REDIS_URL=REDIS_URL, SERVICE_JOB_BACKEND="rq",
-               SERVICE_ENV_FILE=os.devnull, SERVICE_LOG_LEVEL="warning",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(HERE.parents[2]), env.get("PYTHONPATH")])))
+    env.update(
+        SERVICE_CONFIG_DIR=str(config_dir),
+        SERVICE_REDIS_URL=REDIS_URL,
+        SERVICE_JOB_BACKEND="rq",
+        SERVICE_ENV_FILE=os.devnull,
+        SERVICE_LOG_LEVEL="warning",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(HERE.parents[2]), env.get("PYTHONPATH")])),
+    )
     if service_database_url:
         env["SERVICE_DATABASE_URL"] = service_database_url
     log_path = config_dir / "worker.log"
     with open(log_path, "w") as log:
-        worker = subprocess.Popen([sys.executable, str(HERE), "worker", queue], env=env, stdout=log,
-                                  stderr=subprocess.STDOUT)
+        worker = subprocess.Popen(
+            [sys.executable, str(HERE), "worker", queue], env=env, stdout=log, stderr=subprocess.STDOUT
+        )
     try:
         from rq import Queue, Worker
 
@@ -120,8 +131,10 @@ def test_webhook_completes_on_a_real_rq_worker(rq_env):
     assert "run.add_message" in names and names[-1] == "finished"
     assert client.get(payload["status_url"], headers=other.key).status_code == 404
     # a JSON body, several in a row
-    ids = [client.post(f"/api/v1/webhook/{flow['id']}", json={"n": i}, headers=owner.key).get_json()["status_url"]
-           for i in range(3)]
+    ids = [
+        client.post(f"/api/v1/webhook/{flow['id']}", json={"n": i}, headers=owner.key).get_json()["status_url"]
+        for i in range(3)
+    ]
     for i, url in enumerate(ids):
         done = _wait(client, owner, url)
         assert answer(done["result"]) == f'```json\n{{\n  "n": {i}\n}}\n```'

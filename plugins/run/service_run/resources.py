@@ -46,9 +46,8 @@ def json_body(schema: Schema) -> dict[str, Any]:
         try:
             body = json.loads(raw)
         except ValueError:
-            raise ValidationFailed(
-                [{"loc": ["body"], "msg": "Invalid JSON: the request body could not be decoded", "type": "json_invalid"}]
-            ) from None
+            msg = "Invalid JSON: the request body could not be decoded"
+            raise ValidationFailed([{"loc": ["body"], "msg": msg, "type": "json_invalid"}]) from None
     if body is None:
         body = {}
     if not isinstance(body, dict):
@@ -146,8 +145,9 @@ def run_flow_session(flow_id_or_name: str):
 @run_blp.route("/run/advanced/<flow_id_or_name>", methods=["POST"])
 @run_blp.doc(
     requestBody={"content": {"application/json": {"schema": schemas.AdvancedRunSchema}}, "required": False},
-    responses={"200": {"description": "run response", "content": {"application/json": {
-        "schema": schemas.RunResponseSchema}}}},
+    responses={
+        "200": {"description": "run response", "content": {"application/json": {"schema": schemas.RunResponseSchema}}}
+    },
 )
 @authenticated("api_key")
 def run_flow_advanced(flow_id_or_name: str):
@@ -163,8 +163,11 @@ def run_flow_advanced(flow_id_or_name: str):
         raise ApiError(404, f"Session {session_id} not found")
     if not session_id:
         session_id = services.new_session_id(str(flow["id"]))
-    inputs = body["inputs"] if body["inputs"] is not None else [{"components": [], "input_value": "", "session": None,
-                                                                 "type": "chat"}]
+    inputs = (
+        body["inputs"]
+        if body["inputs"] is not None
+        else [{"components": [], "input_value": "", "session": None, "type": "chat"}]
+    )
     for item in inputs:
         tweaks.check_input_conflict(data, tweak_map, item.get("input_value"), item.get("type") or "chat")
     graph = services.build_graph(flow, tweak_map)
@@ -213,8 +216,9 @@ def _webhook_actor_id(flow_id_or_name: str) -> tuple[str, dict[str, Any]]:
 @webhook_blp.route("/webhook/<flow_id_or_name>", methods=["POST"])
 @webhook_blp.doc(
     requestBody={"content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}, "required": True},
-    responses={"202": {"description": "started", "content": {"application/json": {
-        "schema": schemas.WebhookStartSchema}}}},
+    responses={
+        "202": {"description": "started", "content": {"application/json": {"schema": schemas.WebhookStartSchema}}}
+    },
     security=[{"API key query": []}, {"API key header": []}, {}],
 )
 def webhook_run(flow_id_or_name: str):

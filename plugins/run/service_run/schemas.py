@@ -74,9 +74,7 @@ class WebhookStartSchema(Schema):
 class WebhookJobSchema(Schema):
     job_id = fields.String(required=True)
     flow_id = fields.String(allow_none=True)
-    status = fields.String(
-        required=True, metadata={"description": "queued, running, finished, failed or cancelled"}
-    )
+    status = fields.String(required=True, metadata={"description": "queued, running, finished, failed or cancelled"})
     created_at = fields.String(allow_none=True)
     started_at = fields.String(allow_none=True)
     ended_at = fields.String(allow_none=True)

@@ -131,8 +131,11 @@ def _batch_messages(ctx: Any, user_id: str) -> Callable[[], None]:
 
 
 def execute(
-    spec: RunSpec, *, emit: Callable[[str, dict[str, Any]], None] | None = None,
-    cancelled: Callable[[], bool] | None = None, job_id: str | None = None,
+    spec: RunSpec,
+    *,
+    emit: Callable[[str, dict[str, Any]], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    job_id: str | None = None,
 ) -> tuple[list[RunResult], RunResult | None]:
     """Run every input of ``spec``; returns the results and the first failed one (or None)."""
     results: list[RunResult] = []

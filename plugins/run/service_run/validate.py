@@ -25,8 +25,15 @@ MAX_CODE_CHARS = 1_000_000
 #: characters and names the reference refuses in prompt variables
 INVALID_CHARACTERS = frozenset(" ,.:;!?/\\()[]\n\t")
 INVALID_NAMES = frozenset(
-    {"code", "input_variables", "output_parser", "partial_variables", "template", "template_format",
-     "validate_template"}
+    {
+        "code",
+        "input_variables",
+        "output_parser",
+        "partial_variables",
+        "template",
+        "template_format",
+        "validate_template",
+    }
 )
 
 
