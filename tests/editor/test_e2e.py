@@ -131,6 +131,7 @@ def page(browser, server, request):
     pg.set_default_timeout(15_000)
     problems: list[str] = []
     pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    pg.on("console", lambda m: "Content Security Policy" in m.text and problems.append(f"CSP: {m.text}"))
     yield pg
     report = getattr(request.node, "rep_call", None)
     if report is not None and report.failed:
