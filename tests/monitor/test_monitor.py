@@ -262,3 +262,13 @@ def test_logs_are_off_by_default_and_superuser_only(make_app):
     after = client.get(f"/logs?lines_after=1&timestamp={first}", headers=admin.key).get_json()
     assert len(after) == 1 and int(next(iter(after))) > first
     assert "the probe line" not in next(iter(after.values()))
+
+
+def test_a_message_id_of_another_user_cannot_be_overwritten(app, client, alice, bob):
+    msg_id = str(uuid.uuid4())
+    store(app, alice.id, FLOW, "s", "alice's words", msg_id=msg_id)
+    store(app, bob.id, FLOW, "s", "bob's overwrite", msg_id=msg_id)
+    assert [m["text"] for m in client.get("/api/v1/monitor/messages", headers=alice.key).get_json()] == [
+        "alice's words"
+    ]
+    assert client.get("/api/v1/monitor/messages", headers=bob.key).get_json() == []

@@ -24,7 +24,7 @@ from core.app import state
 from core.auth import NO_CREDENTIALS, Actor
 from core.errors import ApiError, StartupError
 from core.settings import Settings
-from service_accounts import security
+from service_accounts import security, usage
 from service_accounts.models import ApiKey, User
 
 log = logging.getLogger(__name__)
@@ -228,6 +228,7 @@ def create_api_key(s: Session, user_id: uuid.UUID, name: str | None) -> tuple[Ap
 
 
 def list_api_keys(s: Session, user_id: uuid.UUID) -> list[ApiKey]:
+    usage.counter(state().engine).flush(s)  # counts served by this process are written first
     return list(s.scalars(sa.select(ApiKey).where(ApiKey.user_id == user_id).order_by(ApiKey.created_at)))
 
 
@@ -247,21 +248,19 @@ def user_from_api_key(s: Session, raw: str) -> tuple[User, uuid.UUID | None] | N
             user = superuser(s)
             return (user, None) if user is not None and user.is_active else None
         return None
-    key = s.scalar(sa.select(ApiKey).where(ApiKey.key_hash == security.hash_api_key(raw)))
-    if key is None or not key.is_active:
+    found = s.execute(
+        sa.select(ApiKey, User)
+        .join(User, User.id == ApiKey.user_id)
+        .where(ApiKey.key_hash == security.hash_api_key(raw))
+    ).first()
+    if found is None:
         return None
-    if key.expires_at is not None and _aware(key.expires_at) < db.utcnow():
-        return None
-    user = s.get(User, key.user_id)
-    if user is None or not user.is_active:
+    key, user = found
+    now = db.utcnow()
+    if not key.is_active or not user.is_active or (key.expires_at is not None and _aware(key.expires_at) < now):
         return None
     if not cfg.disable_track_apikey_usage:
-        s.execute(
-            sa.update(ApiKey)
-            .where(ApiKey.id == key.id)
-            .values(total_uses=ApiKey.total_uses + 1, last_used_at=db.utcnow())
-        )
-        s.commit()
+        usage.counter(state().engine).record(key.id, now)
     return user, key.id
 
 

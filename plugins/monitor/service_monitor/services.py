@@ -54,29 +54,53 @@ def _uuid(value: Any) -> uuid.UUID | None:
 
 # --- storing (hook side) ---------------------------------------------------------------------------
 def store_messages(s: Session, user_id: str, messages: Iterable[Mapping[str, Any]]) -> None:
+    """One ``INSERT ... ON CONFLICT (id) DO UPDATE`` for all messages of a run.
+
+    A message id seen again (the final text of a streamed answer) updates its
+    row; the owner never changes. No SELECT first, no ORM unit of work: this
+    runs inside every run request.
+    """
     owner = uuid.UUID(str(user_id))
+    rows = []
     for m in messages:
-        row = Message(
-            id=_uuid(m.get("id")) or uuid.uuid4(),
-            user_id=owner,
-            flow_id=_uuid(m.get("flow_id")),
-            run_id=_uuid(m.get("run_id")),
-            timestamp=_timestamp(m.get("timestamp")),
-            sender=str(m.get("sender") or ""),
-            sender_name=str(m.get("sender_name") or ""),
-            session_id=str(m.get("session_id") or ""),
-            context_id=str(m.get("context_id") or ""),
-            text=str(m.get("text") or ""),
-            category=str(m.get("category") or "message"),
-            files=list(m.get("files") or []),
-            edit=bool(m.get("edit")),
-            error=bool(m.get("error")),
-            duration=m.get("duration"),
-            properties=dict(m.get("properties") or {}),
-            content_blocks=list(m.get("content_blocks") or []),
-            session_metadata=dict(m.get("session_metadata") or {}),
+        rows.append(
+            dict(
+                id=_uuid(m.get("id")) or uuid.uuid4(),
+                user_id=owner,
+                flow_id=_uuid(m.get("flow_id")),
+                run_id=_uuid(m.get("run_id")),
+                timestamp=_timestamp(m.get("timestamp")),
+                sender=str(m.get("sender") or ""),
+                sender_name=str(m.get("sender_name") or ""),
+                session_id=str(m.get("session_id") or ""),
+                context_id=str(m.get("context_id") or ""),
+                text=str(m.get("text") or ""),
+                category=str(m.get("category") or "message"),
+                files=list(m.get("files") or []),
+                edit=bool(m.get("edit")),
+                error=bool(m.get("error")),
+                duration=m.get("duration"),
+                properties=dict(m.get("properties") or {}),
+                content_blocks=list(m.get("content_blocks") or []),
+                session_metadata=dict(m.get("session_metadata") or {}),
+            )
         )
-        s.merge(row)  # the same message id again (a streamed answer's final text) updates it
+    rows = list({row["id"]: row for row in rows}.values())  # one row per id: the last version wins
+    if not rows:
+        return
+    dialect = s.get_bind().dialect.name
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
+    statement = insert(Message)
+    updatable = [c.name for c in Message.__table__.columns if c.name not in ("id", "user_id")]
+    statement = statement.on_conflict_do_update(
+        index_elements=[Message.id],
+        set_={name: statement.excluded[name] for name in updatable},
+        where=Message.user_id == statement.excluded.user_id,
+    )
+    s.execute(statement, rows)
 
 
 def _timestamp(value: Any):  # type: ignore[no-untyped-def]
