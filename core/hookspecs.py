@@ -143,7 +143,10 @@ def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> dict[s
 
     ``flow_id_or_name`` is a flow id or an ``endpoint_name``. With ``user_id``
     set, only that user's flows match; with ``public`` true (and ``user_id``
-    None), only flows whose ``access_type`` is PUBLIC match. Return a plain dict
+    None), only flows whose ``access_type`` is PUBLIC match, by id. With
+    ``user_id`` None and ``public`` false, any owner's flow matches (trusted
+    internal callers only, such as webhooks with authentication off); an
+    endpoint name then matches only when exactly one flow has it. Return a plain dict
     (``id``, ``name``, ``user_id``, ``folder_id``, ``endpoint_name``,
     ``access_type``, ``webhook``, ``data``, ...) or None (answered 404).
     """

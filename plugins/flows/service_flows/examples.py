@@ -34,32 +34,34 @@ def _load() -> tuple[dict[str, Any], ...]:
             continue
         raw = json.loads(entry.read_text(encoding="utf-8"))
         stem = entry.name[: -len(".json")]
-        out.append({
-            "name": raw["name"],
-            "description": raw.get("description"),
-            "icon": raw.get("icon"),
-            "icon_bg_color": raw.get("icon_bg_color"),
-            "gradient": raw.get("gradient"),
-            "data": raw["data"],
-            "is_component": False,
-            "updated_at": UPDATED_AT,
-            "webhook": bool(raw.get("webhook", False)),
-            "endpoint_name": None,
-            "tags": raw.get("tags") or [],
-            "locked": False,
-            "mcp_enabled": False,
-            "action_name": None,
-            "action_description": None,
-            "access_type": "PRIVATE",
-            "flow_type": "workflow",
-            "a2a_enabled": False,
-            "a2a_card_overrides": None,
-            "id": example_id(stem),
-            "user_id": None,
-            "folder_id": EXAMPLES_FOLDER_ID,
-            "workspace_id": None,
-            "name_key": raw.get("name_key") or stem,
-        })
+        out.append(
+            {
+                "name": raw["name"],
+                "description": raw.get("description"),
+                "icon": raw.get("icon"),
+                "icon_bg_color": raw.get("icon_bg_color"),
+                "gradient": raw.get("gradient"),
+                "data": raw["data"],
+                "is_component": False,
+                "updated_at": UPDATED_AT,
+                "webhook": bool(raw.get("webhook", False)),
+                "endpoint_name": None,
+                "tags": raw.get("tags") or [],
+                "locked": False,
+                "mcp_enabled": False,
+                "action_name": None,
+                "action_description": None,
+                "access_type": "PRIVATE",
+                "flow_type": "workflow",
+                "a2a_enabled": False,
+                "a2a_card_overrides": None,
+                "id": example_id(stem),
+                "user_id": None,
+                "folder_id": EXAMPLES_FOLDER_ID,
+                "workspace_id": None,
+                "name_key": raw.get("name_key") or stem,
+            }
+        )
     return tuple(out)
 
 

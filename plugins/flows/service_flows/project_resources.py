@@ -38,9 +38,16 @@ def create_project(body):
 @projects_blp.route("/<project_id>", methods=["GET"])
 @projects_blp.arguments(schemas.ProjectReadQuerySchema, location="query")
 @projects_blp.response(200, description="the project with its flows, or {folder, flows: page}")
-@projects_blp.doc(responses={"200": schemas.one_of_doc(
-    "the project with flows (no page/size), or {folder, flows: page} (page and size)", "folder", "flows",
-    array=False)})
+@projects_blp.doc(
+    responses={
+        "200": schemas.one_of_doc(
+            "the project with flows (no page/size), or {folder, flows: page} (page and size)",
+            "folder",
+            "flows",
+            array=False,
+        )
+    }
+)
 @authenticated("user")
 def read_project(query, project_id):
     """A project with all its flows, or ``{folder, flows: page}`` when ``page`` and ``size`` are given."""
@@ -85,8 +92,9 @@ def download_project(project_id):
     """A ZIP with one JSON file per flow of the project."""
     folder, data = projects.export_project(db.session(), current_actor().id, project_id)
     name = f"{transfer.timestamp()}_{transfer.safe_filename(folder.name, 'project')}_flows.zip"
-    return Response(data, mimetype="application/x-zip-compressed",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return Response(
+        data, mimetype="application/x-zip-compressed", headers={"Content-Disposition": f'attachment; filename="{name}"'}
+    )
 
 
 @projects_blp.route("/upload/", methods=["POST"])

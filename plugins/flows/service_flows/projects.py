@@ -17,8 +17,13 @@ from service_flows.services import default_folder, own_folder
 
 
 def project_out(folder: Folder) -> dict[str, Any]:
-    return {"name": folder.name, "description": folder.description, "auth_settings": folder.auth_settings,
-            "id": folder.id, "parent_id": folder.parent_id}
+    return {
+        "name": folder.name,
+        "description": folder.description,
+        "auth_settings": folder.auth_settings,
+        "id": folder.id,
+        "parent_id": folder.parent_id,
+    }
 
 
 def _name_taken(s: Session, user_id: uuid.UUID, name: str, exclude: uuid.UUID | None = None) -> bool:
@@ -32,8 +37,9 @@ def unique_project_name(s: Session, user_id: uuid.UUID, name: str) -> str:
     if not _name_taken(s, user_id, name):
         return name
     pattern = re.compile(rf"^{re.escape(name)} \((\d+)\)$")
-    names = s.scalars(sa.select(Folder.name).where(
-        Folder.user_id == user_id, Folder.name.startswith(f"{name} (", autoescape=True))).all()
+    names = s.scalars(
+        sa.select(Folder.name).where(Folder.user_id == user_id, Folder.name.startswith(f"{name} (", autoescape=True))
+    ).all()
     n = max((int(m.group(1)) for x in names if (m := pattern.match(x))), default=0) + 1
     while _name_taken(s, user_id, f"{name} ({n})"):
         n += 1
@@ -49,15 +55,23 @@ def list_projects(s: Session, user_id: uuid.UUID, username: str) -> list[dict[st
 def _move_flows(s: Session, user_id: uuid.UUID, folder_id: uuid.UUID, flow_ids: list[uuid.UUID]) -> None:
     """Move the caller's flows among ``flow_ids`` into the project; other ids are ignored."""
     if flow_ids:
-        s.execute(sa.update(Flow).where(Flow.user_id == user_id, Flow.id.in_(flow_ids))
-                  .values(folder_id=folder_id, updated_at=db.utcnow()))
+        s.execute(
+            sa.update(Flow)
+            .where(Flow.user_id == user_id, Flow.id.in_(flow_ids))
+            .values(folder_id=folder_id, updated_at=db.utcnow())
+        )
 
 
 def create_project(s: Session, user_id: uuid.UUID, body: dict[str, Any]) -> Folder:
     default_folder(s, user_id)
-    folder = Folder(user_id=user_id, name=unique_project_name(s, user_id, body["name"]),
-                    description=body.get("description"), auth_settings=body.get("auth_settings"),
-                    created_at=db.utcnow(), updated_at=db.utcnow())
+    folder = Folder(
+        user_id=user_id,
+        name=unique_project_name(s, user_id, body["name"]),
+        description=body.get("description"),
+        auth_settings=body.get("auth_settings"),
+        created_at=db.utcnow(),
+        updated_at=db.utcnow(),
+    )
     s.add(folder)
     s.flush()
     _move_flows(s, user_id, folder.id, [*(body.get("components_list") or []), *(body.get("flows_list") or [])])
@@ -123,16 +137,16 @@ def delete_project(s: Session, user_id: uuid.UUID, folder_id: Any) -> None:
     """Delete the project with its flows; its sub-projects move to the top level."""
     folder = own_folder(s, user_id, folder_id)
     s.execute(sa.delete(Flow).where(Flow.user_id == user_id, Flow.folder_id == folder.id))
-    s.execute(sa.update(Folder).where(Folder.user_id == user_id, Folder.parent_id == folder.id)
-              .values(parent_id=None))
+    s.execute(sa.update(Folder).where(Folder.user_id == user_id, Folder.parent_id == folder.id).values(parent_id=None))
     s.delete(folder)
     s.flush()
 
 
 def export_project(s: Session, user_id: uuid.UUID, folder_id: Any) -> tuple[Folder, bytes]:
     folder = own_folder(s, user_id, folder_id)
-    flows = s.scalars(sa.select(Flow).where(Flow.user_id == user_id, Flow.folder_id == folder.id)
-                      .order_by(Flow.name, Flow.id))
+    flows = s.scalars(
+        sa.select(Flow).where(Flow.user_id == user_id, Flow.folder_id == folder.id).order_by(Flow.name, Flow.id)
+    )
     return folder, transfer.zip_flows([services.export_out(services.flow_out(f)) for f in flows])
 
 
@@ -152,9 +166,13 @@ def import_project(s: Session, user_id: uuid.UUID, filename: str, raw: bytes) ->
         match = _ZIP_NAME.match(filename or "")
         name = (match.group("name") if match else "") or "Imported project"
     default_folder(s, user_id)
-    folder = Folder(user_id=user_id, name=unique_project_name(s, user_id, name[:255]),
-                    description=description if isinstance(description, str) else None,
-                    created_at=db.utcnow(), updated_at=db.utcnow())
+    folder = Folder(
+        user_id=user_id,
+        name=unique_project_name(s, user_id, name[:255]),
+        description=description if isinstance(description, str) else None,
+        created_at=db.utcnow(),
+        updated_at=db.utcnow(),
+    )
     s.add(folder)
     s.flush()
     return transfer.import_flows(s, user_id, flows, folder.id, keep_ids=False)

@@ -21,8 +21,9 @@ from core.errors import ApiError, ValidationFailed, flatten_marshmallow
 from service_flows import examples, schemas, services, transfer
 
 flows_blp = Blueprint("flows", __name__, url_prefix="/api/v1/flows", description="Flows")
-starter_blp = Blueprint("starter_projects", __name__, url_prefix="/api/v1/starter-projects",
-                        description="Starter projects")
+starter_blp = Blueprint(
+    "starter_projects", __name__, url_prefix="/api/v1/starter-projects", description="Starter projects"
+)
 
 _IDS = fields.List(fields.UUID(), required=True)
 _READ = schemas.FlowReadSchema()
@@ -64,13 +65,16 @@ def _user() -> uuid.UUID:
 @flows_blp.route("/", methods=["GET"])
 @flows_blp.arguments(schemas.FlowListQuerySchema, location="query")
 @flows_blp.response(200, description="flows or flow headers; a page of them when get_all is false")
-@flows_blp.doc(responses={"200": schemas.one_of_doc(
-    "flows or flow headers; a page of them when get_all is false", "items", "total", "page", "size", "pages")})
+@flows_blp.doc(
+    responses={
+        "200": schemas.one_of_doc(
+            "flows or flow headers; a page of them when get_all is false", "items", "total", "page", "size", "pages"
+        )
+    }
+)
 @authenticated("user")
 def list_flows(query):
-    """The caller's flows (with the example flows unless ``remove_example_flows``), or one page of a project.
-
-"""
+    """The caller's flows (with the example flows unless ``remove_example_flows``), or one page of a project."""
     with db.transaction() as s:
         result = services.list_flows(s, _user(), query)
     if isinstance(result, dict):
@@ -147,8 +151,11 @@ def download_many():
     if len(exported) == 1:
         return json_response(exported[0])
     name = f"{transfer.timestamp()}_service_flows.zip"
-    return Response(transfer.zip_flows(exported), mimetype="application/x-zip-compressed",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return Response(
+        transfer.zip_flows(exported),
+        mimetype="application/x-zip-compressed",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
 
 
 @flows_blp.route("/basic_examples/", methods=["GET"])

@@ -28,18 +28,50 @@ PROJECT_NOT_FOUND = "Project not found"
 
 #: Members of the create body copied onto a new or upserted flow.
 CREATE_MEMBERS = (
-    "description", "data", "endpoint_name", "workspace_id", "icon", "icon_bg_color", "gradient", "is_component",
-    "locked", "webhook", "mcp_enabled", "action_name", "action_description", "tags", "access_type", "flow_type",
-    "a2a_enabled", "a2a_card_overrides",
+    "description",
+    "data",
+    "endpoint_name",
+    "workspace_id",
+    "icon",
+    "icon_bg_color",
+    "gradient",
+    "is_component",
+    "locked",
+    "webhook",
+    "mcp_enabled",
+    "action_name",
+    "action_description",
+    "tags",
+    "access_type",
+    "flow_type",
+    "a2a_enabled",
+    "a2a_card_overrides",
 )
 #: Members of the update (PATCH) body.
 UPDATE_MEMBERS = (
-    "name", "description", "data", "endpoint_name", "folder_id", "workspace_id", "locked", "mcp_enabled",
-    "action_name", "action_description", "access_type", "flow_type", "a2a_enabled", "a2a_card_overrides",
+    "name",
+    "description",
+    "data",
+    "endpoint_name",
+    "folder_id",
+    "workspace_id",
+    "locked",
+    "mcp_enabled",
+    "action_name",
+    "action_description",
+    "access_type",
+    "flow_type",
+    "a2a_enabled",
+    "a2a_card_overrides",
 )
 DEFAULTS: dict[str, Any] = {
-    "is_component": False, "locked": False, "webhook": False, "mcp_enabled": False, "access_type": "PRIVATE",
-    "flow_type": "workflow", "a2a_enabled": False,
+    "is_component": False,
+    "locked": False,
+    "webhook": False,
+    "mcp_enabled": False,
+    "access_type": "PRIVATE",
+    "flow_type": "workflow",
+    "a2a_enabled": False,
 }
 
 
@@ -62,20 +94,50 @@ def _aware(value: dt.datetime | None) -> dt.datetime | None:
 def flow_out(flow: Flow) -> dict[str, Any]:
     """The reference's FlowRead members (``fs_path`` is never returned)."""
     return {
-        "name": flow.name, "description": flow.description, "icon": flow.icon, "icon_bg_color": flow.icon_bg_color,
-        "gradient": flow.gradient, "data": flow.data, "is_component": flow.is_component,
-        "updated_at": _aware(flow.updated_at), "webhook": flow.webhook, "endpoint_name": flow.endpoint_name,
-        "tags": flow.tags if flow.tags is not None else [], "locked": flow.locked, "mcp_enabled": flow.mcp_enabled,
-        "action_name": flow.action_name, "action_description": flow.action_description,
-        "access_type": flow.access_type, "flow_type": flow.flow_type, "a2a_enabled": flow.a2a_enabled,
-        "a2a_card_overrides": flow.a2a_card_overrides, "id": flow.id, "user_id": flow.user_id,
-        "folder_id": flow.folder_id, "workspace_id": flow.workspace_id, "name_key": None,
+        "name": flow.name,
+        "description": flow.description,
+        "icon": flow.icon,
+        "icon_bg_color": flow.icon_bg_color,
+        "gradient": flow.gradient,
+        "data": flow.data,
+        "is_component": flow.is_component,
+        "updated_at": _aware(flow.updated_at),
+        "webhook": flow.webhook,
+        "endpoint_name": flow.endpoint_name,
+        "tags": flow.tags if flow.tags is not None else [],
+        "locked": flow.locked,
+        "mcp_enabled": flow.mcp_enabled,
+        "action_name": flow.action_name,
+        "action_description": flow.action_description,
+        "access_type": flow.access_type,
+        "flow_type": flow.flow_type,
+        "a2a_enabled": flow.a2a_enabled,
+        "a2a_card_overrides": flow.a2a_card_overrides,
+        "id": flow.id,
+        "user_id": flow.user_id,
+        "folder_id": flow.folder_id,
+        "workspace_id": flow.workspace_id,
+        "name_key": None,
     }
 
 
-HEADER_MEMBERS = ("id", "name", "folder_id", "is_component", "endpoint_name", "description", "data", "access_type",
-                  "tags", "mcp_enabled", "flow_type", "a2a_enabled", "a2a_card_overrides", "action_name",
-                  "action_description")
+HEADER_MEMBERS = (
+    "id",
+    "name",
+    "folder_id",
+    "is_component",
+    "endpoint_name",
+    "description",
+    "data",
+    "access_type",
+    "tags",
+    "mcp_enabled",
+    "flow_type",
+    "a2a_enabled",
+    "a2a_card_overrides",
+    "action_name",
+    "action_description",
+)
 
 
 def header_out(flow: dict[str, Any]) -> dict[str, Any]:
@@ -105,8 +167,9 @@ def default_folder(s: Session, user_id: uuid.UUID) -> Folder:
         return folder
     try:
         with s.begin_nested():
-            folder = Folder(user_id=user_id, name=name,
-                            description="Manage your own projects. Download and upload projects.")
+            folder = Folder(
+                user_id=user_id, name=name, description="Manage your own projects. Download and upload projects."
+            )
             s.add(folder)
     except IntegrityError:  # another request created it first
         folder = s.scalar(query)
@@ -153,16 +216,30 @@ def find_flow(s: Session, user_id: str | None, flow_id_or_name: str, public: boo
             return None
         query = sa.select(Flow).where(Flow.user_id == owner)
         query = query.where(Flow.id == key) if key else query.where(Flow.endpoint_name == flow_id_or_name)
-    elif public and key is not None:
+    elif public:
+        if key is None:
+            return None
         query = sa.select(Flow).where(Flow.id == key, Flow.access_type == "PUBLIC")
+    elif key is not None:  # any owner: trusted internal callers (webhooks with authentication off)
+        query = sa.select(Flow).where(Flow.id == key)
     else:
-        return None
+        matches = list(s.scalars(sa.select(Flow).where(Flow.endpoint_name == flow_id_or_name).limit(2)))
+        return _flow_json(matches[0]) if len(matches) == 1 else None  # ambiguous names match nothing
     flow = s.scalar(query)
-    if flow is None:
-        return None
-    from service_flows.schemas import FlowReadSchema
+    return None if flow is None else _flow_json(flow)
 
-    return FlowReadSchema().dump(flow_out(flow))  # JSON values only: ids as strings
+
+_flow_read_schema: Any = None
+
+
+def _flow_json(flow: Flow) -> dict[str, Any]:
+    """The flow as JSON values only (ids as strings), ready for a job; one schema instance reused."""
+    global _flow_read_schema
+    if _flow_read_schema is None:
+        from service_flows.schemas import FlowReadSchema
+
+        _flow_read_schema = FlowReadSchema()
+    return _flow_read_schema.dump(flow_out(flow))  # type: ignore[no-any-return]
 
 
 # --- unique names ---------------------------------------------------------------------------------------
@@ -178,8 +255,9 @@ def unique_name(s: Session, user_id: uuid.UUID, name: str, exclude: uuid.UUID | 
     if not _taken(s, Flow.name, user_id, name, exclude):
         return name
     pattern = re.compile(rf"^{re.escape(name)} \((\d+)\)$")
-    names = s.scalars(sa.select(Flow.name).where(
-        Flow.user_id == user_id, Flow.name.startswith(f"{name} (", autoescape=True))).all()
+    names = s.scalars(
+        sa.select(Flow.name).where(Flow.user_id == user_id, Flow.name.startswith(f"{name} (", autoescape=True))
+    ).all()
     numbers = [int(m.group(1)) for n in names if (m := pattern.match(n))]
     candidate = max(numbers, default=0) + 1
     while _taken(s, Flow.name, user_id, f"{name} ({candidate})", exclude):
@@ -187,14 +265,18 @@ def unique_name(s: Session, user_id: uuid.UUID, name: str, exclude: uuid.UUID | 
     return f"{name} ({candidate})"
 
 
-def unique_endpoint(s: Session, user_id: uuid.UUID, endpoint: str | None,
-                    exclude: uuid.UUID | None = None) -> str | None:
+def unique_endpoint(
+    s: Session, user_id: uuid.UUID, endpoint: str | None, exclude: uuid.UUID | None = None
+) -> str | None:
     """``endpoint``, or ``"endpoint-n"`` when the user already has it (as the reference does on create)."""
     if endpoint is None or not _taken(s, Flow.endpoint_name, user_id, endpoint, exclude):
         return endpoint
     pattern = re.compile(rf"^{re.escape(endpoint)}-(\d+)$")
-    names = s.scalars(sa.select(Flow.endpoint_name).where(
-        Flow.user_id == user_id, Flow.endpoint_name.startswith(f"{endpoint}-", autoescape=True))).all()
+    names = s.scalars(
+        sa.select(Flow.endpoint_name).where(
+            Flow.user_id == user_id, Flow.endpoint_name.startswith(f"{endpoint}-", autoescape=True)
+        )
+    ).all()
     numbers = [int(m.group(1)) for n in names if n and (m := pattern.match(n))]
     candidate = max(numbers, default=0) + 1
     while _taken(s, Flow.endpoint_name, user_id, f"{endpoint}-{candidate}", exclude):
@@ -230,8 +312,14 @@ def _target_folder(s: Session, user_id: uuid.UUID, folder_id: Any, foreign_folde
     return default_folder(s, user_id).id
 
 
-def create_flow(s: Session, user_id: uuid.UUID, body: dict[str, Any], *, flow_id: uuid.UUID | None = None,
-                foreign_folder: str = "error") -> Flow:
+def create_flow(
+    s: Session,
+    user_id: uuid.UUID,
+    body: dict[str, Any],
+    *,
+    flow_id: uuid.UUID | None = None,
+    foreign_folder: str = "error",
+) -> Flow:
     """A new flow owned by ``user_id``; a taken name or endpoint name gets a numbered suffix.
 
     ``foreign_folder``: ``"error"`` answers 404 for a ``folder_id`` the caller does not own;
@@ -257,8 +345,16 @@ def create_flow(s: Session, user_id: uuid.UUID, body: dict[str, Any], *, flow_id
     return flow
 
 
-def apply_changes(s: Session, flow: Flow, changes: dict[str, Any], members: tuple[str, ...], *,
-                  on_clash: str = "error", clash_status: int = 400, foreign_folder: str = "error") -> Flow:
+def apply_changes(
+    s: Session,
+    flow: Flow,
+    changes: dict[str, Any],
+    members: tuple[str, ...],
+    *,
+    on_clash: str = "error",
+    clash_status: int = 400,
+    foreign_folder: str = "error",
+) -> Flow:
     """Set the given members (None means unchanged); unique clashes answer ``clash_status`` or rename."""
     for key in members:
         if key not in changes or changes[key] is None:
@@ -363,8 +459,13 @@ def public_flow(s: Session, flow_id: Any) -> dict[str, Any]:
     if flow is None:
         raise ApiError(404, FLOW_NOT_FOUND)
     out = flow_out(flow)
-    out.update(data=sanitize.drop_secret_fields(out["data"]), user_id=None, folder_id=None, workspace_id=None,
-               public_access={"can_read": True, "can_execute": True})
+    out.update(
+        data=sanitize.drop_secret_fields(out["data"]),
+        user_id=None,
+        folder_id=None,
+        workspace_id=None,
+        public_access={"can_read": True, "can_execute": True},
+    )
     return out
 
 

@@ -94,8 +94,13 @@ def validate_flows(documents: list[tuple[str, Any]]) -> list[dict[str, Any]]:
     for where, document in documents:
         for index, item in enumerate(flows_of(document, where)):
             if not isinstance(item, dict):
-                errors.append({"loc": ["body", "file", where, str(index)], "msg": "a flow must be an object",
-                               "type": "type_error"})
+                errors.append(
+                    {
+                        "loc": ["body", "file", where, str(index)],
+                        "msg": "a flow must be an object",
+                        "type": "type_error",
+                    }
+                )
                 continue
             try:
                 loaded.append(schema.load(item))
@@ -115,8 +120,9 @@ def validate_flows(documents: list[tuple[str, Any]]) -> list[dict[str, Any]]:
     return loaded
 
 
-def import_flows(s: Session, user_id: uuid.UUID, flows: list[dict[str, Any]], folder_id: uuid.UUID | None,
-                 *, keep_ids: bool = True) -> list[Flow]:
+def import_flows(
+    s: Session, user_id: uuid.UUID, flows: list[dict[str, Any]], folder_id: uuid.UUID | None, *, keep_ids: bool = True
+) -> list[Flow]:
     """Create or update (stable ids) every flow in one transaction.
 
     An id the caller owns updates that flow; an unused id creates the flow with
