@@ -85,7 +85,7 @@ def server(tmp_path_factory):
     )
     log = open(config / "server.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [_service_binary(), "run", "--port", str(port)],
+        [_service_binary(), "run", "--port", str(port), "--access-log"],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -296,6 +296,14 @@ def test_build_chat_input_data_operations_chat_output_and_chat(page, server):
     page.keyboard.press("Control+v")
     expect(page.get_by_test_id("node-ChatInput")).to_have_count(2)
     page.keyboard.press("Delete")
+    expect(page.get_by_test_id("node-ChatInput")).to_have_count(1)
+    expect(page.locator(".react-flow__edge")).to_have_count(2)
+    # the same with the mouse, from the toolbar of the selected node
+    page.get_by_test_id("node-ChatInput").locator(".gnode-title").click()
+    page.locator(".node-toolbar").get_by_role("button", name="Duplicate").click()
+    expect(page.get_by_test_id("node-ChatInput")).to_have_count(2)
+    expect(page.locator(".node-toolbar")).to_have_count(1)
+    page.locator(".node-toolbar").get_by_role("button", name="Delete").click()
     expect(page.get_by_test_id("node-ChatInput")).to_have_count(1)
     expect(page.locator(".react-flow__edge")).to_have_count(2)
 

@@ -1,4 +1,4 @@
-import { Handle, NodeResizer, Position, type NodeProps } from "@xyflow/react";
+import { Handle, NodeResizer, NodeToolbar, Position, type NodeProps } from "@xyflow/react";
 import { memo, useMemo, useState } from "react";
 import { fieldHasHandle, typeColour } from "../lib/compat";
 import { encodeHandle, primaryType, templateFields, visibleOutputs } from "../lib/flow";
@@ -68,6 +68,8 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
   const status = run?.status;
 
   return (
+    <>
+    <NodeActions id={id} />
     <div className={`gnode${selected ? " selected" : ""}${status ? ` run-${status}` : ""}`} data-testid={`node-${d.type}`} aria-label={`${name} component`}>
       <div className="gnode-head">
         <span className="gnode-icon" aria-hidden>
@@ -153,8 +155,24 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
       )}
       <RunOutput id={id} />
     </div>
+    </>
   );
 });
+
+/** Shown above a selected node: the mouse path to what Ctrl+D and Delete do. */
+function NodeActions({ id }: { id: string }) {
+  const ed = useEditor();
+  return (
+    <NodeToolbar position={Position.Top} className="node-toolbar">
+      <button type="button" className="btn btn-small" onClick={() => ed.duplicateNode(id)} title="Duplicate (Ctrl+D)">
+        Duplicate
+      </button>
+      <button type="button" className="btn btn-small btn-danger-text" onClick={() => ed.deleteNode(id)} title="Delete (Delete key)">
+        <Icon name="trash" size={12} /> Delete
+      </button>
+    </NodeToolbar>
+  );
+}
 
 export const NoteNode = memo(function NoteNode({ id, data, selected }: NodeProps) {
   const d = data as unknown as GenericNodeData;
@@ -163,6 +181,7 @@ export const NoteNode = memo(function NoteNode({ id, data, selected }: NodeProps
   const [draft, setDraft] = useState<string | null>(null);
   return (
     <div className={`note${selected ? " selected" : ""}`} data-testid="note-node">
+      <NodeActions id={id} />
       <NodeResizer minWidth={160} minHeight={80} isVisible={!!selected} />
       <textarea
         className="nodrag nowheel"

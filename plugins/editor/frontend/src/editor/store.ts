@@ -39,6 +39,8 @@ export interface EditorActions {
   runUpTo(nodeId: string): void;
   openBigEditor(nodeId: string, field: string): void;
   setNodeData(nodeId: string, patch: Record<string, unknown>): void;
+  duplicateNode(nodeId: string): void;
+  deleteNode(nodeId: string): void;
   variables: Variable[];
   refreshVariables(): void;
 }

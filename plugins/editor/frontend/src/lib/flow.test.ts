@@ -252,3 +252,18 @@ describe("free positions for keyboard adds", () => {
     expect(q.x).toBeGreaterThan(p.x);
   });
 });
+
+describe("tweaks for the API snippet", () => {
+  it("carry visible plain values, never secrets, handles or the chat message", async () => {
+    const { defaultTweaks } = await import("./flow");
+    const state = fromFlowData(dataOps.data as unknown as FlowData);
+    const t = defaultTweaks(state.nodes);
+    const ops = state.nodes.find((n) => n.data.type === "Operations")!;
+    expect(t[ops.id]).toMatchObject({ case_type: "uppercase", input_type: "Text", text_input: "hello there" });
+    expect(t[ops.id]).not.toHaveProperty("operation"); // a list, not a plain value
+    const chatIn = createNode("ChatInput", CHAT_IN, { x: 0, y: 0 });
+    expect(defaultTweaks([chatIn])[chatIn.id] ?? {}).not.toHaveProperty("input_value");
+    const secret = setFieldValue(createNode("ChatOutput", CHAT_OUT, { x: 0, y: 0 }), "sender_name", { password: true, advanced: false });
+    expect(defaultTweaks([secret])[secret.id] ?? {}).not.toHaveProperty("sender_name");
+  });
+});

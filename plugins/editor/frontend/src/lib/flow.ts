@@ -350,9 +350,23 @@ export function freePosition(p: { x: number; y: number }, nodes: FlowNode[], siz
   return p;
 }
 
-/** Tweaks object for the API snippet: `{node id: {}}` per component (editable by the caller). */
+/**
+ * Tweaks for the API snippet: per component, the current values of its visible, non-advanced, plain fields
+ * (text, numbers, switches, choices). Secrets, handle-only fields and the Chat Input's message (the request's
+ * `input_value` sets it; both at once is a 400) are left out.
+ */
 export function defaultTweaks(nodes: FlowNode[]): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {};
-  for (const n of nodes) if (n.type === "genericNode") out[n.id] = {};
+  for (const n of nodes) {
+    if (n.type !== "genericNode") continue;
+    const fields: Record<string, unknown> = {};
+    for (const [name, f] of templateFields(n.data.node)) {
+      if (f.show === false || f.advanced || f.password || f.load_from_db || f.type === "other" || f.type === "code") continue;
+      if (n.data.type === "ChatInput" && name === "input_value") continue;
+      const v = f.value;
+      if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") fields[name] = v;
+    }
+    if (Object.keys(fields).length) out[n.id] = fields;
+  }
   return out;
 }

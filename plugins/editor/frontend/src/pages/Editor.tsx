@@ -392,6 +392,28 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
     [pushHistory, changed],
   );
 
+  const deleteNode = useCallback(
+    (nodeId: string) => {
+      pushHistory("delete", 0);
+      const next = removeNodes(nodesRef.current, edgesRef.current, [nodeId]);
+      nodesRef.current = next.nodes;
+      edgesRef.current = next.edges;
+      setNodes(next.nodes);
+      setEdges(next.edges);
+      changed();
+    },
+    [pushHistory, changed],
+  );
+
+  const duplicateNode = useCallback(
+    (nodeId: string) => {
+      const clip = copySelection(nodesRef.current, edgesRef.current, [nodeId]);
+      const pasted = pasteClipboard(clip, nodesRef.current, { x: 40, y: 40 });
+      addNodes(pasted.nodes, pasted.edges);
+    },
+    [addNodes],
+  );
+
   // ---- save ------------------------------------------------------------------------------------------
   const currentData = useCallback(() => toFlowData(nodesRef.current, edgesRef.current, rf.getViewport()), [rf]);
   const savingRef = useRef<Promise<void> | null>(null);
@@ -583,8 +605,17 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
   );
 
   const actions: EditorActions = useMemo(
-    () => ({ setField, runUpTo, openBigEditor: (nodeId, field) => setBigEditor({ nodeId, field }), setNodeData, variables, refreshVariables }),
-    [setField, runUpTo, setNodeData, variables, refreshVariables],
+    () => ({
+      setField,
+      runUpTo,
+      openBigEditor: (nodeId, field) => setBigEditor({ nodeId, field }),
+      setNodeData,
+      duplicateNode,
+      deleteNode,
+      variables,
+      refreshVariables,
+    }),
+    [setField, runUpTo, setNodeData, duplicateNode, deleteNode, variables, refreshVariables],
   );
 
   const known = useMemo(() => new Set(catalogCategories(catalog).flatMap(([, entries]) => entries.map(([k]) => k))), [catalog]);
