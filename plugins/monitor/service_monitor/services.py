@@ -88,19 +88,28 @@ def store_messages(s: Session, user_id: str, messages: Iterable[Mapping[str, Any
     rows = list({row["id"]: row for row in rows}.values())  # one row per id: the last version wins
     if not rows:
         return
-    dialect = s.get_bind().dialect.name
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
-    statement = insert(Message)
-    updatable = [c.name for c in Message.__table__.columns if c.name not in ("id", "user_id")]
-    statement = statement.on_conflict_do_update(
-        index_elements=[Message.id],
-        set_={name: statement.excluded[name] for name in updatable},
-        where=Message.user_id == statement.excluded.user_id,
-    )
-    s.execute(statement, rows)
+    s.execute(_upsert(s.get_bind().dialect.name), rows)
+
+
+_upserts: dict[str, Any] = {}
+
+
+def _upsert(dialect: str) -> Any:
+    """The message upsert for ``dialect``, built once (building it cost more than running it)."""
+    statement = _upserts.get(dialect)
+    if statement is None:
+        if dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
+        base = insert(Message)
+        updatable = [c.name for c in Message.__table__.columns if c.name not in ("id", "user_id")]
+        statement = _upserts[dialect] = base.on_conflict_do_update(
+            index_elements=[Message.id],
+            set_={name: base.excluded[name] for name in updatable},
+            where=Message.user_id == base.excluded.user_id,
+        )
+    return statement
 
 
 def _timestamp(value: Any):  # type: ignore[no-untyped-def]
