@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import pluggy
 
-from core import PROJECT_NAME, hookspecs
+from core import PROJECT_NAME, __version__, hookspecs
 from core.records import PluginInfo
 
 log = logging.getLogger(__name__)
@@ -164,7 +164,7 @@ def build_host(
     """
     host = PluginHost()
     for path in CORE_PLUGINS:
-        host.register_module(path, kind="core")
+        host.register(importlib.import_module(path), "core", kind="core", version=__version__)
     if plugins is None:
         host.load_entry_points(allow, deny)
     else:
