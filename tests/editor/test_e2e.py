@@ -72,6 +72,8 @@ def _service_binary() -> str:
 def server(tmp_path_factory):
     """``service run`` with auto-login off, on a free port and a fresh config directory."""
     config = tmp_path_factory.mktemp("e2e-config")
+    for stale in ARTIFACTS.glob("e2e-FAILED-*.png"):
+        stale.unlink()
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
     env.update(
