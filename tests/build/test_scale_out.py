@@ -33,8 +33,8 @@ from core.testing import _worker_database
 pytestmark = pytest.mark.slow
 
 PG_URL = os.environ.get("SERVICE_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-REDIS_URL = os.environ.get("SERVICE_TEST_SCALEOUT_REDIS_URL", "redis://127.0.0.1:6379/13")
-LOCK_URL = os.environ.get("SERVICE_TEST_REDIS_URL", "redis://127.0.0.1:6379/11")  # two runs never share db 13
+REDIS_URL = os.environ.get("SERVICE_TEST_SCALEOUT_REDIS_URL", "redis://127.0.0.1:6379/15")
+LOCK_URL = os.environ.get("SERVICE_TEST_REDIS_URL", "redis://127.0.0.1:6379/11")  # two runs never share db 15
 CHAT_ECHO = ["vertices_sorted", "build_start", "add_message", "end_vertex", "add_message", "end_vertex", "end"]
 LOST = "The worker running this job stopped unexpectedly"
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pluggy
 import pytest
-from engine_flowkit import load_reference, standard_registry
 from service_bundle_standard import bundle
 from service_bundle_standard.inputs_outputs import ChatInput, ChatOutput
 
@@ -35,6 +34,7 @@ from core.engine.inputs import (
     SecretStrInput,
     SortableListInput,
 )
+from tests.engine.engine_flowkit import load_reference, standard_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 

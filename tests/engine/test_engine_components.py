@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from engine_flowkit import EventLog, edge, flow, node, standard_registry
 from service_bundle_standard.flow_control import ConditionalRouter, LoopComponent, Pass, evaluate_condition
 from service_bundle_standard.http import CSVtoData, JSONtoData, parse_curl
 from service_bundle_standard.inputs_outputs import ChatOutput, Webhook
@@ -29,6 +28,7 @@ from service_bundle_standard.utilities import (
 )
 
 from core.engine import Data, DataFrame, Message, RunContext, run_flow
+from tests.engine.engine_flowkit import EventLog, edge, flow, node, standard_registry
 
 
 def test_webhook_payloads():

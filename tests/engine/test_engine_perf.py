@@ -10,9 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from engine_flowkit import standard_registry
-
 from core.engine import Graph, RunContext, run_flow
+from tests.engine.engine_flowkit import standard_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from engine_flowkit import EventLog, load_reference, standard_registry
 
 from core.engine import Graph, RunContext, run_flow, simplified_run_response
+from tests.engine.engine_flowkit import EventLog, load_reference, standard_registry
 
 
 def _run(name: str, **kw):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from runkit import answer, create_flow, frames, reference, upload, wait_jobs
+
+from tests.run.runkit import answer, create_flow, frames, reference, upload, wait_jobs
 
 
 def test_chat_echo_fixture(client, alice):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runkit import answer, chat_echo, create_flow, edge, flow_data, frames, node
+from tests.run.runkit import answer, chat_echo, create_flow, edge, flow_data, frames, node
 
 
 def _two_outputs():

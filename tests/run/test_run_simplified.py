@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from runkit import answer, chat_echo, create_flow, edge, flow_data, frames, node
+from tests.run.runkit import answer, chat_echo, create_flow, edge, flow_data, frames, node
 
 
 def _flow(client, caller, data=None, **extra):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import PLUGINS
-from runkit import answer, chat_echo, create_flow
+
+from tests.run.conftest import PLUGINS
+from tests.run.runkit import answer, chat_echo, create_flow
 
 
 def _sender_name(body) -> str:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import PLUGINS
-from runkit import answer, create_flow, edge, flow_data, node, reference, upload, wait_jobs
 
 from core import hookimpl
 from core.app import state
+from tests.run.conftest import PLUGINS
+from tests.run.runkit import answer, create_flow, edge, flow_data, node, reference, upload, wait_jobs
 
 NOT_JSON_ANSWER = '```json\n{\n  "payload": "not json at all"\n}\n```'
 

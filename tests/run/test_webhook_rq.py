@@ -20,9 +20,8 @@ import redis
 
 HERE = Path(__file__).resolve()
 REDIS_URL = os.environ.get("SERVICE_TEST_RUN_REDIS_URL", "redis://127.0.0.1:6379/13")
-sys.path.insert(0, str(HERE.parent))
 
-from runkit import answer, reference, upload  # noqa: E402
+from tests.run.runkit import answer, reference, upload  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
