@@ -10,6 +10,8 @@ from gevent import monkey
 
 monkey.patch_all()
 
+import gevent  # noqa: E402
+
 import logging  # noqa: E402
 import sys  # noqa: E402
 
@@ -42,6 +44,9 @@ def main(argv: list[str] | None = None) -> None:
         from core.holder import AppHolder
 
         holder = AppHolder()
+        # Let greenlets the app started finish before gunicorn forks (the rate limiter's
+        # in-memory storage starts a 10 ms timer): a child resuming a parent's greenlet fails.
+        gevent.sleep(0.05)
     except (StartupError, SettingsError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         sys.exit(EXIT_STARTUP)
