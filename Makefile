@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PG_TEST_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 PYTEST := $(BIN)/python -m pytest -n 2 -p no:cacheprovider
 
-.PHONY: install run test test-sqlite test-postgres lint typecheck bench clean
+.PHONY: install browser run test test-sqlite test-postgres lint typecheck bench clean
 
 install: $(STAMP)
 
@@ -18,6 +18,10 @@ $(STAMP): setup.cfg $(wildcard plugins/*/setup.cfg) $(wildcard bundles/*/setup.c
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,dev]' $(foreach p,$(wildcard plugins/*) $(wildcard bundles/*),-e $(p))
 	touch $(STAMP)
+
+# Debian's chromium for the editor's browser tests (Playwright drives it; nothing downloads a browser).
+browser:
+	test -x /usr/bin/chromium || (apt-get update && apt-get install -y chromium)
 
 run: install
 	$(BIN)/service run
