@@ -28,6 +28,7 @@ from core.engine.inputs import (
 )
 from core.engine.types import to_text
 from service_bundle_standard.jq_lite import jq_all
+from service_bundle_standard.user_regex import UserPattern
 
 TEXT_OPS = [
     ("Word Count", "hash"),
@@ -389,20 +390,13 @@ class OperationsMixin:
             if not pattern:
                 return text
             if self.use_regex:  # type: ignore[attr-defined]
-                try:
-                    return re.sub(pattern, self.replacement_text or "", text)  # type: ignore[attr-defined]
-                except re.error as exc:
-                    raise ValueError(f"Invalid regex pattern: {exc}") from None
+                return UserPattern(pattern).sub(self.replacement_text or "", text)  # type: ignore[attr-defined]
             return text.replace(pattern, self.replacement_text or "")  # type: ignore[attr-defined]
         if op == "Text Extract":
             pattern = self.extract_pattern  # type: ignore[attr-defined]
             if not pattern:
                 return ""
-            try:
-                compiled = re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"Invalid regex pattern: {exc}") from None
-            matches = [m.group(0) for m in compiled.finditer(text)]
+            matches = UserPattern(pattern).finditer_groups(text)
             limit = self.max_matches  # type: ignore[attr-defined]
             if limit and limit > 0:
                 matches = matches[:limit]

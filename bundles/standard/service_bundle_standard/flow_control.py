@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from core.engine import Component, ComponentError, Data, DataFrame, Message, Output
 from core.engine.inputs import BoolInput, DropdownInput, HandleInput, IntInput, MessageTextInput, StrInput
 from core.engine.types import to_text
+from service_bundle_standard.user_regex import IGNORECASE, UserPattern
 
 ROUTER_OPERATORS = [
     "equals",
@@ -40,9 +40,10 @@ def evaluate_condition(input_text: str, match_text: str, operator: str, *, case_
         return input_text.endswith(match_text)
     if operator == "regex":
         try:
-            flags = 0 if case_sensitive else re.IGNORECASE
-            return bool(re.search(match_text, input_text, flags))
-        except re.error:
+            return UserPattern(match_text, 0 if case_sensitive else IGNORECASE).search(input_text)
+        except ValueError as exc:
+            if "took longer" in str(exc):
+                raise  # a runaway pattern is an error, not a quiet "no match"
             return False
     try:
         a, b = float(input_text), float(match_text)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from typing import Any
 
 from core.engine import Component, Data, DataFrame, Message, Output
@@ -26,6 +25,7 @@ from core.engine.inputs import (
 )
 from core.engine.text import format_template, safe_convert, template_variables
 from core.engine.types import to_text
+from service_bundle_standard.user_regex import UserPattern
 
 ANY_TYPES = ["Message", "Data", "JSON", "DataFrame", "Table"]
 
@@ -470,11 +470,8 @@ class RegexExtractorComponent(Component):
     def _matches(self) -> list[str]:
         if not self.pattern or not self.input_text:
             return []
-        try:
-            compiled = re.compile(self.pattern)
-        except re.error as exc:
-            raise ValueError(f"Invalid regex pattern: {exc}") from None
-        return [m if isinstance(m, str) else " ".join(m) for m in compiled.findall(to_text(self.input_text))]
+        found = UserPattern(self.pattern).findall(to_text(self.input_text))
+        return [m if isinstance(m, str) else " ".join(m) for m in found]
 
     def extract_matches(self) -> list[Data]:
         found = [Data({"match": m}) for m in self._matches() if m]
