@@ -1,34 +1,48 @@
-"""The in-process job backend: jobs run in threads of the web process.
+"""The in-process job backend: jobs run in threads of the web process, visible to every process.
 
 Under gunicorn's gevent workers the threads are greenlets (``threading`` is
-monkey-patched); without gevent they are ordinary threads. Job records and
-event streams live in memory in a store shared by every queue of the process,
-so an app rebuilt behind the WSGI holder still sees the jobs the previous app
-started. Nothing survives a restart and other processes see nothing: use the
-``rq`` backend to share jobs between processes.
+monkey-patched); without gevent they are ordinary threads. A job runs in the
+process that enqueued it. Its record and event stream live twice:
 
-* Event ids are ``"1"``, ``"2"``, ... per job; the id is the read cursor.
+* in memory, in a store shared by every queue of the process (so an app
+  rebuilt behind the WSGI holder still sees the jobs the previous app
+  started): readers in the same process are served from there and wake on a
+  per-job condition at once;
+* in files under ``<config_dir>/jobs/`` (:mod:`core.jobs.localstore`), so the
+  other web processes of the same config directory see the same job: its
+  record, its events by cursor, blocking reads (a short cooperative sleep,
+  1 to 10 ms), cancel (a marker file the job sees at its next check) and
+  expiry. A reader that finds a job whose process died ends it with a final
+  ``error`` event ("The worker running this job stopped unexpectedly").
+
+* Event ids are byte offsets into the job's events file (``"23"``, ``"61"``,
+  ...), increasing; the id is the read cursor, valid in every process.
 * Every ended job's stream ends with one :data:`core.jobs.END_EVENTS` entry.
 * A finished job's record and events expire ``job_event_ttl_seconds`` after it ends.
 * ``job_time_limit_seconds`` is cooperative: once passed, ``ctx.cancelled()`` is
   true and a job that stops is marked failed with a time-limit message. A job
   that ignores it is marked failed anyway ``hard_grace_seconds`` later (its
   thread keeps running, but its further events are dropped and ``ctx.emit``
-  raises :class:`JobCancelled`).
+  raises :class:`JobCancelled`); the owning process enforces this.
+* Only the process running a job appends its events: ``emit`` for a job of
+  another process returns ``""``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 import uuid
+import weakref
 from collections import Counter, deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from core.jobs import END_EVENTS, Event, JobCancelled, JobContext, JobInfo, JobQueue, JobState, UnknownJob
+from core.jobs.localstore import JobFiles, event_line, identity, process_alive, valid_id
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -38,13 +52,21 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_EVENTS = 10_000  # per job; the oldest are dropped beyond this (as Redis' MAXLEN ~)
+MAX_EVENTS = 10_000  # per job kept in memory; older ones are still read from the events file
 
 
 def to_json_value(value: Any, what: str) -> Any:
     """A deep copy of ``value`` through JSON (what the RQ backend stores); TypeError if not JSON."""
     try:
         return json.loads(json.dumps(value))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{what} must be JSON-serialisable: {exc}") from None
+
+
+def _json_text(value: Any, what: str) -> str:
+    """``value`` as JSON text; TypeError if not JSON."""
+    try:
+        return json.dumps(value)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{what} must be JSON-serialisable: {exc}") from None
 
@@ -59,32 +81,63 @@ def time_limit_message(limit: float) -> str:
 
 
 class _Record:
-    """One job in the store; every field is guarded by the store's lock."""
+    """One job run by this process; its fields are guarded by its own lock (file writes included)."""
 
-    def __init__(self, info: JobInfo, func: Any, kwargs: dict[str, Any], lock: threading.Lock) -> None:
+    def __init__(self, info: JobInfo, func: Any, kwargs: dict[str, Any], files: JobFiles, ttl: float) -> None:
         self.info = info
         self.func = func
         self.kwargs = kwargs
+        self.files = files
+        self.ttl = ttl
         self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
-        self.seq = 0
-        self.cond = threading.Condition(lock)
+        self.size = 0  # bytes in the events file = the id of the last event
+        self.dropped_upto = 0  # id of the newest event no longer kept in memory
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
         self.cancel_requested = False
         self.time_limit = 0.0
         self.deadline: float | None = None  # monotonic
         self.expires_at: float | None = None  # monotonic
         self.timed_out = False
 
+    def file_record(self) -> dict[str, Any]:
+        i = self.info
+        return {
+            "id": i.id,
+            "name": i.name,
+            "owner": i.owner,
+            "state": i.state.value,
+            "created_at": i.created_at,
+            "started_at": i.started_at,
+            "ended_at": i.ended_at,
+            "result": i.result,
+            "error": i.error,
+            "meta": i.meta,
+            "ttl": self.ttl,
+            **identity(),
+        }
+
 
 class _Store:
-    """Job records of one process, shared by every :class:`InProcessQueue`."""
+    """Job records of one process, shared by every :class:`InProcessQueue`; ``lock`` guards the dict and counters."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.jobs: dict[str, _Record] = {}
         self.counters: Counter[str] = Counter()
         self.next_sweep = 0.0
+        _stores.add(self)
+
+    def _after_fork(self) -> None:
+        # the jobs' threads did not survive the fork: their records belong to the parent,
+        # which the child now reads through the files like any other process
+        self.lock = threading.Lock()
+        self.jobs = {}
+        self.counters = Counter()
+        self.next_sweep = 0.0
 
 
+_stores: weakref.WeakSet[_Store] = weakref.WeakSet()
 _default_store: _Store | None = None
 _default_store_lock = threading.Lock()
 
@@ -95,6 +148,17 @@ def default_store() -> _Store:
         if _default_store is None:
             _default_store = _Store()
         return _default_store
+
+
+def _after_fork_in_child() -> None:
+    global _default_store_lock
+    _default_store_lock = threading.Lock()
+    for store in list(_stores):
+        store._after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class _Context(JobContext):
@@ -114,8 +178,12 @@ class _Context(JobContext):
 
     def cancelled(self) -> bool:
         record = self._record
+        if not record.cancel_requested and record.files.cancel_requested(record.info.id):
+            with record.lock:  # asked by another process
+                record.cancel_requested = True
+            self._queue._count("cancel_marker_hit")
         if not record.cancel_requested and record.deadline is not None and time.monotonic() > record.deadline:
-            with self._queue.store.lock:
+            with record.lock:
                 record.timed_out = True
         if record.cancel_requested or record.timed_out or record.info.state.terminal:
             self.cancel_seen = True
@@ -123,28 +191,59 @@ class _Context(JobContext):
         return False
 
 
+def _info_from_file(data: dict[str, Any]) -> JobInfo:
+    return JobInfo(
+        id=data["id"],
+        name=data["name"],
+        owner=data["owner"],
+        state=JobState(data["state"]),
+        created_at=data["created_at"],
+        started_at=data.get("started_at"),
+        ended_at=data.get("ended_at"),
+        result=data.get("result"),
+        error=data.get("error"),
+        meta=dict(data.get("meta") or {}),
+    )
+
+
 class InProcessQueue(JobQueue):
-    """Jobs in threads (greenlets under gevent), events in memory."""
+    """Jobs in threads (greenlets under gevent); records and events in memory and in shared files."""
 
     backend = "inprocess"
     #: how long past its time limit a job that ignores ``cancelled()`` keeps its RUNNING state
     hard_grace_seconds = 30.0
     sweep_interval = 1.0
+    #: how often one process of the config directory deletes expired job files
+    file_sweep_interval = 30.0
+    #: a blocked reader of another process's job re-checks the events file at most this often
+    poll_max_seconds = 0.01
+    #: ... and whether the job's process is still alive this often
+    liveness_interval = 0.5
 
-    def __init__(self, app: Flask, settings: Settings, registry: Mapping[str, Job], *,
-                 store: _Store | None = None) -> None:
+    def __init__(
+        self, app: Flask, settings: Settings, registry: Mapping[str, Job], *, store: _Store | None = None
+    ) -> None:
         self.app = app
         self.settings = settings
         self.registry = registry
         self.store = store or default_store()
+        self.files = JobFiles(settings.resolved_config_dir / "jobs")
         self.event_ttl = float(settings.job_event_ttl_seconds)
         self.time_limit = float(settings.job_time_limit_seconds)
         self._threads: set[threading.Thread] = set()
         self._closed = False
+        self._next_file_sweep = 0.0
 
     # --- enqueue and run -----------------------------------------------------------
-    def enqueue(self, name: str, *, owner: str, kwargs: Mapping[str, Any] | None = None,
-                job_id: str | None = None, meta: Mapping[str, Any] | None = None) -> str:
+    def enqueue(
+        self,
+        name: str,
+        *,
+        owner: str,
+        kwargs: Mapping[str, Any] | None = None,
+        job_id: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> str:
         job = self.registry.get(name)
         if job is None:
             raise UnknownJob(name)
@@ -152,15 +251,30 @@ class InProcessQueue(JobQueue):
             raise RuntimeError("the job queue is closed")
         args = to_json_value(dict(kwargs or {}), "job kwargs")
         job_id = job_id or str(uuid.uuid4())
-        info = JobInfo(id=job_id, name=name, owner=str(owner), state=JobState.QUEUED, created_at=time.time(),
-                       meta=to_json_value(dict(meta or {}), "job meta"))
+        if not valid_id(job_id):
+            raise ValueError(f"invalid job id {job_id!r}")
+        info = JobInfo(
+            id=job_id,
+            name=name,
+            owner=str(owner),
+            state=JobState.QUEUED,
+            created_at=time.time(),
+            meta=to_json_value(dict(meta or {}), "job meta"),
+        )
         store = self.store
         self._sweep()
         with store.lock:
-            if job_id in store.jobs:
-                raise ValueError(f"job {job_id} already exists")
-            record = _Record(info, job.func, args, store.lock)
-            record.time_limit = self.time_limit
+            taken = job_id in store.jobs
+        if taken or self.files.exists(job_id):
+            raise ValueError(f"job {job_id} already exists")
+        record = _Record(info, job.func, args, self.files, self.event_ttl)
+        record.time_limit = self.time_limit
+        self.files.write_info(job_id, record.file_record())  # the record first, then the marker
+        try:
+            self.files.mark_active(job_id)
+        except FileExistsError:
+            raise ValueError(f"job {job_id} already exists") from None
+        with store.lock:
             store.jobs[job_id] = record
             store.counters["enqueued"] += 1
         thread = threading.Thread(target=self._run, args=(record,), name=f"job-{name}-{job_id[:8]}", daemon=True)
@@ -169,17 +283,23 @@ class InProcessQueue(JobQueue):
         return job_id
 
     def _run(self, record: _Record) -> None:
-        store = self.store
         info = record.info
         try:
-            with store.lock:
+            if record.files.cancel_requested(info.id):  # another process cancelled it before it started
+                with record.lock:
+                    record.cancel_requested = True
+                self._count("cancel_marker_hit")
+                self._end(record, JobState.CANCELLED)
+                return
+            with record.lock:
                 if info.state is not JobState.QUEUED:  # cancelled before it started
                     return
                 info.state = JobState.RUNNING
                 info.started_at = time.time()
                 if record.time_limit:
                     record.deadline = time.monotonic() + record.time_limit
-                store.counters["started"] += 1
+                record.files.write_info(info.id, record.file_record())
+            self._count("started")
             ctx = _Context(self, record)
             try:
                 with self.app.app_context():
@@ -211,113 +331,245 @@ class InProcessQueue(JobQueue):
             self._threads.discard(threading.current_thread())
 
     def _end(self, record: _Record, state: JobState, *, result: Any = None, error: str | None = None) -> bool:
-        """Move a job to a terminal state and append its end event (first caller wins)."""
-        with self.store.lock:
+        """Move a job to a terminal state and append its end event (first caller wins).
+
+        The end event is written before the terminal record: a process that sees the
+        record ended finds the end event in the file.
+        """
+        with record.lock:
             info = record.info
             if info.state.terminal:
                 return False
+            try:
+                self._append(
+                    record, END_EVENTS[state], json.dumps({"error": error} if state is JobState.FAILED else None)
+                )
+            except OSError:
+                log.exception("job %s: could not write its end event", info.id)
             info.state = state
             info.ended_at = time.time()
             info.result = result
             info.error = error
             record.expires_at = time.monotonic() + self.event_ttl
-            self._append(record, END_EVENTS[state], {"error": error} if state is JobState.FAILED else None)
-            self.store.counters[state.value] += 1
-            return True
+            try:
+                record.files.write_info(info.id, record.file_record())
+            except OSError:
+                log.exception("job %s: could not write its record", info.id)
+            record.files.unmark_active(info.id)
+        self._count(state.value)
+        return True
 
-    def _append(self, record: _Record, name: str, data: Any) -> str:
-        record.seq += 1
-        event = Event(id=str(record.seq), name=name, data=data)
+    def _append(self, record: _Record, name: str, data_json: str) -> str:
+        """Append an event to the file and to memory (the record's lock held); returns its id."""
+        line = event_line(name, data_json)
+        record.files.append(record.info.id, line)
+        record.size += len(line)
+        event = Event(id=str(record.size), name=name, data=json.loads(data_json))
+        if len(record.events) == MAX_EVENTS:
+            record.dropped_upto = int(record.events[0].id)
         record.events.append(event)
         record.cond.notify_all()
         return event.id
 
     # --- reading -------------------------------------------------------------------
+    def _count(self, name: str) -> None:
+        with self.store.lock:
+            self.store.counters[name] += 1
+
     def _get(self, job_id: str) -> _Record | None:
-        """The live record (expired ones are gone); applies the hard time limit. Lock held."""
+        """The live local record (expired ones are gone); the store's lock held."""
         record = self.store.jobs.get(job_id)
         if record is None:
             return None
         now = time.monotonic()
         if record.expires_at is not None and now > record.expires_at:
-            del self.store.jobs[job_id]
-            self.store.counters["expired"] += 1
+            self._expire_local(job_id)
             return None
         return record
 
+    def _expire_local(self, job_id: str) -> None:
+        record = self.store.jobs.pop(job_id)
+        self.store.counters["expired"] += 1
+        record.files.remove(job_id)
+
+    def _remote(self, job_id: str) -> dict[str, Any] | None:
+        """The file record of a job run by another process: expired ones are removed, orphans ended."""
+        if not valid_id(job_id):
+            return None
+        data = self.files.read_info(job_id)
+        if data is None:
+            return None
+        if JobState(data["state"]).terminal:
+            if (data.get("ended_at") or 0) + float(data.get("ttl") or self.event_ttl) < time.time():
+                self.files.remove(job_id)
+                self._count("expired")
+                return None
+            return data
+        if not process_alive(data):
+            ended = self.files.end_orphan(job_id)
+            if ended is not None and ended is not data and JobState(ended["state"]).terminal:
+                log.warning("job %s: its process %s is gone; marked %s", job_id, data.get("pid"), ended["state"])
+                self._count("orphans_ended")
+            return ended
+        return data
+
     def _check_hard_limit(self, record: _Record | None) -> None:
-        if (record is not None and record.deadline is not None and record.info.state is JobState.RUNNING
-                and time.monotonic() > record.deadline + self.hard_grace_seconds):
+        if (
+            record is not None
+            and record.deadline is not None
+            and record.info.state is JobState.RUNNING
+            and time.monotonic() > record.deadline + self.hard_grace_seconds
+        ):
             record.timed_out = True
             log.warning("job %s ignored its time limit; marking it failed", record.info.id)
             self._end(record, JobState.FAILED, error=time_limit_message(record.time_limit))
+
+    def runs_here(self, job_id: str) -> bool:
+        """True when this process runs (or ran) the job: only it can append events to it."""
+        with self.store.lock:
+            return self._get(job_id) is not None
 
     def info(self, job_id: str) -> JobInfo | None:
         self._sweep()
         with self.store.lock:
             record = self._get(job_id)
-        self._check_hard_limit(record)
         if record is None:
-            return None
-        with self.store.lock:
+            data = self._remote(job_id)
+            return None if data is None else _info_from_file(data)
+        self._check_hard_limit(record)
+        with record.lock:
             i = record.info
-            return JobInfo(id=i.id, name=i.name, owner=i.owner, state=i.state, created_at=i.created_at,
-                           started_at=i.started_at, ended_at=i.ended_at, result=i.result, error=i.error,
-                           meta=dict(i.meta))
+            return JobInfo(
+                id=i.id,
+                name=i.name,
+                owner=i.owner,
+                state=i.state,
+                created_at=i.created_at,
+                started_at=i.started_at,
+                ended_at=i.ended_at,
+                result=i.result,
+                error=i.error,
+                meta=dict(i.meta),
+            )
 
     def emit(self, job_id: str, name: str, data: Any = None) -> str:
-        """Append an event; returns "" when the job is unknown or has already ended."""
-        data = to_json_value(data, "event data")
+        """Append an event; returns "" when the job is unknown, ended, or run by another process."""
+        text = _json_text(data, "event data")
         with self.store.lock:
             record = self._get(job_id)
-            if record is None or record.info.state.terminal:
+        if record is None:
+            return ""
+        with record.lock:
+            if record.info.state.terminal:
                 return ""
-            return self._append(record, str(name), data)
+            try:
+                return self._append(record, str(name), text)
+            except OSError:
+                log.exception("job %s: could not write an event", job_id)
+                return ""
 
-    def read_events(self, job_id: str, after: str | None = None, *, block_seconds: float = 0.0,
-                    limit: int = 1000) -> list[Event]:
+    def read_events(
+        self, job_id: str, after: str | None = None, *, block_seconds: float = 0.0, limit: int = 1000
+    ) -> list[Event]:
         cursor = _parse_cursor(after)
         with self.store.lock:
             record = self._get(job_id)
-        self._check_hard_limit(record)
         if record is None:
-            return []
+            return self._read_remote(job_id, cursor, block_seconds, limit)
+        self._check_hard_limit(record)
         deadline = time.monotonic() + max(0.0, block_seconds)
         with record.cond:
             while True:
-                if record.seq > cursor:
+                if record.size > cursor:
+                    if cursor < record.dropped_upto:
+                        break  # older than what memory keeps: read the file
                     events = [e for e in record.events if int(e.id) > cursor]
                     return events[:limit]
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or record.info.state.terminal:
                     return []
                 record.cond.wait(remaining)
+        return record.files.read_events(job_id, cursor, limit)
+
+    def _read_remote(self, job_id: str, cursor: int, block_seconds: float, limit: int) -> list[Event]:
+        """Events of another process's job, from its file; a blocking read polls with a short sleep."""
+        data = self._remote(job_id)
+        if data is None:
+            return []
+        files = self.files
+        deadline = time.monotonic() + max(0.0, block_seconds)
+        stamp = files.info_stamp(job_id)
+        next_liveness = time.monotonic() + self.liveness_interval
+        delay = 0.001
+        while True:
+            if files.events_size(job_id) > cursor:
+                events = files.read_events(job_id, cursor, limit)
+                if events:
+                    return events
+            if JobState(data["state"]).terminal:
+                return []
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return []
+            time.sleep(min(delay, remaining))  # cooperative under gevent
+            delay = min(delay * 2, self.poll_max_seconds)
+            now = time.monotonic()
+            new_stamp = files.info_stamp(job_id)
+            if new_stamp != stamp or now >= next_liveness:  # rewritten (started, ended), or time to re-check
+                stamp, next_liveness = new_stamp, now + self.liveness_interval
+                data = self._remote(job_id)
+                if data is None:
+                    return []
 
     def cancel(self, job_id: str) -> bool:
         with self.store.lock:
             record = self._get(job_id)
-            if record is None or record.info.state.terminal:
+        if record is None:
+            return self._cancel_remote(job_id)
+        with record.lock:
+            if record.info.state.terminal:
                 return False
             record.cancel_requested = True
-            self.store.counters["cancel_requested"] += 1
             queued = record.info.state is JobState.QUEUED
+        self._count("cancel_requested")
         if queued:
             self._end(record, JobState.CANCELLED)
         return True
 
+    def _cancel_remote(self, job_id: str) -> bool:
+        data = self._remote(job_id)
+        if data is None or JobState(data["state"]).terminal:
+            return False
+        self.files.request_cancel(job_id)  # the running process sees it at the job's next check
+        self._count("cancel_requested")
+        return True
+
     def active_jobs(self) -> int:
+        """Jobs queued or running in any process of this config directory (ends orphans on the way)."""
         self._sweep()
-        with self.store.lock:
-            return sum(1 for r in self.store.jobs.values() if not r.info.state.terminal)
+        count = 0
+        for job_id in self.files.active_ids():
+            with self.store.lock:
+                record = self._get(job_id)
+            if record is not None:
+                count += not record.info.state.terminal
+                continue
+            data = self._remote(job_id)
+            if data is None or JobState(data["state"]).terminal:
+                self.files.unmark_active(job_id)
+            else:
+                count += 1
+        return count
 
     def metrics(self) -> dict[str, Any]:
-        self._sweep()
+        """``active_jobs`` counts every process of the config directory; the rest is this process's."""
+        active = self.active_jobs()
         with self.store.lock:
             states = Counter(r.info.state.value for r in self.store.jobs.values())
             counters = dict(self.store.counters)
         return {
             "backend": self.backend,
-            "active_jobs": states["queued"] + states["running"],
+            "active_jobs": active,
             "queued": states["queued"],
             "running": states["running"],
             "stored_jobs": sum(states.values()),
@@ -326,22 +578,39 @@ class InProcessQueue(JobQueue):
             "failed": counters.get("failed", 0),
             "cancelled": counters.get("cancelled", 0),
             "cancel_requested": counters.get("cancel_requested", 0),
+            "cancel_marker_hit": counters.get("cancel_marker_hit", 0),
+            "orphans_ended": counters.get("orphans_ended", 0),
             "expired": counters.get("expired", 0),
+            "pid": os.getpid(),
         }
 
     def _sweep(self) -> None:
-        """Drop expired records and enforce hard time limits (at most once per ``sweep_interval``)."""
+        """Drop expired records, enforce hard time limits (at most once per ``sweep_interval``),
+        and now and then delete the expired files of every process."""
         now = time.monotonic()
         if now < self.store.next_sweep:
             return
         with self.store.lock:
             self.store.next_sweep = now + self.sweep_interval
             for job_id in [k for k, r in self.store.jobs.items() if r.expires_at is not None and now > r.expires_at]:
-                del self.store.jobs[job_id]
-                self.store.counters["expired"] += 1
+                self._expire_local(job_id)
             running = [r for r in self.store.jobs.values() if r.info.state is JobState.RUNNING]
         for record in running:
             self._check_hard_limit(record)
+        if now >= self._next_file_sweep:
+            self._next_file_sweep = now + self.file_sweep_interval
+            try:
+                if self.files.claim_sweep(self.file_sweep_interval):
+                    self._sweep_files()
+            except OSError:
+                log.warning("job files sweep failed", exc_info=True)
+
+    def _sweep_files(self) -> None:
+        for job_id in self.files.expired_candidates(self.event_ttl):
+            with self.store.lock:
+                if job_id in self.store.jobs:
+                    continue  # ours: expires with its record
+            self._remote(job_id)  # removes it when expired
 
     # --- lifecycle -----------------------------------------------------------------
     def join(self, timeout: float | None = None) -> bool:
@@ -360,9 +629,12 @@ def _parse_cursor(after: str | None) -> int:
     if after is None or after == "":
         return 0
     try:
-        return int(after)
+        cursor = int(after)
     except ValueError:
         raise ValueError(f"invalid event cursor {after!r}") from None
+    if cursor < 0:
+        raise ValueError(f"invalid event cursor {after!r}")
+    return cursor
 
 
 __all__ = ["InProcessQueue", "error_message", "time_limit_message", "to_json_value"]
