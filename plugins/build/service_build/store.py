@@ -1,9 +1,16 @@
 """What the build plugin keeps next to the job queue: poll cursors, client activity, the partial-build cache.
 
-Two implementations with one interface, chosen like the job backend:
+Implementations with one interface, chosen like the job backend:
 
-* :class:`MemoryStore` (``inprocess`` jobs): one per process, like the
-  in-process job store, so a rebuilt app sees the cursors of the old one.
+* :class:`FileStore` (``inprocess`` jobs): files under ``<config_dir>/build/``,
+  so every web process of the machine (gunicorn workers) shares poll cursors
+  (``cursors/<job>``, moved by compare-and-set under ``flock``), activity marks
+  (``polling/<job>``, the file's mtime is the last client activity; removing
+  the file is the claim) and counters (``stats.json`` under ``flock``). The
+  partial-build cache stays in the memory of each process (a
+  :class:`MemoryStore`): a miss only recomputes the vertices.
+* :class:`MemoryStore`: everything in the memory of one process (kept for
+  embedding and tests).
 * :class:`RedisStore` (``rq`` jobs): keys under ``service:build:<queue>:`` on
   the job queue's Redis, so every web process shares cursors, activity marks,
   counters and cached vertex results.
@@ -17,10 +24,16 @@ activity), ``NS cache:<owner>:<flow>`` JSON (vertex results, short TTL),
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import threading
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from core.jobs.localstore import valid_id
 
 if TYPE_CHECKING:
     from core.jobs import JobQueue
@@ -164,6 +177,159 @@ class MemoryStore(BuildStore):
             return dict(self.stats)
 
 
+class FileStore(BuildStore):
+    """Cursors, activity and counters in files shared by the processes of one config directory."""
+
+    sweep_interval = 60.0
+
+    def __init__(self, root: Path, ttl: int = 3600, local: MemoryStore | None = None) -> None:
+        self.ttl = ttl
+        self.root = str(root)
+        self.ns = f"files:{self.root}"  # the watchdog keeps one target per store namespace
+        self.cursors_dir = os.path.join(self.root, "cursors")
+        self.polling_dir = os.path.join(self.root, "polling")
+        self.stats_path = os.path.join(self.root, "stats.json")
+        os.makedirs(self.cursors_dir, exist_ok=True)
+        os.makedirs(self.polling_dir, exist_ok=True)
+        self.local = local or MemoryStore(ttl)  # the partial-build cache, per process
+        self.next_sweep = 0.0
+
+    # --- poll cursors: "<cursor>\n<done>" in cursors/<job>, read under LOCK_SH, moved under LOCK_EX
+    @staticmethod
+    def _parse(raw: bytes) -> tuple[str | None, bool]:
+        cursor, _, done = raw.decode().partition("\n")
+        return (cursor or None), done == "1"
+
+    def get_cursor(self, job_id: str) -> tuple[str | None, bool]:
+        if not valid_id(job_id):
+            return None, False
+        try:
+            fd = os.open(os.path.join(self.cursors_dir, job_id), os.O_RDONLY)
+        except FileNotFoundError:
+            return None, False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            return self._parse(os.pread(fd, 512, 0))
+        finally:
+            os.close(fd)
+
+    def advance(self, job_id: str, old: str | None, new: str | None, done: bool) -> bool:
+        if not valid_id(job_id):
+            return False
+        self._sweep()
+        fd = os.open(os.path.join(self.cursors_dir, job_id), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            cursor, was_done = self._parse(os.pread(fd, 512, 0))
+            if was_done or (cursor or "") != (old or ""):
+                return False
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{new or ''}\n{'1' if done else '0'}".encode(), 0)
+            return True
+        finally:
+            os.close(fd)
+
+    # --- client activity: polling/<job>, its mtime is the last activity
+    def _mark(self, job_id: str) -> str | None:
+        return os.path.join(self.polling_dir, job_id) if valid_id(job_id) else None
+
+    def watch(self, job_id: str) -> None:
+        path = self._mark(job_id)
+        if path is not None:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
+            os.utime(path)
+
+    def touch(self, job_id: str) -> None:
+        path = self._mark(job_id)
+        if path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.utime(path)  # only a watched build (as ZADD XX)
+
+    def unwatch(self, job_id: str) -> None:
+        self.claim(job_id)
+
+    def stale(self, before: float, limit: int = 200) -> list[str]:
+        found: list[str] = []
+        try:
+            entries = os.scandir(self.polling_dir)
+        except FileNotFoundError:
+            return found
+        with entries:
+            for entry in entries:
+                try:
+                    if entry.stat().st_mtime < before:
+                        found.append(entry.name)
+                except FileNotFoundError:
+                    continue
+                if len(found) >= limit:
+                    break
+        return found
+
+    def claim(self, job_id: str) -> bool:
+        path = self._mark(job_id)
+        if path is None:
+            return False
+        try:
+            os.unlink(path)  # exactly one process removes it
+        except FileNotFoundError:
+            return False
+        return True
+
+    # --- partial-build cache: per process
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        return self.local.cache_get(key)
+
+    def cache_put(self, key: str, value: dict[str, Any], ttl: int, max_bytes: int) -> bool:
+        return self.local.cache_put(key, value, ttl, max_bytes)
+
+    # --- counters: stats.json under LOCK_EX
+    def incr(self, name: str, amount: int = 1) -> None:
+        fd = os.open(self.stats_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            stats = self._read_stats(fd)
+            stats[name] = stats.get(name, 0) + amount
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(stats).encode(), 0)
+        finally:
+            os.close(fd)
+
+    def counters(self) -> dict[str, int]:
+        try:
+            fd = os.open(self.stats_path, os.O_RDONLY)
+        except FileNotFoundError:
+            return {}
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            return self._read_stats(fd)
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _read_stats(fd: int) -> dict[str, int]:
+        raw = b""
+        while chunk := os.pread(fd, 65536, len(raw)):
+            raw += chunk
+        try:
+            stats = json.loads(raw or b"{}")
+        except ValueError:
+            return {}
+        return {str(k): int(v) for k, v in stats.items()} if isinstance(stats, dict) else {}
+
+    def _sweep(self) -> None:
+        """Delete cursors not moved for ``ttl`` (their job has expired), at most once a minute."""
+        now = time.monotonic()
+        if now < self.next_sweep:
+            return
+        self.next_sweep = now + self.sweep_interval
+        cutoff = time.time() - self.ttl
+        with contextlib.suppress(FileNotFoundError), os.scandir(self.cursors_dir) as entries:
+            for entry in entries:
+                with contextlib.suppress(FileNotFoundError):
+                    if entry.stat().st_mtime < cutoff:
+                        os.unlink(entry.path)
+
+
 class RedisStore(BuildStore):
     def __init__(self, client: Any, queue_name: str, ttl: int = 3600) -> None:
         self.r = client  # decode_responses=True
@@ -229,7 +395,10 @@ _memory_lock = threading.Lock()
 
 
 def make_store(settings: Settings, jobs: JobQueue) -> BuildStore:
-    """The store for the app's job backend (a process-wide one for in-process jobs)."""
+    """The store for the app's job backend: Redis for RQ, shared files for in-process jobs.
+
+    The in-process cache of vertex results is one per process, shared by every app of it.
+    """
     global _memory
     ttl = max(1, int(settings.job_event_ttl_seconds))
     if getattr(jobs, "backend", "") == "rq":
@@ -240,4 +409,5 @@ def make_store(settings: Settings, jobs: JobQueue) -> BuildStore:
         if _memory is None:
             _memory = MemoryStore(ttl)
         _memory.ttl = ttl
-        return _memory
+        local = _memory
+    return FileStore(settings.resolved_config_dir / "build", ttl, local)

@@ -10,7 +10,10 @@ Every ``BuildConfig.watchdog_interval`` seconds it
   ``SERVICE_BUILD_POLLING_TIMEOUT_SECONDS``: it first appends an ``error``
   event saying so (the client's final event), then cancels the job. With
   several web processes each runs a watchdog; the activity set lives in Redis
-  and a job is claimed by exactly one of them.
+  (or in shared files for in-process jobs) and a job is claimed by exactly one
+  of them. In-process jobs are cancelled by the watchdog of the process that
+  runs them (only it can append the event); the others only drop the marks of
+  jobs that ended or vanished.
 
 It starts lazily with the first build request of a process (gunicorn forks
 workers after the app is built, and threads do not survive a fork).
@@ -66,7 +69,13 @@ class Watchdog:
         queue.active_jobs()  # RQ: reaps jobs whose worker died (rate-limited by the backend)
         timeout = float(config.polling_timeout_seconds)
         killed = 0
+        runs_here = getattr(queue, "runs_here", None)  # in-process: only the job's own process can emit to it
         for job_id in store.stale(time.time() - timeout):
+            if runs_here is not None and not runs_here(job_id):
+                info = queue.info(job_id)  # ends it when its process died
+                if info is None or info.state.terminal:
+                    store.unwatch(job_id)
+                continue  # a live process runs it: its own watchdog cancels it
             if not store.claim(job_id):
                 continue  # another web process took it
             info = queue.info(job_id)
