@@ -39,6 +39,8 @@ class Flow(Base):
     __table_args__ = (
         sa.UniqueConstraint("user_id", "name", name="uq_flows_flow_user_id_name"),
         sa.UniqueConstraint("user_id", "endpoint_name", name="uq_flows_flow_user_id_endpoint_name"),
+        # a project's page order (updated_at DESC, id): migration flows_0002
+        sa.Index("ix_flows_flow_owner_folder_updated", "user_id", "folder_id", sa.text("updated_at DESC"), "id"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)

@@ -16,6 +16,8 @@ class Message(Base):
     __tablename__ = "monitor_message"
     __table_args__ = (
         sa.Index("ix_monitor_message_owner_flow_session", "user_id", "flow_id", "session_id", "timestamp"),
+        # a flow's messages in time order (paged lists): migration monitor_0002
+        sa.Index("ix_monitor_message_owner_flow_time", "user_id", "flow_id", "timestamp", "id"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
