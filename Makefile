@@ -42,8 +42,10 @@ lint: install
 typecheck: install
 	$(BIN)/mypy core
 
+# Every scenario of bench/ (about 8 minutes); BENCH_ARGS= for SQLite and in-process jobs only.
+BENCH_ARGS ?= --scale-out
 bench: install
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench all $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info */*.egg-info */*/*.egg-info

@@ -1,4 +1,10 @@
-"""``python -m bench run`` (figures, results.json, RESULTS.md) and ``python -m bench profile`` (hot path)."""
+"""``python -m bench [scenario ...] [--scale-out]`` (figures, results.json, RESULTS.md); ``python -m bench profile``.
+
+Scenarios: startup, run, ceiling, flows, build, datascale, memory, webhook (default: all of them).
+``--scale-out`` adds PostgreSQL (a fresh ``service_bench`` database on 127.0.0.1:5432), Redis
+(db 9 on 127.0.0.1:6379, our keys deleted after) and RQ ``service worker`` processes: builds on RQ
+and webhooks.
+"""
 
 from __future__ import annotations
 
@@ -6,36 +12,40 @@ import argparse
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench", description="Run-surface benchmarks")
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="start `service run`, load it, write bench/RESULTS.md and results.json")
-    run.add_argument("--duration", type=float, default=10.0, help="seconds per measured step (10)")
-    run.add_argument("--warmup", type=float, default=2.0, help="seconds of warm-up per step (2)")
-    run.add_argument(
-        "--tool",
-        choices=["auto", "wrk", "python"],
-        default="auto",
-        help="load generator: wrk when installed (auto), or the Python one",
-    )
-    run.add_argument("--rss-runs", type=int, default=10_000, help="runs for the RSS growth figure (10000)")
-    run.add_argument("--no-write", action="store_true", help="print only")
-    prof = sub.add_parser("profile", help="cProfile the simplified run in process")
-    prof.add_argument("--runs", type=int, default=2000)
-    args = parser.parse_args()
-    if args.command == "run":
-        from bench.runner import main as run_main
+    from bench.runner import ALL
 
-        run_main(
-            duration=args.duration,
-            warmup=args.warmup,
-            tool=args.tool,
-            runs_for_rss=args.rss_runs,
-            write=not args.no_write,
-        )
-    else:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("scenarios", nargs="*", help=f"profile, all (default) or any of: {', '.join(ALL)}")
+    parser.add_argument("--scale-out", action="store_true", help="add PostgreSQL, Redis and RQ workers")
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds per measured load step (5)")
+    parser.add_argument("--warmup", type=float, default=1.0, help="seconds of warm-up per load step (1)")
+    parser.add_argument("--tool", choices=["auto", "wrk", "python"], default="auto", help="load generator")
+    parser.add_argument("--memory-runs", type=int, default=10_000, help="runs for the RSS growth figure (10000)")
+    parser.add_argument("--runs", type=int, default=2000, help="profile: runs to profile (2000)")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args()
+    names = tuple(args.scenarios) or ("all",)
+    if names == ("profile",):
         from bench.profile import main as profile_main
 
         print(profile_main(runs=args.runs))
+        return
+    if "all" in names:
+        names = ALL
+    unknown = [n for n in names if n not in ALL]
+    if unknown:
+        parser.error(f"unknown scenario(s): {', '.join(unknown)}")
+    from bench.runner import main as run_main
+
+    run_main(
+        names,
+        scale_out=args.scale_out,
+        tool=args.tool,
+        duration=args.duration,
+        warmup=args.warmup,
+        memory_runs=args.memory_runs,
+        write=not args.no_write,
+    )
 
 
 if __name__ == "__main__":

@@ -16,9 +16,13 @@ from flask import Flask, jsonify  # noqa: E402
 app = Flask("ceiling")
 
 
+#: ``python -m bench.ceiling <port> <workers> [<bytes>]``: answer about as many bytes as the measured endpoint
+PAD = max(0, int(sys.argv[3]) - 36) if len(sys.argv) > 3 else 0
+
+
 @app.route("/ping", methods=["GET", "POST"])
 def ping():
-    return jsonify({"status": "ok", "answer": "hello"})
+    return jsonify({"status": "ok", "answer": "hello", "pad": "x" * PAD})
 
 
 def options(port: int, workers: int) -> dict:

@@ -23,7 +23,7 @@ def main(runs: int = 2000, top: int = 30) -> str:
     for key in [k for k in os.environ if k.startswith("SERVICE_")]:
         del os.environ[key]
     os.environ["SERVICE_ENV_FILE"] = os.devnull
-    from bench.runner import chat_echo
+    from bench.common import chat_echo
     from core.app import create_app
 
     app = create_app(config={"config_dir": tempfile.mkdtemp(prefix="service-profile-"), "log_level": "warning"})
