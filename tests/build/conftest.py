@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 import redis
-from buildkit import app_plugins, child_env
+
+from tests.build.buildkit import app_plugins, child_env
 
 REDIS_URL = os.environ.get("SERVICE_TEST_REDIS_URL", "redis://127.0.0.1:6379/11")
 WORKER_PLUGINS = "accounts,flows,build,standard,slowtest"

@@ -7,7 +7,9 @@ import threading
 from typing import Any
 
 import pytest
-from buildkit import (
+
+from core.engine import RunContext, run_flow
+from tests.build.buildkit import (
     FIXTURE_INPUT,
     FIXTURES,
     create_flow,
@@ -20,8 +22,6 @@ from buildkit import (
     slow_flow,
     stream_all,
 )
-
-from core.engine import RunContext, run_flow
 from tests.conftest import superuser
 
 CHAT_ECHO = ["vertices_sorted", "build_start", "add_message", "end_vertex", "add_message", "end_vertex", "end"]
@@ -115,7 +115,7 @@ def test_framing_and_content_types(app, client, admin):
 
 def test_poll_waits_briefly_then_returns_nothing(make_app, monkeypatch):
     monkeypatch.setenv("SERVICE_BUILD_POLL_WAIT_SECONDS", "0.3")
-    from buildkit import app_plugins
+    from tests.build.buildkit import app_plugins
 
     app = make_app(plugins=app_plugins())
     client = app.test_client()
@@ -204,7 +204,7 @@ def test_unsaved_graph_is_built_instead_of_the_stored_one(client, admin):
 
 @pytest.mark.parametrize("backend", ["inprocess", "rq"])
 def test_concurrent_pollers_share_the_stream_without_duplicates(backend, make_app, request):
-    from buildkit import app_plugins
+    from tests.build.buildkit import app_plugins
 
     app = make_app(plugins=app_plugins()) if backend == "inprocess" else request.getfixturevalue("make_rq_app")()
     client = app.test_client()

@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from buildkit import app_plugins, create_flow, names, parse, poll_all, reference_flow, slow_flow, wait_for
 
 from core import hookimpl
 from core.app import state
 from core.jobs import JobState
+from tests.build.buildkit import app_plugins, create_flow, names, parse, poll_all, reference_flow, slow_flow, wait_for
 from tests.conftest import make_user, superuser
 
 CANCELLED = {"success": True, "message": "Flow build cancelled successfully"}

@@ -7,8 +7,17 @@ import time
 import uuid
 
 import pytest
-from buildkit import app_plugins, chain, create_flow, failing_flow, names, poll_all, reference_flow, slow_flow
 
+from tests.build.buildkit import (
+    app_plugins,
+    chain,
+    create_flow,
+    failing_flow,
+    names,
+    poll_all,
+    reference_flow,
+    slow_flow,
+)
 from tests.conftest import superuser
 
 CI, SP, CO = "ChatInput-AAAAA", "SlowPass-SSSSS", "ChatOutput-BBBBB"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from buildkit import app_plugins, create_flow, names, parse, poll_all, reference_flow, slow_flow
 
 from core import hookimpl
 from core.app import state
+from tests.build.buildkit import app_plugins, create_flow, names, parse, poll_all, reference_flow, slow_flow
 from tests.conftest import superuser
 
 PREFIX = "/api/v1/build_public_tmp"

@@ -26,9 +26,9 @@ from pathlib import Path
 import pytest
 import redis
 import requests
-from buildkit import child_env, names, reference_flow, slow_flow
 
 from core.testing import _worker_database
+from tests.build.buildkit import child_env, names, reference_flow, slow_flow
 
 pytestmark = pytest.mark.slow
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 import requests
-from buildkit import child_env, names, reference_flow, slow_flow
+
+from tests.build.buildkit import child_env, names, reference_flow, slow_flow
 
 pytestmark = pytest.mark.slow
 
