@@ -569,10 +569,15 @@ def test_remote_paths_in_process(japp, queue):
 def test_job_of_another_host_is_ended_by_a_reader(japp, queue):
     job_id = queue.enqueue("test.sleepy", owner="alice", kwargs={"seconds": 10})
     files = queue.files
+    end = time.monotonic() + 5
+    while queue.info(job_id).state is not JobState.RUNNING and time.monotonic() < end:
+        time.sleep(0.005)  # its thread rewrites the record when it starts
     record = files.read_info(job_id)
     # pretend it was started by a process of another machine (or of this one before a reboot)
     with queue.store.lock:
-        del queue.store.jobs[job_id]
+        local = queue.store.jobs.pop(job_id)
+    with local.lock:
+        local.info.state = JobState.FAILED  # the real thread stops at its next check and writes nothing
     files.write_info(job_id, {**record, "host": "elsewhere/boot"})
     other = make(japp)
     info = other.info(job_id)
