@@ -79,7 +79,7 @@ def scale_out_resources():
             "redis_url": f"redis://127.0.0.1:6379/{REDIS_DB}",
         }
     finally:
-        for pattern in ("service:jobs:*", "rq:*"):  # only what the service and RQ wrote in our db
+        for pattern in ("service:*", "rq:*"):  # only what the service and RQ wrote in our db
             keys = list(r.scan_iter(match=pattern, count=1000))
             for i in range(0, len(keys), 500):
                 r.delete(*keys[i : i + 500])
@@ -148,6 +148,7 @@ def main(
             for k in order:
                 merged[k] = results[k]
                 merged.setdefault("updated", {})[k] = results["date"]
+            merged["updated_loadavg"] = results["loadavg_end"]
             results = merged
             derive(results)
         path.write_text(json.dumps(results, indent=2) + "\n")
@@ -208,6 +209,14 @@ def report(r: dict[str, Any]) -> str:
         f"{'on' if r.get('scale_out') else 'off (run with --scale-out)'}.",
         f"* Load generator: `{r['tool']}` on the same machine (it shares the 2 cores), keep-alive, "
         f"{r['settings']['warmup_s']} s warm-up then {r['settings']['duration_s']} s per step.",
+    ]
+    if r.get("updated"):
+        lines.append(
+            "* Re-measured after the full run: "
+            + ", ".join(f"{k} at {v}" for k, v in r["updated"].items())
+            + f"; load average then {r.get('updated_loadavg')}."
+        )
+    lines += [
         "",
         "## Targets",
         "",

@@ -381,9 +381,10 @@ def one_build(port: int, flow_id: str, bearer: dict[str, str], conn: http.client
     response = conn.getresponse()
     body = response.read().decode()
     elapsed = time.perf_counter() - t
-    events = [json.loads(x)["event"] for x in body.split("\n\n") if x.strip()]
+    frames = [json.loads(x) for x in body.split("\n\n") if x.strip()]
+    events = [f.get("event") if isinstance(f, dict) else None for f in frames]
     if response.status != 200 or events[-1:] != ["end"]:
-        raise RuntimeError(f"build events: {response.status} {events}")
+        raise RuntimeError(f"build events: {response.status} {body[-300:]!r}")
     return elapsed * 1000
 
 
