@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from flask import Flask, jsonify, request
+from sqlalchemy.exc import DataError
 from werkzeug.exceptions import BadRequest, HTTPException
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,21 @@ def init_app(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http_error(error: HTTPException):
         return http_exception_response(error)
+
+    @app.errorhandler(DataError)
+    def _unstorable(error: DataError):
+        # A value the database cannot store (PostgreSQL refuses NUL characters in text, numbers
+        # out of range...): the client's input is at fault, and nothing was written.
+        factory = app.extensions.get("service.db")
+        if factory is not None:
+            factory().rollback()
+        log.info("database refused a value on %s %s: %s", request.method, request.path, error.orig)
+        item = {
+            "loc": ["body"],
+            "msg": "A value cannot be stored (for example a NUL character in text)",
+            "type": "value_error",
+        }
+        return _detail_response(422, [item])
 
     @app.errorhandler(Exception)
     def _unexpected(error: Exception):

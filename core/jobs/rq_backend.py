@@ -95,12 +95,26 @@ _clients: dict[tuple[str, bool], redis.Redis] = {}
 _clients_lock = threading.Lock()
 
 
+#: per process and URL; above gunicorn's worker_connections (1,000) plus background users
+MAX_REDIS_CONNECTIONS = 1100
+
+
 def redis_client(url: str, *, decode: bool = True) -> redis.Redis:
     """The process-wide client for ``url`` (``decode=False`` for RQ, which stores bytes)."""
     with _clients_lock:
         client = _clients.get((url, decode))
         if client is None:
-            client = redis.Redis.from_url(url, decode_responses=decode, health_check_interval=30)
+            # Every open event stream holds a connection during XREAD BLOCK: size the pool for a
+            # gevent worker's 1,000 connections and make extra callers wait instead of failing
+            # (the default pool raised MaxConnectionsError at 500 streams in flight).
+            pool = redis.BlockingConnectionPool.from_url(
+                url,
+                max_connections=MAX_REDIS_CONNECTIONS,
+                timeout=30,
+                decode_responses=decode,
+                health_check_interval=30,
+            )
+            client = redis.Redis(connection_pool=pool)
             _clients[(url, decode)] = client
         return client
 
@@ -135,25 +149,53 @@ class RedisJobStore:
         return f"{self.ns}hb:{job_id}"
 
     def start(self, job_id: str, worker: str, kind: str) -> str:
-        return str(self._start(keys=[self.job_key(job_id), self.cancel_key(job_id), self.hb_key(job_id),
-                                     self.stats_key],
-                               args=[time.time(), worker, kind, HEARTBEAT_TTL]))
+        return str(
+            self._start(
+                keys=[self.job_key(job_id), self.cancel_key(job_id), self.hb_key(job_id), self.stats_key],
+                args=[time.time(), worker, kind, HEARTBEAT_TTL],
+            )
+        )
 
-    def end(self, job_id: str, state: JobState, *, ttl: int, result: Any = None, error: str | None = None,
-            expected: str = "") -> bool:
+    def end(
+        self,
+        job_id: str,
+        state: JobState,
+        *,
+        ttl: int,
+        result: Any = None,
+        error: str | None = None,
+        expected: str = "",
+    ) -> bool:
         data = json.dumps({"error": error} if state is JobState.FAILED else None)
         done = self._end(
-            keys=[self.job_key(job_id), self.events_key(job_id), self.cancel_key(job_id), self.hb_key(job_id),
-                  self.active_key, self.stats_key],
-            args=[state.value, time.time(), error or "", json.dumps(result), max(1, int(ttl)), END_EVENTS[state],
-                  data, MAX_EVENTS, job_id, expected],
+            keys=[
+                self.job_key(job_id),
+                self.events_key(job_id),
+                self.cancel_key(job_id),
+                self.hb_key(job_id),
+                self.active_key,
+                self.stats_key,
+            ],
+            args=[
+                state.value,
+                time.time(),
+                error or "",
+                json.dumps(result),
+                max(1, int(ttl)),
+                END_EVENTS[state],
+                data,
+                MAX_EVENTS,
+                job_id,
+                expected,
+            ],
         )
         return bool(done)
 
     def emit(self, job_id: str, name: str, data: Any) -> str:
         payload = json.dumps(to_json_value(data, "event data"))
-        event_id = self._emit(keys=[self.job_key(job_id), self.events_key(job_id)],
-                              args=[MAX_EVENTS, str(name), payload])
+        event_id = self._emit(
+            keys=[self.job_key(job_id), self.events_key(job_id)], args=[MAX_EVENTS, str(name), payload]
+        )
         return event_id or ""
 
     def incr(self, field: str, amount: int = 1) -> None:
@@ -175,8 +217,9 @@ class RedisJobStore:
         now = time.time()
         if state == "running":
             started = _f(fields.get("started_at")) or now
-            dead = rq_status is None or rq_status in _DEAD_RQ_STATUSES or (
-                not hb_alive and now - started > HEARTBEAT_TTL)
+            dead = (
+                rq_status is None or rq_status in _DEAD_RQ_STATUSES or (not hb_alive and now - started > HEARTBEAT_TTL)
+            )
             reason = "The worker running this job stopped unexpectedly"
         else:
             created = _f(fields.get("created_at")) or now
@@ -206,13 +249,13 @@ class RedisJobStore:
         ids = self.r.zrange(self.active_key, 0, -1)
         ended = 0
         for start in range(0, len(ids), 200):
-            chunk = ids[start:start + 200]
+            chunk = ids[start : start + 200]
             pipe = self.r.pipeline(transaction=True)
             for job_id in chunk:
                 self.snapshot(job_id, pipe)
             values = pipe.execute()
             for i, job_id in enumerate(chunk):
-                fields, hb, status = values[3 * i:3 * i + 3]
+                fields, hb, status = values[3 * i : 3 * i + 3]
                 if not fields:
                     self.r.zrem(self.active_key, job_id)
                     continue
@@ -265,8 +308,9 @@ class RQQueue(JobQueue):
     cancel_grace_seconds = 2.0
     reap_interval = 5.0
 
-    def __init__(self, app: Flask, settings: Settings, registry: Mapping[str, Job], *,
-                 queue_name: str = "service") -> None:
+    def __init__(
+        self, app: Flask, settings: Settings, registry: Mapping[str, Job], *, queue_name: str = "service"
+    ) -> None:
         if not settings.redis_url:
             raise StartupError("SERVICE_JOB_BACKEND=rq needs SERVICE_REDIS_URL")
         self.app = app
@@ -282,8 +326,15 @@ class RQQueue(JobQueue):
         self._next_reap = 0.0
 
     # --- enqueue ---------------------------------------------------------------------
-    def enqueue(self, name: str, *, owner: str, kwargs: Mapping[str, Any] | None = None,
-                job_id: str | None = None, meta: Mapping[str, Any] | None = None) -> str:
+    def enqueue(
+        self,
+        name: str,
+        *,
+        owner: str,
+        kwargs: Mapping[str, Any] | None = None,
+        job_id: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> str:
         if name not in self.registry:
             raise UnknownJob(name)
         args = json.dumps(to_json_value(dict(kwargs or {}), "job kwargs"))
@@ -294,16 +345,30 @@ class RQQueue(JobQueue):
         if not self.r.hsetnx(key, "state", "queued"):
             raise ValueError(f"job {job_id} already exists")
         pipe = self.r.pipeline(transaction=True)
-        pipe.hset(key, mapping={"name": name, "owner": str(owner), "created_at": now, "kwargs": args,
-                                "meta": meta_json, "time_limit": self.time_limit, "ttl": self.ttl})
+        pipe.hset(
+            key,
+            mapping={
+                "name": name,
+                "owner": str(owner),
+                "created_at": now,
+                "kwargs": args,
+                "meta": meta_json,
+                "time_limit": self.time_limit,
+                "ttl": self.ttl,
+            },
+        )
         pipe.zadd(self.store.active_key, {job_id: now})
         pipe.hincrby(self.store.stats_key, "enqueued", 1)
         pipe.execute()
         try:
             self.rq_queue.enqueue_call(
-                "core.jobs.rq_backend.execute", args=(job_id,), job_id=job_id, description=name,
+                "core.jobs.rq_backend.execute",
+                args=(job_id,),
+                job_id=job_id,
+                description=name,
                 timeout=(self.time_limit + 60) if self.time_limit else -1,  # the hard stop behind the soft limit
-                result_ttl=0, failure_ttl=self.ttl,
+                result_ttl=0,
+                failure_ttl=self.ttl,
             )
         except Exception as exc:
             self.store.end(job_id, JobState.FAILED, ttl=self.ttl, error=f"could not enqueue: {error_message(exc)}")
@@ -328,8 +393,9 @@ class RQQueue(JobQueue):
         """Append an event; returns "" when the job is unknown or has already ended."""
         return self.store.emit(job_id, name, data)
 
-    def read_events(self, job_id: str, after: str | None = None, *, block_seconds: float = 0.0,
-                    limit: int = 1000) -> list[Event]:
+    def read_events(
+        self, job_id: str, after: str | None = None, *, block_seconds: float = 0.0, limit: int = 1000
+    ) -> list[Event]:
         if after and not _CURSOR.match(after):
             raise ValueError(f"invalid event cursor {after!r}")
         key = self.store.events_key(job_id)
@@ -414,26 +480,45 @@ class RQQueue(JobQueue):
             "active_jobs": active,
             "queue_length": len(self.rq_queue),
             "workers": Worker.count(connection=self.rq_conn, queue=self.rq_queue),
-            **{name: stats.get(name, 0) for name in (
-                "enqueued", "started", "finished", "failed", "cancelled", "cancel_published",
-                "cancel_marker_hit", "cancelled_queued", "cancelled_forced", "stop_command_sent",
-                "watchdog_ended")},
+            **{
+                name: stats.get(name, 0)
+                for name in (
+                    "enqueued",
+                    "started",
+                    "finished",
+                    "failed",
+                    "cancelled",
+                    "cancel_published",
+                    "cancel_marker_hit",
+                    "cancelled_queued",
+                    "cancelled_forced",
+                    "stop_command_sent",
+                    "watchdog_ended",
+                )
+            },
         }
 
 
 def _info(job_id: str, f: dict[str, str]) -> JobInfo:
     result = f.get("result")
     return JobInfo(
-        id=job_id, name=f.get("name", ""), owner=f.get("owner", ""), state=JobState(f["state"]),
-        created_at=float(f.get("created_at") or 0), started_at=_f(f.get("started_at")),
-        ended_at=_f(f.get("ended_at")), result=json.loads(result) if result else None,
-        error=f.get("error") or None, meta=json.loads(f.get("meta") or "{}"),
+        id=job_id,
+        name=f.get("name", ""),
+        owner=f.get("owner", ""),
+        state=JobState(f["state"]),
+        created_at=float(f.get("created_at") or 0),
+        started_at=_f(f.get("started_at")),
+        ended_at=_f(f.get("ended_at")),
+        result=json.loads(result) if result else None,
+        error=f.get("error") or None,
+        meta=json.loads(f.get("meta") or "{}"),
     )
 
 
 def _events(entries: list[tuple[str, dict[str, str]]]) -> list[Event]:
-    return [Event(id=eid, name=fields.get("n", ""), data=json.loads(fields.get("d") or "null"))
-            for eid, fields in entries]
+    return [
+        Event(id=eid, name=fields.get("n", ""), data=json.loads(fields.get("d") or "null")) for eid, fields in entries
+    ]
 
 
 # --- the worker side -----------------------------------------------------------------------
@@ -477,8 +562,7 @@ def execute(job_id: str) -> None:
     run_job(store, app, service.job_registry, job_id, worker_name, _worker_kind)
 
 
-def run_job(store: RedisJobStore, app: Flask, registry: Mapping[str, Job], job_id: str, worker: str,
-            kind: str) -> None:
+def run_job(store: RedisJobStore, app: Flask, registry: Mapping[str, Job], job_id: str, worker: str, kind: str) -> None:
     fields = store.r.hgetall(store.job_key(job_id))
     if not fields or "name" not in fields:
         log.warning("job %s: no record (expired or deleted); skipping", job_id)
@@ -557,10 +641,16 @@ def worker_classes() -> tuple[type, type]:
     from rq import SimpleWorker, Worker
 
     class _Mixin:
-        def handle_job_failure(self, job: Any, queue: Any, started_job_registry: Any = None, exc_string: str = "",
-                               execution: Any = None) -> None:
-            super().handle_job_failure(job, queue, started_job_registry=started_job_registry,  # type: ignore[misc]
-                                       exc_string=exc_string, execution=execution)
+        def handle_job_failure(
+            self, job: Any, queue: Any, started_job_registry: Any = None, exc_string: str = "", execution: Any = None
+        ) -> None:
+            super().handle_job_failure(
+                job,
+                queue,
+                started_job_registry=started_job_registry,  # type: ignore[misc]
+                exc_string=exc_string,
+                execution=execution,
+            )
             if exc_string:
                 log.warning("job %s failed in RQ: %s", job.id, exc_string.strip().splitlines()[-1])
             on_rq_failure(job, "The worker running this job stopped unexpectedly")

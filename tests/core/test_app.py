@@ -218,3 +218,19 @@ def test_large_json_is_gzipped_only_when_accepted(make_app):
     small = client.get("/health", headers={"Accept-Encoding": "gzip"})
     assert "Content-Encoding" not in small.headers
     assert admin.key  # the app is fully set up
+
+
+def test_values_the_database_refuses_are_a_422_and_nothing_is_written(make_app, service_database_url):
+    client = make_app().test_client()
+    admin = superuser(client)
+    response = client.post(
+        "/api/v1/variables/", json={"name": "bad\u0000name", "value": "v", "default_fields": []}, headers=admin.key
+    )
+    if service_database_url is None:  # SQLite stores NUL characters; only PostgreSQL refuses them
+        assert response.status_code in (201, 422)
+        return
+    assert response.status_code == 422
+    assert response.get_json()["detail"][0]["type"] == "value_error"
+    names = [v["name"] for v in client.get("/api/v1/variables/", headers=admin.key).get_json()]
+    assert "bad\u0000name" not in names
+    assert client.get("/health").status_code == 200
