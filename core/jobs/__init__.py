@@ -105,8 +105,15 @@ class JobQueue(abc.ABC):
     backend: str
 
     @abc.abstractmethod
-    def enqueue(self, name: str, *, owner: str, kwargs: Mapping[str, Any] | None = None,
-                job_id: str | None = None, meta: Mapping[str, Any] | None = None) -> str:
+    def enqueue(
+        self,
+        name: str,
+        *,
+        owner: str,
+        kwargs: Mapping[str, Any] | None = None,
+        job_id: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> str:
         """Start job ``name`` for ``owner``; returns the job id. Raises :class:`UnknownJob`."""
 
     @abc.abstractmethod
@@ -127,8 +134,9 @@ class JobQueue(abc.ABC):
         """Append an event to a job's stream (used by the job context)."""
 
     @abc.abstractmethod
-    def read_events(self, job_id: str, after: str | None = None, *, block_seconds: float = 0.0,
-                    limit: int = 1000) -> list[Event]:
+    def read_events(
+        self, job_id: str, after: str | None = None, *, block_seconds: float = 0.0, limit: int = 1000
+    ) -> list[Event]:
         """Events after cursor ``after`` (None: from the start), waiting up to ``block_seconds`` for one."""
 
     @abc.abstractmethod
@@ -153,5 +161,14 @@ def make_queue(app: Flask, settings: Settings, registry: dict[str, Job]) -> JobQ
     return InProcessQueue(app, settings, registry)
 
 
-__all__ = ["END_EVENTS", "Event", "JobCancelled", "JobContext", "JobInfo", "JobQueue", "JobState", "UnknownJob",
-           "make_queue"]
+__all__ = [
+    "END_EVENTS",
+    "Event",
+    "JobCancelled",
+    "JobContext",
+    "JobInfo",
+    "JobQueue",
+    "JobState",
+    "UnknownJob",
+    "make_queue",
+]

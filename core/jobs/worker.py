@@ -38,8 +38,15 @@ def preload(app: Flask) -> list[str]:
     return modules
 
 
-def run_worker(app: Flask, *, queue: str = "service", burst: bool = False, simple: bool = False,
-               name: str | None = None, logging_level: str | None = None) -> bool:
+def run_worker(
+    app: Flask,
+    *,
+    queue: str = "service",
+    burst: bool = False,
+    simple: bool = False,
+    name: str | None = None,
+    logging_level: str | None = None,
+) -> bool:
     """Run an RQ worker for ``app`` until stopped (or, with ``burst``, until the queue is empty)."""
     from rq.serializers import JSONSerializer
 
@@ -59,17 +66,23 @@ def run_worker(app: Flask, *, queue: str = "service", burst: bool = False, simpl
         log.warning("marked %d lost job(s) of queue %s as failed", lost, queue)
     fork_cls, simple_cls = rq_backend.worker_classes()
     cls = simple_cls if simple else fork_cls
-    worker = cls([queue], connection=rq_backend.redis_client(settings.redis_url, decode=False),
-                 serializer=JSONSerializer, name=name)
-    return bool(worker.work(burst=burst, with_scheduler=False,
-                            logging_level=logging_level or settings.log_level.upper()))
+    worker = cls(
+        [queue],
+        connection=rq_backend.redis_client(settings.redis_url, decode=False),
+        serializer=JSONSerializer,
+        name=name,
+    )
+    return bool(
+        worker.work(burst=burst, with_scheduler=False, logging_level=logging_level or settings.log_level.upper())
+    )
 
 
 @click.command("worker")
 @click.option("--queue", default="service", show_default=True, help="RQ queue to take jobs from.")
 @click.option("--burst", is_flag=True, help="Quit once the queue is empty.")
-@click.option("--simple", is_flag=True,
-              help="Run jobs in this process (no fork): faster, but cancel is cooperative only.")
+@click.option(
+    "--simple", is_flag=True, help="Run jobs in this process (no fork): faster, but cancel is cooperative only."
+)
 @click.option("--name", default=None, help="Worker name (default: random).")
 @with_appcontext
 def worker(queue: str, burst: bool, simple: bool, name: str | None) -> None:

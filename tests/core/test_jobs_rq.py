@@ -60,8 +60,7 @@ def context_probe(ctx):
 
     from core import db
 
-    return {"app": current_app.name, "db": db.session().execute(text("SELECT 41 + 1")).scalar(),
-            "owner": ctx.owner}
+    return {"app": current_app.name, "db": db.session().execute(text("SELECT 41 + 1")).scalar(), "owner": ctx.owner}
 
 
 TEST_JOBS = [Job(f"test.{f.__name__}", f) for f in (fail, sleepy, stubborn, context_probe)]
@@ -94,21 +93,34 @@ class Env:
 
     def environ(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
-        env.update(SERVICE_CONFIG_DIR=str(self.config_dir), SERVICE_REDIS_URL=REDIS_URL, SERVICE_JOB_BACKEND="rq",
-                   SERVICE_PLUGINS="", SERVICE_ENV_FILE=os.devnull, SERVICE_LOG_LEVEL="warning",
-                   PYTHONPATH=os.pathsep.join(filter(None, [str(HERE.parents[2]), env.get("PYTHONPATH")])))
+        env.update(
+            SERVICE_CONFIG_DIR=str(self.config_dir),
+            SERVICE_REDIS_URL=REDIS_URL,
+            SERVICE_JOB_BACKEND="rq",
+            SERVICE_PLUGINS="",
+            SERVICE_ENV_FILE=os.devnull,
+            SERVICE_LOG_LEVEL="warning",
+            PYTHONPATH=os.pathsep.join(filter(None, [str(HERE.parents[2]), env.get("PYTHONPATH")])),
+        )
         return env
 
     def start_worker(self, queue: str, mode: str) -> None:
         with open(self.config_dir / f"worker-{mode}.log", "w") as log:  # the child keeps its own copy
-            self.procs.append(subprocess.Popen([sys.executable, str(HERE), "worker", queue, mode],
-                                               env=self.environ(), stdout=log, stderr=subprocess.STDOUT))
+            self.procs.append(
+                subprocess.Popen(
+                    [sys.executable, str(HERE), "worker", queue, mode],
+                    env=self.environ(),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
 
     def queue(self, name: str, **config):
         from core.jobs.rq_backend import RQQueue
 
-        settings = Settings.load({"config_dir": self.config_dir, "redis_url": REDIS_URL, "job_backend": "rq",
-                                  **config}, environ={})
+        settings = Settings.load(
+            {"config_dir": self.config_dir, "redis_url": REDIS_URL, "job_backend": "rq", **config}, environ={}
+        )
         return RQQueue(self.app, settings, self.app.extensions["service"].job_registry, queue_name=name)
 
     def cleanup(self) -> None:
@@ -139,8 +151,10 @@ def env(tmp_path_factory):
     e = Env(tmp_path_factory.mktemp("rqjobs"))
     e.start_worker(e.simple, "simple")
     e.start_worker(e.fork, "fork")
-    e.app = create_app(config={"config_dir": e.config_dir, "redis_url": REDIS_URL, "job_backend": "rq"},
-                       plugins=[("jobtests", JobTestsPlugin())])
+    e.app = create_app(
+        config={"config_dir": e.config_dir, "redis_url": REDIS_URL, "job_backend": "rq"},
+        plugins=[("jobtests", JobTestsPlugin())],
+    )
     try:
         from rq import Queue, Worker
 

@@ -31,12 +31,27 @@ def secret_flow(name: str = "with-secret", **extra) -> dict:
         "var_key": {"name": "var_key", "type": "str", "password": True, "load_from_db": True, "value": "MY_VAR"},
         "model": {"name": "model", "type": "str", "password": False, "value": "gpt-x"},
     }
-    inner = {"nodes": [{"id": "Y-1", "type": "genericNode", "data": {"id": "Y-1", "type": "Thing", "node": {
-        "template": {"token": {"name": "token", "password": True, "value": "nested-secret"}}}}}], "edges": []}
+    inner = {
+        "nodes": [
+            {
+                "id": "Y-1",
+                "type": "genericNode",
+                "data": {
+                    "id": "Y-1",
+                    "type": "Thing",
+                    "node": {"template": {"token": {"name": "token", "password": True, "value": "nested-secret"}}},
+                },
+            }
+        ],
+        "edges": [],
+    }
     nodes = [
         {"id": "X-1", "type": "genericNode", "data": {"id": "X-1", "type": "Model", "node": {"template": template}}},
-        {"id": "G-1", "type": "genericNode", "data": {"id": "G-1", "type": "GroupNode",
-                                                       "node": {"template": {}, "flow": {"data": inner}}}},
+        {
+            "id": "G-1",
+            "type": "genericNode",
+            "data": {"id": "G-1", "type": "GroupNode", "node": {"template": {}, "flow": {"data": inner}}},
+        },
     ]
     return {"name": name, "data": {"nodes": nodes, "edges": [], "viewport": {"x": 0, "y": 0, "zoom": 1}}, **extra}
 

@@ -19,14 +19,40 @@ def test_create_returns_201_with_every_read_member(client, alice):
     response = create(client, alice, name="My flow", description="d", data=DATA, tags=["a"], webhook=True)
     assert response.status_code == 201
     body = response.get_json()
-    assert list(body) == ["name", "description", "icon", "icon_bg_color", "gradient", "data", "is_component",
-                          "updated_at", "webhook", "endpoint_name", "tags", "locked", "mcp_enabled", "action_name",
-                          "action_description", "access_type", "flow_type", "a2a_enabled", "a2a_card_overrides", "id",
-                          "user_id", "folder_id", "workspace_id", "name_key"]
+    assert list(body) == [
+        "name",
+        "description",
+        "icon",
+        "icon_bg_color",
+        "gradient",
+        "data",
+        "is_component",
+        "updated_at",
+        "webhook",
+        "endpoint_name",
+        "tags",
+        "locked",
+        "mcp_enabled",
+        "action_name",
+        "action_description",
+        "access_type",
+        "flow_type",
+        "a2a_enabled",
+        "a2a_card_overrides",
+        "id",
+        "user_id",
+        "folder_id",
+        "workspace_id",
+        "name_key",
+    ]
     assert body["user_id"] == alice.id
     assert (body["name"], body["data"], body["tags"], body["webhook"]) == ("My flow", DATA, ["a"], True)
-    assert (body["access_type"], body["flow_type"], body["locked"], body["is_component"]) == \
-        ("PRIVATE", "workflow", False, False)
+    assert (body["access_type"], body["flow_type"], body["locked"], body["is_component"]) == (
+        "PRIVATE",
+        "workflow",
+        False,
+        False,
+    )
     assert body["updated_at"].endswith("+00:00")
     projects = client.get("/api/v1/projects/", headers=alice.bearer).get_json()
     assert body["folder_id"] == projects[0]["id"] and projects[0]["name"] == "Starter Project"
@@ -82,8 +108,10 @@ def test_other_validation_errors(client, alice):
     assert client.post(URL, json={"description": "no name"}, headers=alice.bearer).status_code == 422
     assert create(client, alice, access_type="SECRET").status_code == 422
     assert create(client, alice, flow_type="robot").status_code == 422
-    assert client.post(URL, data="{not json", headers={**alice.bearer, "Content-Type": "application/json"}
-                       ).status_code == 422
+    assert (
+        client.post(URL, data="{not json", headers={**alice.bearer, "Content-Type": "application/json"}).status_code
+        == 422
+    )
     assert client.get(URL + "?remove_example_flows=true", headers=alice.bearer).get_json() == []
 
 
@@ -104,9 +132,11 @@ def test_folder_id_must_be_the_callers(client, alice, bob):
 
 
 def test_batch_create(client, alice):
-    response = client.post(URL + "batch/", json={"flows": [{"name": "one"}, {"name": "one"}, {"name": "two",
-                                                                                             "data": DATA}]},
-                           headers=alice.bearer)
+    response = client.post(
+        URL + "batch/",
+        json={"flows": [{"name": "one"}, {"name": "one"}, {"name": "two", "data": DATA}]},
+        headers=alice.bearer,
+    )
     assert response.status_code == 201
     assert [f["name"] for f in response.get_json()] == ["one", "one (1)", "two"]
     bad = client.post(URL + "batch/", json={"flows": [{"name": "three"}, {"name": ""}]}, headers=alice.bearer)
@@ -119,13 +149,26 @@ def test_read_update_and_delete(client, alice):
     flow = create(client, alice, name="orig", description="first", data=DATA).get_json()
     read = client.get(URL + flow["id"], headers=alice.bearer)
     assert read.status_code == 200 and read.get_json() == flow
-    patched = client.patch(URL + flow["id"], json={"name": None, "description": "second", "locked": True,
-                                                   "access_type": "PUBLIC", "tags": ["ignored"], "webhook": True},
-                           headers=alice.bearer)
+    patched = client.patch(
+        URL + flow["id"],
+        json={
+            "name": None,
+            "description": "second",
+            "locked": True,
+            "access_type": "PUBLIC",
+            "tags": ["ignored"],
+            "webhook": True,
+        },
+        headers=alice.bearer,
+    )
     assert patched.status_code == 200
     body = patched.get_json()
-    assert (body["name"], body["description"], body["locked"], body["access_type"]) == \
-        ("orig", "second", True, "PUBLIC")
+    assert (body["name"], body["description"], body["locked"], body["access_type"]) == (
+        "orig",
+        "second",
+        True,
+        "PUBLIC",
+    )
     assert body["tags"] == [] and body["webhook"] is False  # not members of the update body
     assert body["updated_at"] >= flow["updated_at"]
     create(client, alice, name="taken")
@@ -144,8 +187,11 @@ def test_upsert_creates_updates_or_refuses(client, alice, bob):
     assert created.get_json()["id"] == flow_id and created.get_json()["user_id"] == alice.id
     updated = client.put(URL + flow_id, json={"name": "up2", "description": "x"}, headers=alice.bearer)
     assert updated.status_code == 200
-    assert (updated.get_json()["name"], updated.get_json()["description"], updated.get_json()["data"]) == \
-        ("up2", "x", DATA)
+    assert (updated.get_json()["name"], updated.get_json()["description"], updated.get_json()["data"]) == (
+        "up2",
+        "x",
+        DATA,
+    )
     foreign = client.put(URL + flow_id, json={"name": "stolen"}, headers=bob.bearer)
     assert foreign.status_code == 404
     assert client.get(URL + flow_id, headers=alice.bearer).get_json()["name"] == "up2"

@@ -53,9 +53,23 @@ def test_remove_example_flows_components_only_folder_and_type(client, alice, see
 
 def test_header_flows(client, alice, seeded):
     headers = client.get(URL + "?header_flows=true&remove_example_flows=true", headers=alice.bearer).get_json()
-    assert set(headers[0]) == {"id", "name", "folder_id", "is_component", "endpoint_name", "description", "data",
-                               "access_type", "tags", "mcp_enabled", "flow_type", "a2a_enabled",
-                               "a2a_card_overrides", "action_name", "action_description"}
+    assert set(headers[0]) == {
+        "id",
+        "name",
+        "folder_id",
+        "is_component",
+        "endpoint_name",
+        "description",
+        "data",
+        "access_type",
+        "tags",
+        "mcp_enabled",
+        "flow_type",
+        "a2a_enabled",
+        "a2a_card_overrides",
+        "action_name",
+        "action_description",
+    }
     by_name = {h["name"]: h for h in headers}
     assert by_name["c1"]["data"] == {"nodes": [], "edges": []}  # components keep their data
     assert by_name["f1"]["data"] is None

@@ -45,9 +45,17 @@ def test_create_moves_listed_flows_and_components(client, alice, bob):
     f1 = flow(client, alice, "f1")
     c1 = flow(client, alice, "c1", is_component=True)
     theirs = flow(client, bob, "theirs")
-    created = client.post(URL, json={"name": "Work", "description": "d", "auth_settings": {"auth_type": "none"},
-                                     "flows_list": [f1["id"], theirs["id"]], "components_list": [c1["id"]]},
-                          headers=alice.bearer)
+    created = client.post(
+        URL,
+        json={
+            "name": "Work",
+            "description": "d",
+            "auth_settings": {"auth_type": "none"},
+            "flows_list": [f1["id"], theirs["id"]],
+            "components_list": [c1["id"]],
+        },
+        headers=alice.bearer,
+    )
     assert created.status_code == 201
     body = created.get_json()
     assert set(body) == {"name", "description", "auth_settings", "id", "parent_id"}
@@ -92,14 +100,25 @@ def test_update_renames_moves_reparents(client, alice, bob):
     child = project(client, alice, "Child")
     f1 = flow(client, alice, "f1")
     theirs = flow(client, bob, "theirs")
-    response = client.patch(URL + child["id"], json={"name": "Kid", "description": "new", "parent_id": parent["id"],
-                                                     "flows": [f1["id"], theirs["id"]],
-                                                     "auth_settings": {"auth_type": "apikey"}},
-                            headers=alice.bearer)
+    response = client.patch(
+        URL + child["id"],
+        json={
+            "name": "Kid",
+            "description": "new",
+            "parent_id": parent["id"],
+            "flows": [f1["id"], theirs["id"]],
+            "auth_settings": {"auth_type": "apikey"},
+        },
+        headers=alice.bearer,
+    )
     assert response.status_code == 200
     body = response.get_json()
-    assert (body["name"], body["description"], body["parent_id"], body["auth_settings"]) == \
-        ("Kid", "new", parent["id"], {"auth_type": "apikey"})
+    assert (body["name"], body["description"], body["parent_id"], body["auth_settings"]) == (
+        "Kid",
+        "new",
+        parent["id"],
+        {"auth_type": "apikey"},
+    )
     assert client.get("/api/v1/flows/" + f1["id"], headers=alice.bearer).get_json()["folder_id"] == child["id"]
     assert client.get("/api/v1/flows/" + theirs["id"], headers=bob.bearer).get_json()["folder_id"] != child["id"]
     # a cycle and a foreign parent are refused; a taken name is 400
@@ -145,8 +164,12 @@ def test_download_and_upload_a_project(client, alice, bob):
     assert sorted(archive.namelist()) == ["chat-echo.json", "webhook-flow.json"]
     # bob creates a project from alice's archive; flows are copies with new ids
     archive_name = "20260101_120000_Exported _ Project_flows.zip"
-    uploaded = client.post(URL + "upload/", data={"file": (io.BytesIO(response.get_data()), archive_name)},
-                           headers=bob.bearer, content_type="multipart/form-data")
+    uploaded = client.post(
+        URL + "upload/",
+        data={"file": (io.BytesIO(response.get_data()), archive_name)},
+        headers=bob.bearer,
+        content_type="multipart/form-data",
+    )
     assert uploaded.status_code == 201, uploaded.get_json()
     flows = uploaded.get_json()
     assert sorted(f["name"] for f in flows) == ["chat-echo", "webhook-flow"]
@@ -158,18 +181,29 @@ def test_download_and_upload_a_project(client, alice, bob):
 
 
 def test_upload_a_project_json_and_all_or_nothing(client, alice):
-    document = {"folder_name": "From JSON", "folder_description": "desc",
-                "flows": [reference_flow("chat-echo.json"), reference_flow("data-operations-uppercase.json")]}
-    response = client.post(URL + "upload/", data={"file": (io.BytesIO(json.dumps(document).encode()), "p.json")},
-                           headers=alice.bearer, content_type="multipart/form-data")
+    document = {
+        "folder_name": "From JSON",
+        "folder_description": "desc",
+        "flows": [reference_flow("chat-echo.json"), reference_flow("data-operations-uppercase.json")],
+    }
+    response = client.post(
+        URL + "upload/",
+        data={"file": (io.BytesIO(json.dumps(document).encode()), "p.json")},
+        headers=alice.bearer,
+        content_type="multipart/form-data",
+    )
     assert response.status_code == 201
     projects = client.get(URL, headers=alice.bearer).get_json()
     made = next(x for x in projects if x["name"] == "From JSON")
     assert made["description"] == "desc"
     assert {f["folder_id"] for f in response.get_json()} == {made["id"]}
     broken = {"folder_name": "Broken", "flows": [reference_flow("chat-echo.json"), {"name": ""}]}
-    bad = client.post(URL + "upload/", data={"file": (io.BytesIO(json.dumps(broken).encode()), "b.json")},
-                      headers=alice.bearer, content_type="multipart/form-data")
+    bad = client.post(
+        URL + "upload/",
+        data={"file": (io.BytesIO(json.dumps(broken).encode()), "b.json")},
+        headers=alice.bearer,
+        content_type="multipart/form-data",
+    )
     assert bad.status_code == 422
     assert "Broken" not in [x["name"] for x in client.get(URL, headers=alice.bearer).get_json()]
 
@@ -177,9 +211,14 @@ def test_upload_a_project_json_and_all_or_nothing(client, alice):
 def test_another_users_project_is_404_everywhere(client, alice, bob):
     p = project(client, bob, "Private")
     flow(client, bob, "secret flow", folder_id=p["id"])
-    for method, path in (("get", URL + p["id"]), ("patch", URL + p["id"]), ("delete", URL + p["id"]),
-                         ("get", URL + "download/" + p["id"]), ("get", URL + str(uuid.uuid4())),
-                         ("get", URL + "not-a-uuid")):
+    for method, path in (
+        ("get", URL + p["id"]),
+        ("patch", URL + p["id"]),
+        ("delete", URL + p["id"]),
+        ("get", URL + "download/" + p["id"]),
+        ("get", URL + str(uuid.uuid4())),
+        ("get", URL + "not-a-uuid"),
+    ):
         kwargs = {"json": {"name": "x"}} if method == "patch" else {}
         assert getattr(client, method)(path, headers=alice.bearer, **kwargs).status_code == 404, path
     assert p["id"] not in client.get(URL, headers=alice.bearer).get_data(as_text=True)

@@ -15,14 +15,26 @@ from tests.conftest import make_user, superuser
 from tests.flows.conftest import nested_template, secret_flow, template_of
 
 URL = "/api/v1/flows/"
-ALLOWED_COMPONENTS = {"ChatInput", "ChatOutput", "TextInput", "TextOutput", "Operations", "ParserComponent",
-                      "TypeConverterComponent", "Prompt", "Webhook", "note"}
+ALLOWED_COMPONENTS = {
+    "ChatInput",
+    "ChatOutput",
+    "TextInput",
+    "TextOutput",
+    "Operations",
+    "ParserComponent",
+    "TypeConverterComponent",
+    "Prompt",
+    "Webhook",
+    "note",
+}
 
 
 def stored_data(app, flow_id):
     with state(app).engine.connect() as conn:
-        raw = conn.execute(sa.text("SELECT data FROM flows_flow WHERE id = :i"),
-                           {"i": uuid.UUID(flow_id).hex if app_is_sqlite(app) else flow_id}).scalar()
+        raw = conn.execute(
+            sa.text("SELECT data FROM flows_flow WHERE id = :i"),
+            {"i": uuid.UUID(flow_id).hex if app_is_sqlite(app) else flow_id},
+        ).scalar()
     return json.loads(raw) if isinstance(raw, str) else raw
 
 
@@ -44,8 +56,9 @@ def test_public_read_strips_password_fields(client, alice):
     assert "sk-live-123" not in text and "nested-secret" not in text
     assert body["user_id"] is None and body["folder_id"] is None
     # the owner still reads the full flow
-    assert template_of(client.get(URL + flow["id"], headers=alice.bearer).get_json())["api_key"]["value"] == \
-        "sk-live-123"
+    assert (
+        template_of(client.get(URL + flow["id"], headers=alice.bearer).get_json())["api_key"]["value"] == "sk-live-123"
+    )
 
 
 def test_public_read_is_404_for_private_or_missing(client, alice):
@@ -69,8 +82,9 @@ def test_exports_blank_secrets_but_keep_variable_references(client, alice):
     assert nested_template(exported)["token"]["value"] is None
     assert "sk-live-123" not in json.dumps(exported)
     second = client.post(URL, json=secret_flow("two"), headers=alice.bearer).get_json()
-    archive = zipfile.ZipFile(io.BytesIO(client.post(URL + "download/", json=[flow["id"], second["id"]],
-                                                     headers=alice.bearer).get_data()))
+    archive = zipfile.ZipFile(
+        io.BytesIO(client.post(URL + "download/", json=[flow["id"], second["id"]], headers=alice.bearer).get_data())
+    )
     assert all(b"sk-live-123" not in archive.read(n) for n in archive.namelist())
     project_zip = client.get("/api/v1/projects/download/" + flow["folder_id"], headers=alice.bearer).get_data()
     archive = zipfile.ZipFile(io.BytesIO(project_zip))
@@ -94,8 +108,12 @@ def test_remove_api_keys_strips_secrets_before_storing(make_app):
     assert "sk-live-123" not in json.dumps(stored_data(app, body["id"]))
     put = client.put(URL + str(uuid.uuid4()), json=secret_flow("put"), headers=admin.bearer).get_json()
     assert "sk-live-123" not in json.dumps(stored_data(app, put["id"]))
-    upload = client.post(URL + "upload/", data={"file": (io.BytesIO(json.dumps(secret_flow("up")).encode()), "f.json")},
-                         headers=admin.bearer, content_type="multipart/form-data").get_json()
+    upload = client.post(
+        URL + "upload/",
+        data={"file": (io.BytesIO(json.dumps(secret_flow("up")).encode()), "f.json")},
+        headers=admin.bearer,
+        content_type="multipart/form-data",
+    ).get_json()
     assert "sk-live-123" not in json.dumps(stored_data(app, upload[0]["id"]))
 
 
@@ -134,8 +152,7 @@ def test_starter_projects(client, alice):
     assert response.status_code == 200
     projects = response.get_json()
     assert len(projects) >= 3
-    assert all(set(p) == {"data", "is_component", "name", "name_key", "description", "endpoint_name"}
-               for p in projects)
+    assert all(set(p) == {"data", "is_component", "name", "name_key", "description", "endpoint_name"} for p in projects)
     assert client.get("/api/v1/starter-projects/").status_code == 403
 
 
@@ -157,13 +174,16 @@ def test_examples_use_only_components_this_service_has():
 def test_note_translations(client, alice):
     examples = client.get(URL + "basic_examples/").get_json()
     echo = next(e for e in examples if e["name"] == "Basic Chat Echo")
-    french = client.get(f"{URL}{echo['id']}/note_translations",
-                        headers={**alice.bearer, "Accept-Language": "fr-CA,fr;q=0.9"})
+    french = client.get(
+        f"{URL}{echo['id']}/note_translations", headers={**alice.bearer, "Accept-Language": "fr-CA,fr;q=0.9"}
+    )
     assert french.status_code == 200
     assert list(french.get_json()) == ["note-EchoN"]
     assert french.get_json()["note-EchoN"].startswith("## Écho")
-    assert client.get(f"{URL}{echo['id']}/note_translations", headers={**alice.bearer, "Accept-Language": "ja"}
-                      ).get_json() == {}
+    assert (
+        client.get(f"{URL}{echo['id']}/note_translations", headers={**alice.bearer, "Accept-Language": "ja"}).get_json()
+        == {}
+    )
     plain = client.post(URL, json={"name": "n", "data": {"nodes": [], "edges": []}}, headers=alice.bearer).get_json()
     assert client.get(f"{URL}{plain['id']}/note_translations", headers=alice.bearer).get_json() == {}
     assert client.get(f"{URL}{uuid.uuid4()}/note_translations", headers=alice.bearer).status_code == 404
@@ -171,8 +191,9 @@ def test_note_translations(client, alice):
 
 def test_find_flow_hook_is_owner_scoped(app, client, alice, bob):
     mine = client.post(URL, json={"name": "mine", "endpoint_name": "shared-name"}, headers=alice.bearer).get_json()
-    theirs = client.post(URL, json={"name": "theirs", "endpoint_name": "shared-name", "access_type": "PUBLIC"},
-                         headers=bob.bearer).get_json()
+    theirs = client.post(
+        URL, json={"name": "theirs", "endpoint_name": "shared-name", "access_type": "PUBLIC"}, headers=bob.bearer
+    ).get_json()
     hook = state(app).host.hook
     with app.app_context():
         assert hook.find_flow(user_id=alice.id, flow_id_or_name=mine["id"], public=False)["name"] == "mine"

@@ -15,8 +15,12 @@ URL = "/api/v1/flows/"
 
 
 def upload(client, caller, payload: bytes, filename="flows.json", query=""):
-    return client.post(URL + "upload/" + query, data={"file": (io.BytesIO(payload), filename)},
-                       headers=caller.bearer, content_type="multipart/form-data")
+    return client.post(
+        URL + "upload/" + query,
+        data={"file": (io.BytesIO(payload), filename)},
+        headers=caller.bearer,
+        content_type="multipart/form-data",
+    )
 
 
 def zip_of(entries: dict[str, bytes]) -> bytes:
@@ -71,8 +75,21 @@ def test_round_trip_export_zip_then_import_keeps_every_member(client, alice, bob
     for flow in imported.get_json():
         assert flow["id"] not in exported and flow["user_id"] == bob.id
         source = next(e for e in exported.values() if e["name"] == flow["name"])
-        for key in ("name", "description", "data", "webhook", "tags", "endpoint_name", "access_type", "flow_type",
-                    "is_component", "locked", "mcp_enabled", "icon", "gradient"):
+        for key in (
+            "name",
+            "description",
+            "data",
+            "webhook",
+            "tags",
+            "endpoint_name",
+            "access_type",
+            "flow_type",
+            "is_component",
+            "locked",
+            "mcp_enabled",
+            "icon",
+            "gradient",
+        ):
             assert flow[key] == source[key], key
     # alice re-imports her own archive: stable ids update in place, nothing duplicated
     again = upload(client, alice, download.get_data(), "export.zip")
@@ -165,8 +182,10 @@ def test_download_skips_other_users_flows(client, alice, bob):
 
 
 def test_zip_entry_names_are_safe(client, alice):
-    ids = [client.post(URL, json={"name": n}, headers=alice.bearer).get_json()["id"]
-           for n in ("../../etc/passwd", "a/b", "same", "Same")]
+    ids = [
+        client.post(URL, json={"name": n}, headers=alice.bearer).get_json()["id"]
+        for n in ("../../etc/passwd", "a/b", "same", "Same")
+    ]
     archive = zipfile.ZipFile(io.BytesIO(client.post(URL + "download/", json=ids, headers=alice.bearer).get_data()))
     names = archive.namelist()
     assert len(names) == 4 and len({n.lower() for n in names}) == 4

@@ -41,8 +41,9 @@ def test_credential_is_never_returned_and_stored_as_ciphertext(app, client, alic
     assert listed.status_code == 200
     assert "sk-top-secret-123" not in listed.get_data(as_text=True)
     assert [v["value"] for v in listed.get_json()] == [None]
-    patched = client.patch(URL + created["id"], json={"id": created["id"], "default_fields": ["api_key"]},
-                           headers=alice.bearer)
+    patched = client.patch(
+        URL + created["id"], json={"id": created["id"], "default_fields": ["api_key"]}, headers=alice.bearer
+    )
     assert patched.status_code == 200
     assert patched.get_json()["value"] is None
     assert "sk-top-secret-123" not in patched.get_data(as_text=True)
@@ -99,9 +100,11 @@ def test_names_are_unique_per_user(client, alice, bob):
 def test_update_changes_name_value_and_default_fields(app, client, alice):
     created = create(client, alice, name="K", value="one", type_="Generic").get_json()
     before = stored_rows(app)[0].value
-    response = client.patch(URL + created["id"],
-                            json={"id": created["id"], "name": "K2", "value": "two", "default_fields": ["a", "b"]},
-                            headers=alice.bearer)
+    response = client.patch(
+        URL + created["id"],
+        json={"id": created["id"], "name": "K2", "value": "two", "default_fields": ["a", "b"]},
+        headers=alice.bearer,
+    )
     assert response.status_code == 200
     body = response.get_json()
     assert (body["name"], body["value"], body["default_fields"]) == ("K2", "two", ["a", "b"])

@@ -23,14 +23,23 @@ def _write_private(path: Path, value: str) -> None:
         handle.write(value)
 
 
-@secret_key_group.command("rotate", help=(
-    "Re-encrypt every stored variable with a new key, in one transaction: if anything fails, nothing changes "
-    "and the old key still reads every value. Stop the service first; afterwards set SERVICE_SECRET_KEY to the "
-    "new key (when the key lives in the config directory, the file is replaced for you)."))
-@click.option("--old-key", envvar="SERVICE_OLD_SECRET_KEY", default=None,
-              help="The key the values are encrypted with now (default: the configured secret key).")
-@click.option("--new-key", envvar="SERVICE_NEW_SECRET_KEY", default=None,
-              help="The new key (prompted for, hidden, when absent).")
+@secret_key_group.command(
+    "rotate",
+    help=(
+        "Re-encrypt every stored variable with a new key, in one transaction: if anything fails, nothing changes "
+        "and the old key still reads every value. Stop the service first; afterwards set SERVICE_SECRET_KEY to the "
+        "new key (when the key lives in the config directory, the file is replaced for you)."
+    ),
+)
+@click.option(
+    "--old-key",
+    envvar="SERVICE_OLD_SECRET_KEY",
+    default=None,
+    help="The key the values are encrypted with now (default: the configured secret key).",
+)
+@click.option(
+    "--new-key", envvar="SERVICE_NEW_SECRET_KEY", default=None, help="The new key (prompted for, hidden, when absent)."
+)
 @with_appcontext
 def rotate_command(old_key: str | None, new_key: str | None) -> None:
     from service_variables import services
@@ -56,5 +65,6 @@ def rotate_command(old_key: str | None, new_key: str | None) -> None:
         os.replace(pending, key_file)
         click.echo(f"re-encrypted {count} variable(s); the new key is stored in {key_file}")
     else:
-        click.echo(f"re-encrypted {count} variable(s); now set SERVICE_SECRET_KEY to the new key and restart "
-                   "every process")
+        click.echo(
+            f"re-encrypted {count} variable(s); now set SERVICE_SECRET_KEY to the new key and restart every process"
+        )

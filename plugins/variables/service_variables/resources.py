@@ -37,8 +37,9 @@ def list_variables():
 def update_variable(body, variable_id):
     """Rename, change the value or the default fields of one of the caller's variables."""
     if str(body["id"]) != variable_id.lower():
-        raise ValidationFailed([{"loc": ["body", "id"], "msg": "id must match the variable id in the path",
-                                 "type": "value_error"}])
+        raise ValidationFailed(
+            [{"loc": ["body", "id"], "msg": "id must match the variable id in the path", "type": "value_error"}]
+        )
     with db.transaction() as s:
         return services.variable_out(services.update_variable(s, current_actor().id, variable_id, body))
 

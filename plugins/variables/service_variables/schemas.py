@@ -13,6 +13,7 @@ def _not_blank(what: str):
     def check(value: str | None) -> None:
         if value is None or not value.strip():
             raise ValidationError(f"Variable {what} cannot be empty")
+
     return check
 
 
@@ -24,8 +25,12 @@ class Body(Schema):
 class VariableCreateSchema(Body):
     name = fields.String(required=True, validate=[_not_blank("name"), validate.Length(max=255)])
     value = fields.String(required=True, load_only=True, validate=_not_blank("value"))
-    type = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(TYPES),
-                         metadata={"description": "Credential (default; never returned) or Generic"})
+    type = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=validate.OneOf(TYPES),
+        metadata={"description": "Credential (default; never returned) or Generic"},
+    )
     default_fields = fields.List(fields.String(), required=True, allow_none=True)
 
 

@@ -54,10 +54,18 @@ def _aware(value: dt.datetime | None) -> dt.datetime | None:
 def variable_out(variable: Variable) -> dict[str, Any]:
     clear = decrypt(variable.value) if variable.type == GENERIC else None
     return {
-        "id": variable.id, "name": variable.name, "type": variable.type, "value": clear,
-        "has_value": bool(variable.value), "default_fields": variable.default_fields, "is_owner": True,
-        "can_manage_shares": False, "validation_error": None, "is_valid": True,
-        "created_at": _aware(variable.created_at), "updated_at": _aware(variable.updated_at),
+        "id": variable.id,
+        "name": variable.name,
+        "type": variable.type,
+        "value": clear,
+        "has_value": bool(variable.value),
+        "default_fields": variable.default_fields,
+        "is_owner": True,
+        "can_manage_shares": False,
+        "validation_error": None,
+        "is_valid": True,
+        "created_at": _aware(variable.created_at),
+        "updated_at": _aware(variable.updated_at),
     }
 
 
@@ -88,8 +96,7 @@ def _flush(s: Session) -> None:
 
 
 def list_variables(s: Session, user_id: uuid.UUID) -> list[Variable]:
-    return list(s.scalars(sa.select(Variable).where(Variable.user_id == user_id)
-                          .order_by(Variable.name, Variable.id)))
+    return list(s.scalars(sa.select(Variable).where(Variable.user_id == user_id).order_by(Variable.name, Variable.id)))
 
 
 def create_variable(s: Session, user_id: uuid.UUID, body: dict[str, Any]) -> Variable:
@@ -97,8 +104,15 @@ def create_variable(s: Session, user_id: uuid.UUID, body: dict[str, Any]) -> Var
     if _name_taken(s, user_id, name):
         raise ApiError(400, DUPLICATE)
     now = db.utcnow()
-    variable = Variable(user_id=user_id, name=name, value=encrypt(body["value"]), type=body.get("type") or CREDENTIAL,
-                        default_fields=body.get("default_fields") or [], created_at=now, updated_at=now)
+    variable = Variable(
+        user_id=user_id,
+        name=name,
+        value=encrypt(body["value"]),
+        type=body.get("type") or CREDENTIAL,
+        default_fields=body.get("default_fields") or [],
+        created_at=now,
+        updated_at=now,
+    )
     s.add(variable)
     _flush(s)
     return variable
@@ -149,8 +163,7 @@ def reencrypt(cipher: MultiFernet, token: str) -> str:
     return cipher.rotate(token.encode()).decode()
 
 
-def rotate(s: Session, old_secret: str, new_secret: str,
-           progress: Callable[[int], None] | None = None) -> int:
+def rotate(s: Session, old_secret: str, new_secret: str, progress: Callable[[int], None] | None = None) -> int:
     """Re-encrypt every stored variable with ``new_secret`` in one transaction; return the count.
 
     Tokens already under the new key are accepted (a re-run is harmless). A
@@ -166,7 +179,8 @@ def rotate(s: Session, old_secret: str, new_secret: str,
                 row.value = reencrypt(cipher, row.value)
             except InvalidToken:
                 raise RuntimeError(
-                    f"variable {row.id} cannot be decrypted with the old key; nothing was changed") from None
+                    f"variable {row.id} cannot be decrypted with the old key; nothing was changed"
+                ) from None
             count += 1
             if progress is not None:
                 progress(count)
