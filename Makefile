@@ -26,8 +26,9 @@ browser:
 run: install
 	$(BIN)/service run
 
-# The whole suite on SQLite, then again on PostgreSQL (RQ tests use the real Redis either way).
-test: install test-sqlite test-postgres
+# Style, types and import contracts, then the whole suite on SQLite and again on PostgreSQL
+# (RQ tests use the real Redis either way).
+test: install lint typecheck test-sqlite test-postgres
 
 test-sqlite: install
 	$(PYTEST) tests
@@ -38,6 +39,7 @@ test-postgres: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --config .importlinter
 
 typecheck: install
 	$(BIN)/mypy core

@@ -135,7 +135,7 @@ def create_app(
 def _plugin_settings(host: PluginHost, config: Mapping[str, Any]) -> dict[str, Any]:
     """Parse every plugin's settings section; refuse config keys nobody declares."""
     sections: list[SettingsSection] = host.collect("register_settings", key=lambda s: s.name)
-    parsed = {s.name: load_section(s.schema, s.prefix, config, strict=False) for s in sections}
+    parsed: dict[str, Any] = {s.name: load_section(s.schema, s.prefix, config, strict=False) for s in sections}
     known = {f.name for f in dataclasses.fields(Settings)}
     declared = known | {
         (s.prefix.removeprefix(PREFIX) + f.name).lower() for s in sections for f in dataclasses.fields(s.schema)

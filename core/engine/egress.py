@@ -55,7 +55,7 @@ class EgressPolicy:
 
     @classmethod
     def from_settings(
-        cls, enabled: bool = True, allowed_hosts: str | list[str] | None = None, **kw: Any
+        cls, enabled: bool = True, allowed_hosts: str | list[str] | tuple[str, ...] | None = None, **kw: Any
     ) -> EgressPolicy:
         if isinstance(allowed_hosts, str):
             hosts = tuple(h.strip() for h in allowed_hosts.split(",") if h.strip())

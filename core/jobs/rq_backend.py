@@ -644,10 +644,10 @@ def worker_classes() -> tuple[type, type]:
         def handle_job_failure(
             self, job: Any, queue: Any, started_job_registry: Any = None, exc_string: str = "", execution: Any = None
         ) -> None:
-            super().handle_job_failure(
+            super().handle_job_failure(  # type: ignore[misc]  # a mixin: Worker is the next class
                 job,
                 queue,
-                started_job_registry=started_job_registry,  # type: ignore[misc]
+                started_job_registry=started_job_registry,
                 exc_string=exc_string,
                 execution=execution,
             )
