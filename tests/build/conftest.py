@@ -10,7 +10,6 @@ when ``SERVICE_TEST_DATABASE_URL`` is set). Redis: ``SERVICE_TEST_REDIS_URL``
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import pytest
 import redis
 
 from tests.build.buildkit import app_plugins, child_env
+from tests.jobkit import stop_processes
 
 REDIS_URL = os.environ.get("SERVICE_TEST_REDIS_URL", "redis://127.0.0.1:6379/11")
 WORKER_PLUGINS = "accounts,flows,build,standard,slowtest"
@@ -102,15 +102,7 @@ class RQEnv:
         wait_workers(redis.Redis.from_url(REDIS_URL), list(self.queues.values()), self.procs, self.dir)
 
     def stop(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in self.procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_processes(self.procs)
         cleanup_redis([self.tag])
 
 

@@ -29,6 +29,7 @@ import requests
 
 from core.testing import _worker_database
 from tests.build.buildkit import child_env, names, reference_flow, slow_flow
+from tests.jobkit import stop_processes
 
 pytestmark = pytest.mark.slow
 
@@ -122,16 +123,7 @@ class Cluster:
             time.sleep(0.05)
 
     def stop(self) -> None:
-        procs = [p for _, p in self.web] + list(self.workers.values())
-        for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_processes([p for _, p in self.web] + list(self.workers.values()), timeout=15)
 
 
 @pytest.fixture(scope="module")

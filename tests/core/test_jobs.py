@@ -16,10 +16,11 @@ from flask import current_app
 
 from core import hookimpl
 from core.app import state
-from core.jobs import END_EVENTS, JobCancelled, JobState, UnknownJob, make_queue
+from core.jobs import JobCancelled, JobState, UnknownJob, make_queue
 from core.jobs.inprocess import InProcessQueue, _Store
 from core.records import Job
 from core.settings import Settings
+from tests.jobkit import drain, wait_state
 
 
 # --- jobs used by these tests ----------------------------------------------------------
@@ -92,29 +93,6 @@ def queue(japp):
 def make(japp, store=None, **config) -> InProcessQueue:
     settings = Settings.load({"config_dir": state(japp).settings.config_dir, **config}, environ={})
     return InProcessQueue(japp, settings, state(japp).job_registry, store=store or _Store())
-
-
-def wait_state(q, job_id, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        info = q.info(job_id)
-        if info is not None and info.state.terminal:
-            return info
-        time.sleep(0.01)
-    raise AssertionError(f"job {job_id} did not end: {q.info(job_id)}")
-
-
-def drain(q, job_id, timeout=5.0):
-    """Every event until the end event, by cursor with blocking reads."""
-    events, cursor, end = [], None, time.monotonic() + timeout
-    while time.monotonic() < end:
-        batch = q.read_events(job_id, cursor, block_seconds=0.5)
-        events += batch
-        if batch:
-            cursor = batch[-1].id
-            if batch[-1].name in END_EVENTS.values():
-                return events
-    raise AssertionError(f"no end event: {events}")
 
 
 # --- tests -----------------------------------------------------------------------------

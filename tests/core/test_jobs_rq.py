@@ -22,9 +22,10 @@ import pytest
 import redis
 
 from core import hookimpl
-from core.jobs import END_EVENTS, JobState, UnknownJob
+from core.jobs import JobState, UnknownJob
 from core.records import Job
 from core.settings import Settings
+from tests.jobkit import drain, stop_processes, wait_state
 
 REDIS_URL = os.environ.get("SERVICE_TEST_REDIS_URL", "redis://127.0.0.1:6379/11")
 HERE = Path(__file__).resolve()
@@ -124,15 +125,7 @@ class Env:
         return RQQueue(self.app, settings, self.app.extensions["service"].job_registry, queue_name=name)
 
     def cleanup(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in self.procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_processes(self.procs)
         raw = redis.Redis.from_url(REDIS_URL)
         tag = self.simple[:9]
         mine = list(raw.scan_iter(match=f"*{tag}*", count=1000))
@@ -176,28 +169,6 @@ def env(tmp_path_factory):
 def worked(request, env):
     """A queue served by a SimpleWorker, then by a forking worker."""
     return env.queue(env.simple if request.param == "simple" else env.fork)
-
-
-def wait_state(q, job_id, timeout=10.0, states=None):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        info = q.info(job_id)
-        if info is not None and (info.state in states if states else info.state.terminal):
-            return info
-        time.sleep(0.01)
-    raise AssertionError(f"job {job_id} did not reach {states or 'an end'}: {q.info(job_id)}")
-
-
-def drain(q, job_id, timeout=10.0):
-    events, cursor, end = [], None, time.monotonic() + timeout
-    while time.monotonic() < end:
-        batch = q.read_events(job_id, cursor, block_seconds=1)
-        events += batch
-        if batch:
-            cursor = batch[-1].id
-            if batch[-1].name in END_EVENTS.values():
-                return events
-    raise AssertionError(f"no end event: {events}")
 
 
 # --- tests -----------------------------------------------------------------------------------
