@@ -15,7 +15,7 @@ FRONTEND = Path(__file__).resolve().parents[2] / "plugins" / "editor" / "fronten
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node is not installed (the built editor needs no Node)")
 @pytest.mark.skipif(
     not (FRONTEND / "node_modules" / ".bin" / "vitest").exists(),
-    reason="frontend dependencies missing: run `npm ci` in plugins/editor/frontend",
+    reason="frontend dependencies missing: run `npm install` in plugins/editor/frontend",
 )
 def test_vitest_suite_passes():
     result = subprocess.run(

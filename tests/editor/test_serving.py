@@ -174,7 +174,7 @@ def test_missing_build_says_how_to_build(client, monkeypatch, tmp_path):
     monkeypatch.setattr(views, "STATIC_DIR", tmp_path)
     response = client.get("/", headers=HTML)
     assert response.status_code == 503
-    assert b"npm ci" in response.data
+    assert b"npm install" in response.data
 
 
 def test_editor_can_be_disabled(make_app):
@@ -207,7 +207,7 @@ def _source_digest() -> str:
 
 
 def test_committed_build_matches_the_frontend_source():
-    """Rebuild (``npm ci && npm run build`` in plugins/editor/frontend) after changing the frontend."""
+    """Rebuild (``npm install && npm run build`` in plugins/editor/frontend) after changing the frontend."""
     import json
 
     info = json.loads((STATIC / "build-info.json").read_text())

@@ -114,7 +114,7 @@ def _index() -> Response:
     if not index.is_file():
         response = Response(
             "<!doctype html><title>Editor not built</title><p>The editor assets are missing. Build them with "
-            "<code>npm ci &amp;&amp; npm run build</code> in <code>plugins/editor/frontend</code>.</p>",
+            "<code>npm install &amp;&amp; npm run build</code> in <code>plugins/editor/frontend</code>.</p>",
             status=503,
             mimetype="text/html",
         )
