@@ -47,6 +47,7 @@ def init_app(app: Flask, settings: Settings) -> Limiter:
         strategy="fixed-window",
     )
     app.extensions["service.limiter"] = limiter
+    _skip_check_without_limits(app, limiter)
 
     @app.errorhandler(RateLimitExceeded)
     @app.errorhandler(TooManyRequests)
@@ -57,6 +58,34 @@ def init_app(app: Flask, settings: Settings) -> Limiter:
         return response
 
     return limiter
+
+
+def _skip_check_without_limits(app: Flask, limiter: Limiter) -> None:
+    """Run Flask-Limiter's before-request check only when it has limits to check.
+
+    The check resolves default, application, meta, decorated and blueprint limits on every request
+    (about 0.2 ms of a 2 ms run). The service declares none of them (views count with
+    :func:`rate_limited`, which calls the limits strategy itself), so the check has nothing to do;
+    should one ever be declared, the containers below are no longer empty and the check runs again.
+    """
+    funcs = app.before_request_funcs.get(None, [])
+    check = limiter._check_request_limit
+    if check not in funcs:
+        return
+    manager = limiter.limit_manager
+
+    def check_configured_limits() -> None:
+        if (
+            manager._default_limits
+            or manager._application_limits
+            or manager._decorated_limits
+            or manager._blueprint_limits
+            or limiter._meta_limits
+            or limiter._marked_for_limiting
+        ):
+            check()
+
+    funcs[funcs.index(check)] = check_configured_limits
 
 
 def rate_limited(per_minute: Callable[[Settings], int], scope: str) -> Callable[[F], F]:
