@@ -73,14 +73,19 @@ def _skip_check_without_limits(app: Flask, limiter: Limiter) -> None:
     manager = limiter.limit_manager
 
     def declared() -> bool:
-        return bool(
-            manager._default_limits
-            or manager._application_limits
-            or manager._decorated_limits
-            or manager._blueprint_limits
-            or limiter._meta_limits
-            or limiter._marked_for_limiting
-        )
+        # These are Flask-Limiter internals: if a release renames them, run the hooks (slower,
+        # never wrong) instead of failing or skipping a limit.
+        try:
+            return bool(
+                manager._default_limits
+                or manager._application_limits
+                or manager._decorated_limits
+                or manager._blueprint_limits
+                or limiter._meta_limits
+                or limiter._marked_for_limiting
+            )
+        except AttributeError:
+            return True
 
     before = app.before_request_funcs.get(None, [])
     check = limiter._check_request_limit
