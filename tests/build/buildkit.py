@@ -22,7 +22,7 @@ from core.engine.types import to_text
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 REFERENCE_FLOWS = Path("/work/shared/reference/flows")
-LOCAL_FLOWS = REPO / "tests" / "engine" / "flows"
+LOCAL_FLOWS = REPO / "tests" / "reference_flows"
 FIXTURES = ("chat-echo.json", "data-operations-uppercase.json", "webhook-parser-chat.json")
 #: the input each reference fixture is built with in the tests
 FIXTURE_INPUT = {

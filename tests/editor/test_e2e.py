@@ -29,10 +29,10 @@ ARTIFACTS = ROOT / "test-artifacts"
 REFERENCE_FLOWS = next(
     (
         p
-        for p in ((ROOT / ".." / "shared" / "reference" / "flows").resolve(), ROOT / "tests" / "engine" / "flows")
+        for p in ((ROOT / ".." / "shared" / "reference" / "flows").resolve(), ROOT / "tests" / "reference_flows")
         if (p / "chat-echo.json").exists()
     ),
-    ROOT / "tests" / "engine" / "flows",
+    ROOT / "tests" / "reference_flows",
 )
 ADMIN, PASSWORD = "admin", "e2e-Password-42"
 CHROME_ARGS = [

@@ -11,7 +11,7 @@ from service_bundle_standard.bundle import all_components
 from core.engine import Registry
 
 REFERENCE_FLOWS = Path("/work/shared/reference/flows")
-LOCAL_FLOWS = Path(__file__).parent / "flows"
+LOCAL_FLOWS = Path(__file__).parents[1] / "reference_flows"
 
 _REGISTRY: Registry | None = None
 

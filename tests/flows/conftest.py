@@ -19,7 +19,7 @@ def app(make_app):
 def reference_flow(name: str) -> dict:
     path = REFERENCE_FLOWS / name
     if not path.exists():  # a copy ships with the tests for machines without the shared folder
-        path = Path(__file__).parent / "fixtures" / name
+        path = Path(__file__).parents[1] / "reference_flows" / name
     return json.loads(path.read_text(encoding="utf-8"))
 
 

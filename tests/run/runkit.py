@@ -13,7 +13,7 @@ from core.app import state
 from core.engine import Registry
 
 REFERENCE_FLOWS = Path("/work/shared/reference/flows")
-LOCAL_FLOWS = Path(__file__).resolve().parents[1] / "engine" / "flows"
+LOCAL_FLOWS = Path(__file__).resolve().parents[1] / "reference_flows"
 _REGISTRY: Registry | None = None
 
 
@@ -25,7 +25,7 @@ def registry() -> Registry:
 
 
 def reference(name: str) -> dict[str, Any]:
-    """A reference export (the copy next to the engine tests when the shared folder is absent)."""
+    """A reference export (the copy in tests/reference_flows when the shared folder is absent)."""
     for base in (REFERENCE_FLOWS, LOCAL_FLOWS):
         if (base / name).exists():
             return json.loads((base / name).read_text(encoding="utf-8"))
