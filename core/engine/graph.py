@@ -20,7 +20,7 @@ linear in nodes + edges.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any, cast
 
 from core.engine.component import Component
@@ -463,6 +463,34 @@ class Graph:
                 out.append([])
             out[lv].append(vid)
         return out
+
+    def plan(
+        self, start: str | None = None, stop: str | None = None, reusable: Container[str] = ()
+    ) -> tuple[set[str], set[str]]:
+        """The vertices a (partial) run executes, and the upstream ones it takes from ``reusable``.
+
+        ``stop`` keeps the stop vertex and its ancestors; ``start`` keeps the start vertex, its
+        descendants and whatever they need, where vertices needed only upstream of ``start`` and
+        found in ``reusable`` (earlier results) are reused instead of run. Vertices inside a loop
+        body run only with their loop.
+        """
+        to_run = set(self.vertices)
+        reused: set[str] = set()
+        if stop:
+            vertex = self.find(stop)
+            if vertex is not None:
+                to_run = self.ancestors(vertex.id) | {vertex.id}
+        if start:
+            vertex = self.find(start)
+            if vertex is not None:
+                wanted = self.descendants(vertex.id) | {vertex.id}
+                needed: set[str] = set()
+                for vid in wanted:
+                    needed |= self.ancestors(vid)
+                reused = {vid for vid in needed - wanted if vid in reusable}
+                to_run &= (wanted | needed) - reused
+        to_run = {vid for vid in to_run if self.in_loop_body.get(vid) is None or self.in_loop_body[vid] in to_run}
+        return to_run, reused
 
     def find(self, id_or_name: str) -> Vertex | None:
         v = self.vertices.get(id_or_name)

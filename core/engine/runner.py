@@ -292,27 +292,9 @@ class _Run:
                 elif kind != "any" and kind not in v.id.lower():
                     continue
                 self.overrides.setdefault(v.id, {})["input_value"] = input_value
-        to_run = set(graph.vertices)
-        if stop_component_id:
-            stop = graph.find(stop_component_id)
-            if stop is not None:
-                to_run = graph.ancestors(stop.id) | {stop.id}
-        if start_component_id:
-            start = graph.find(start_component_id)
-            if start is not None:
-                wanted = graph.descendants(start.id) | {start.id}
-                needed: set[str] = set()
-                for vid in wanted:
-                    needed |= graph.ancestors(vid)
-                reuse = {vid for vid in needed - wanted if previous_results and vid in previous_results}
-                for vid in reuse:
-                    self.res[vid] = previous_results[vid]  # type: ignore[index]
-                to_run &= (wanted | needed) - reuse
-        # vertices inside a loop body run with their loop
-        for vid in list(to_run):
-            loop = graph.in_loop_body.get(vid)
-            if loop is not None and loop not in to_run:
-                to_run.discard(vid)
+        to_run, reused = graph.plan(start_component_id, stop_component_id, previous_results or {})
+        for vid in reused:
+            self.res[vid] = previous_results[vid]  # type: ignore[index]
         self.to_run = to_run
         layers = graph.layers(to_run)
         if self.emit:

@@ -268,21 +268,3 @@ def start_build(app: Flask, req: BuildRequest, delivery: str) -> str:
         raise
     rt.store.incr("builds_started")
     return job_id
-
-
-def partial_plan(graph: Graph, start: str | None, stop: str | None) -> set[str]:
-    """The vertices a build would run (the engine's rule, before cached results are subtracted)."""
-    to_run = set(graph.vertices)
-    if stop:
-        vertex = graph.find(stop)
-        if vertex is not None:
-            to_run = graph.ancestors(vertex.id) | {vertex.id}
-    if start:
-        vertex = graph.find(start)
-        if vertex is not None:
-            wanted = graph.descendants(vertex.id) | {vertex.id}
-            needed: set[str] = set()
-            for vid in wanted:
-                needed |= graph.ancestors(vid)
-            to_run &= wanted | needed
-    return {vid for vid in to_run if graph.in_loop_body.get(vid) is None or graph.in_loop_body[vid] in to_run}

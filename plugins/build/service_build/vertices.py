@@ -31,7 +31,7 @@ from core.errors import ApiError, ValidationFailed, flatten_marshmallow
 from core.runs import registry
 from service_build import schemas
 from service_build.config import runtime
-from service_build.services import BuildRequest, partial_plan, prepare, run_build
+from service_build.services import BuildRequest, prepare, run_build
 
 legacy_bp = Blueprint("build_vertices", __name__, url_prefix="/api/v1/build")
 
@@ -90,7 +90,7 @@ def vertices_order(flow_id: str):
     flow = _flow(flow_id)
     data = body.get("data") or flow.get("data") or {}
     graph = _graph(data)
-    to_run = partial_plan(graph, query.get("start_component_id"), query.get("stop_component_id"))
+    to_run, _ = graph.plan(query.get("start_component_id"), query.get("stop_component_id"))
     layers = graph.layers(to_run)
     ordered: list[str] = []
     for layer in layers:
