@@ -18,11 +18,14 @@ from core import hookimpl
 from core.engine import Component, Message, Output, Registry
 from core.engine.inputs import FloatInput, MessageTextInput
 from core.engine.types import to_text
+from tests import flowkit
+from tests.flowkit import edge
+from tests.flowkit import load_reference as reference_flow
+
+__all__ = ["edge", "reference_flow"]  # re-exported for the build tests
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-REFERENCE_FLOWS = Path("/work/shared/reference/flows")
-LOCAL_FLOWS = REPO / "tests" / "reference_flows"
 FIXTURES = ("chat-echo.json", "data-operations-uppercase.json", "webhook-parser-chat.json")
 #: the input each reference fixture is built with in the tests
 FIXTURE_INPUT = {
@@ -102,13 +105,6 @@ def app_plugins() -> list[Any]:
 
 
 # --- flows ---------------------------------------------------------------------------------------
-def reference_flow(name: str) -> dict[str, Any]:
-    for base in (REFERENCE_FLOWS, LOCAL_FLOWS):
-        if (base / name).exists():
-            return json.loads((base / name).read_text())
-    raise FileNotFoundError(name)
-
-
 _registry: Registry | None = None
 
 
@@ -122,34 +118,8 @@ def registry() -> Registry:
 
 
 def node(key: str, node_id: str, **values: Any) -> dict[str, Any]:
-    fnode = registry()[key].to_frontend_node()
-    for name, value in values.items():
-        fnode["template"][name]["value"] = value
-        fnode["template"][name]["show"] = True
-    return {
-        "id": node_id,
-        "type": "genericNode",
-        "position": {"x": 0, "y": 0},
-        "data": {"id": node_id, "type": key, "node": fnode},
-    }
-
-
-def edge(source: dict[str, Any], output: str, target: dict[str, Any], field: str) -> dict[str, Any]:
-    out_types = next(o["types"] for o in source["data"]["node"]["outputs"] if o["name"] == output)
-    tfield = target["data"]["node"]["template"][field]
-    sh = {"dataType": source["data"]["type"], "id": source["id"], "name": output, "output_types": out_types}
-    th = {
-        "fieldName": field,
-        "id": target["id"],
-        "inputTypes": tfield.get("input_types"),
-        "type": tfield.get("type", "str"),
-    }
-    return {
-        "id": f"e-{source['id']}-{target['id']}",
-        "source": source["id"],
-        "target": target["id"],
-        "data": {"sourceHandle": sh, "targetHandle": th},
-    }
+    """A catalog node of the standard bundle or of this test bundle (SlowPass, Boom)."""
+    return flowkit.node(key, node_id, registry=registry(), **values)
 
 
 def chain(*middle: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:

@@ -22,18 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.flowkit import reference_path
+
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-# The reference exports beside the checkout, else the copies kept with the engine tests.
-REFERENCE_FLOWS = next(
-    (
-        p
-        for p in ((ROOT / ".." / "shared" / "reference" / "flows").resolve(), ROOT / "tests" / "reference_flows")
-        if (p / "chat-echo.json").exists()
-    ),
-    ROOT / "tests" / "reference_flows",
-)
 ADMIN, PASSWORD = "admin", "e2e-Password-42"
 CHROME_ARGS = [
     "--headless",
@@ -363,8 +356,7 @@ def test_build_chat_input_data_operations_chat_output_and_chat(page, server):
 
 
 def test_import_reference_fixture_and_run(page, server):
-    fixture = REFERENCE_FLOWS / "data-operations-uppercase.json"
-    assert fixture.exists(), f"reference fixture missing: {fixture}"
+    fixture = reference_path("data-operations-uppercase.json")
     sign_in(page)
     name = json.loads(fixture.read_text())["name"]
     page.get_by_test_id("import-input").set_input_files(str(fixture))
@@ -380,8 +372,7 @@ def test_import_reference_fixture_and_run(page, server):
 
 
 def test_api_key_and_run_snippet(page, server):
-    fixture = REFERENCE_FLOWS / "chat-echo.json"
-    assert fixture.exists(), f"reference fixture missing: {fixture}"
+    fixture = reference_path("chat-echo.json")
     sign_in(page)
     page.get_by_test_id("import-input").set_input_files(str(fixture))
     expect(page.get_by_text("Imported 1 flow")).to_be_visible()

@@ -34,7 +34,7 @@ from core.engine.inputs import (
     SecretStrInput,
     SortableListInput,
 )
-from tests.engine.engine_flowkit import load_reference, standard_registry
+from tests.flowkit import load_reference, standard_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -28,7 +28,7 @@ from service_bundle_standard.utilities import (
 )
 
 from core.engine import Data, DataFrame, Message, RunContext, run_flow
-from tests.engine.engine_flowkit import EventLog, edge, flow, node, standard_registry
+from tests.flowkit import EventLog, edge, flow, node, standard_registry
 
 
 def test_webhook_payloads():

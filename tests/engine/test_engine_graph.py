@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.engine import Graph, GraphValidationError, RunContext, run_flow
-from tests.engine.engine_flowkit import edge, flow, load_reference, node, standard_registry
+from tests.flowkit import edge, flow, load_reference, node, standard_registry
 
 
 def _errors(data):

@@ -11,7 +11,7 @@ from service_bundle_standard.data_operations import (
 )
 
 from core.engine import Data, DataFrame, Message, RunContext, run_flow
-from tests.engine.engine_flowkit import edge, flow, node, standard_registry
+from tests.flowkit import edge, flow, node, standard_registry
 
 
 def op(name: str, **params):

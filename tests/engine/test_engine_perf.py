@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from core.engine import Graph, RunContext, run_flow
-from tests.engine.engine_flowkit import standard_registry
+from tests.flowkit import standard_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 

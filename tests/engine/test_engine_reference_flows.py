@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.engine import Graph, RunContext, run_flow, simplified_run_response
-from tests.engine.engine_flowkit import EventLog, load_reference, standard_registry
+from tests.flowkit import EventLog, load_reference, standard_registry
 
 
 def _run(name: str, **kw):

@@ -9,7 +9,7 @@ from service_bundle_standard.bundle import all_components
 
 from core.engine import Component, Message, Output, Registry, RunContext, run_flow
 from core.engine.inputs import MessageTextInput
-from tests.engine.engine_flowkit import EventLog, edge, flow, load_reference, node, standard_registry
+from tests.flowkit import EventLog, edge, flow, load_reference, node, standard_registry
 
 
 def router_flow(text: str, match: str = "yes"):

@@ -6,7 +6,7 @@ import pytest
 from service_bundle_standard import user_regex
 from service_bundle_standard.user_regex import UserPattern
 
-from tests.engine.engine_flowkit import edge, flow, node, standard_registry
+from tests.flowkit import edge, flow, node, standard_registry
 
 EVIL = "(a|aa)+$"  # exponential backtracking that the regex module does not optimise away
 SLOW_INPUT = "a" * 40 + "!"

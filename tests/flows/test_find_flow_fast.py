@@ -1,6 +1,8 @@
 """The ``find_flow`` hook's hand-written dump equals the schema dump of the ORM flow (the fast path of runs)."""
 
-from .conftest import reference_flow, secret_flow
+from tests.flowkit import load_reference as reference_flow
+
+from .conftest import secret_flow
 
 
 def test_find_flow_matches_the_read_schema_dump(app, client, alice):

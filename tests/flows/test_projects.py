@@ -7,7 +7,7 @@ import json
 import uuid
 import zipfile
 
-from tests.flows.conftest import reference_flow
+from tests.flowkit import load_reference as reference_flow
 
 URL = "/api/v1/projects/"
 

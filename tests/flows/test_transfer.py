@@ -9,7 +9,8 @@ import zipfile
 
 import pytest
 
-from tests.flows.conftest import FIXTURE_NAMES, reference_flow
+from tests.flowkit import load_reference as reference_flow
+from tests.flows.conftest import FIXTURE_NAMES
 
 URL = "/api/v1/flows/"
 

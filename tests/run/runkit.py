@@ -4,63 +4,14 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 from typing import Any
 
-from service_bundle_standard.bundle import all_components
-
 from core.app import state
-from core.engine import Registry
+from tests.flowkit import edge, node
+from tests.flowkit import flow as flow_data
+from tests.flowkit import load_reference as reference
 
-REFERENCE_FLOWS = Path("/work/shared/reference/flows")
-LOCAL_FLOWS = Path(__file__).resolve().parents[1] / "reference_flows"
-_REGISTRY: Registry | None = None
-
-
-def registry() -> Registry:
-    global _REGISTRY
-    if _REGISTRY is None:
-        _REGISTRY = Registry.from_classes(all_components())
-    return _REGISTRY
-
-
-def reference(name: str) -> dict[str, Any]:
-    """A reference export (the copy in tests/reference_flows when the shared folder is absent)."""
-    for base in (REFERENCE_FLOWS, LOCAL_FLOWS):
-        if (base / name).exists():
-            return json.loads((base / name).read_text(encoding="utf-8"))
-    raise FileNotFoundError(name)
-
-
-def node(key: str, node_id: str, **values: Any) -> dict[str, Any]:
-    """A node as the editor saves it (the catalog node), with some field values set and shown."""
-    fnode = registry()[key].to_frontend_node()
-    for name, value in values.items():
-        fnode["template"][name]["value"] = value
-        fnode["template"][name]["show"] = True
-    return {
-        "id": node_id,
-        "type": "genericNode",
-        "position": {"x": 0, "y": 0},
-        "data": {"id": node_id, "type": key, "node": fnode},
-    }
-
-
-def edge(source: dict[str, Any], output: str, target: dict[str, Any], field: str) -> dict[str, Any]:
-    out_types = next(o["types"] for o in source["data"]["node"]["outputs"] if o["name"] == output)
-    sh = {"dataType": source["data"]["type"], "id": source["id"], "name": output, "output_types": out_types}
-    tfield = target["data"]["node"]["template"][field]
-    th = {"fieldName": field, "id": target["id"], "inputTypes": tfield.get("input_types"), "type": tfield["type"]}
-    return {
-        "id": f"e-{source['id']}-{target['id']}-{field}",
-        "source": source["id"],
-        "target": target["id"],
-        "data": {"sourceHandle": sh, "targetHandle": th},
-    }
-
-
-def flow_data(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"nodes": nodes, "edges": edges, "viewport": {"x": 0, "y": 0, "zoom": 1}}
+__all__ = ["edge", "flow_data", "node", "reference"]  # re-exported for the run tests
 
 
 def chat_echo(**output_values: Any) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""Helpers to write flows in tests: nodes are real catalog nodes (``to_frontend_node``) like the UI saves."""
+"""Helpers to write flows in tests (engine, run, build, flows): nodes are real catalog nodes
+(``to_frontend_node``) like the UI saves, edges carry the UI's handle strings, and the reference
+exports load from ``../shared`` or the copies in ``tests/reference_flows``."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ from service_bundle_standard.bundle import all_components
 
 from core.engine import Registry
 
-REFERENCE_FLOWS = Path("/work/shared/reference/flows")
-LOCAL_FLOWS = Path(__file__).parents[1] / "reference_flows"
+REPO = Path(__file__).resolve().parents[1]
+REFERENCE_FLOWS = REPO.parent / "shared" / "reference" / "flows"
+LOCAL_FLOWS = REPO / "tests" / "reference_flows"
 
 _REGISTRY: Registry | None = None
 
@@ -23,19 +26,28 @@ def standard_registry() -> Registry:
     return _REGISTRY
 
 
-def load_reference(name: str) -> dict[str, Any]:
-    """A reference export (falls back to the copy kept next to the tests)."""
+def reference_path(name: str) -> Path:
+    """The file of a reference export: in ``../shared``, else the copy kept in ``tests/reference_flows``."""
     for base in (REFERENCE_FLOWS, LOCAL_FLOWS):
-        path = base / name
-        if path.exists():
-            return json.loads(path.read_text())
+        if (base / name).exists():
+            return base / name
     raise FileNotFoundError(name)
 
 
+def load_reference(name: str) -> dict[str, Any]:
+    return json.loads(reference_path(name).read_text(encoding="utf-8"))
+
+
 def node(
-    key: str, node_id: str | None = None, *, show: dict[str, bool] | None = None, frozen: bool = False, **values: Any
+    key: str,
+    node_id: str | None = None,
+    *,
+    show: dict[str, bool] | None = None,
+    frozen: bool = False,
+    registry: Registry | None = None,
+    **values: Any,
 ) -> dict[str, Any]:
-    klass = standard_registry()[key]
+    klass = (registry or standard_registry())[key]
     nid = node_id or f"{key}-{abs(hash((key, tuple(values)))) % 100000:05d}"
     fnode = klass.to_frontend_node()
     for name, value in values.items():
