@@ -37,7 +37,7 @@ FILE_TYPES = [
 ]
 
 
-def _session_inputs() -> list[Any]:
+def session_inputs() -> list[Any]:
     return [
         MessageTextInput(
             "session_id",
@@ -75,7 +75,7 @@ class ChatInput(Component):
             "sender", "Sender Type", "User", options=["Machine", "User"], advanced=True, info="Type of sender."
         ),
         MessageTextInput("sender_name", "Sender Name", "User", advanced=True, info="Name of the sender."),
-        *_session_inputs(),
+        *session_inputs(),
         FileInput(
             "files",
             "Files",
@@ -136,7 +136,7 @@ class ChatOutput(Component):
             "sender", "Sender Type", "Machine", options=["Machine", "User"], advanced=True, info="Type of sender."
         ),
         MessageTextInput("sender_name", "Sender Name", "AI", advanced=True, info="Name of the sender."),
-        *_session_inputs(),
+        *session_inputs(),
         MessageTextInput(
             "data_template",
             "Data Template",

@@ -13,6 +13,7 @@ from core.engine import Component, Data, DataFrame, Message, Output
 from core.engine.inputs import DropdownInput, HandleInput, IntInput, MessageTextInput, TabInput
 from core.engine.text import format_template
 from core.engine.types import to_text
+from service_bundle_standard.inputs_outputs import session_inputs
 
 
 @lru_cache(maxsize=1)
@@ -198,20 +199,7 @@ class MemoryComponent(Component):
         ),
         MessageTextInput("sender_name", "Sender Name", "", advanced=True, show=False, info="Filter by sender name."),
         IntInput("n_messages", "Number of Messages", 100, advanced=True, info="Number of messages to retrieve."),
-        MessageTextInput(
-            "session_id",
-            "Session ID",
-            "",
-            advanced=True,
-            info="The session ID of the chat. If empty, the current session ID parameter will be used.",
-        ),
-        MessageTextInput(
-            "context_id",
-            "Context ID",
-            "",
-            advanced=True,
-            info="The context ID of the chat. Adds an extra layer to the local memory.",
-        ),
+        *session_inputs(),
         DropdownInput(
             "order",
             "Order",
