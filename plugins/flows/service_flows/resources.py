@@ -13,11 +13,12 @@ from typing import Any
 
 from flask import Response, g, request
 from flask_smorest import Blueprint
-from marshmallow import ValidationError, fields
+from marshmallow import fields
 
 from core import db
 from core.auth import allowed, authenticated, current_actor
-from core.errors import ApiError, ValidationFailed, flatten_marshmallow
+from core.errors import ApiError, ValidationFailed
+from core.requests import json_list
 from service_flows import examples, schemas, services, transfer
 
 flows_blp = Blueprint("flows", __name__, url_prefix="/api/v1/flows", description="Flows")
@@ -25,14 +26,13 @@ starter_blp = Blueprint(
     "starter_projects", __name__, url_prefix="/api/v1/starter-projects", description="Starter projects"
 )
 
-_IDS = fields.List(fields.UUID(), required=True)
 _READ = schemas.FlowReadSchema()
 _HEADER = schemas.FlowHeaderSchema()
 
 
 # --- helpers ------------------------------------------------------------------------------------------
 def json_response(payload: Any, status: int = 200) -> Response:
-    """A JSON response (compression is left to the HTTP server or proxy, see docs/plugins/flows.md)."""
+    """A compact JSON response (the core gzips it when the client accepts gzip)."""
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
     return Response(body, status=status, mimetype="application/json")
 
@@ -43,11 +43,7 @@ def dump_flows(flows: list[dict[str, Any]], header: bool = False) -> list[dict[s
 
 def id_list() -> list[uuid.UUID]:
     """A top-level JSON array of flow ids (422 otherwise)."""
-    body = request.get_json(silent=True)
-    try:
-        return _IDS.deserialize(body)
-    except ValidationError as exc:
-        raise ValidationFailed(flatten_marshmallow(exc.messages, "body")) from None
+    return json_list(fields.UUID())
 
 
 def uploaded_file() -> tuple[str, bytes]:
