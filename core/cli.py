@@ -46,6 +46,10 @@ def run_command(host: str | None, port: int | None, workers: int | None, dev: bo
     if dev:
         app = _factory()
         settings = app.extensions["service"].settings
+        from core.startup import summary
+
+        for line in summary(app):
+            click.echo(line, err=True)
         app.run(host=settings.host, port=settings.port, threaded=True, use_reloader=False)
         return
     args = [sys.executable, "-m", "core.server"]
@@ -56,14 +60,57 @@ def run_command(host: str | None, port: int | None, workers: int | None, dev: bo
     os.execv(sys.executable, args)  # noqa: S606 - fixed argv, no shell
 
 
+#: Flask's and its extensions' commands: useful to developers, noise to operators, so they live
+#: under ``service dev`` (``service dev routes``, ``service dev shell``, ...).
+DEV_COMMANDS = ("limiter", "openapi", "routes", "shell")
+#: FlaskGroup's own options (``-e/--env-file``, ``-A/--app``, ``--debug``): the service loads its own
+#: app and reads ``SERVICE_*`` settings, so they would only mislead.
+FLASK_OPTIONS = ("env_file", "app", "debug")
+
+
+class DevGroup(click.Group):
+    """``service dev``: the Flask internals, looked up through the parent group on demand."""
+
+    def __init__(self, parent: FlaskGroup) -> None:
+        super().__init__(
+            "dev",
+            help="Developer tools from Flask and its extensions (routes, shell, openapi, limiter).",
+            short_help="Developer tools: routes, shell, openapi, limiter.",
+        )
+        self.flask_group = parent
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in DEV_COMMANDS if self.get_command(ctx, name) is not None]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in DEV_COMMANDS:
+            return None
+        return FlaskGroup.get_command(self.flask_group, ctx, name)
+
+
+class ServiceGroup(FlaskGroup):
+    """The ``service`` command: our commands at the top, Flask's under ``service dev``."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted((set(super().list_commands(ctx)) - set(DEV_COMMANDS)) | {"dev"})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name == "dev":
+            return DevGroup(self)
+        if name in DEV_COMMANDS:
+            return None
+        return super().get_command(ctx, name)
+
+
 def main() -> None:
-    group = FlaskGroup(
+    group = ServiceGroup(
         create_app=_factory,
         add_default_commands=False,
         add_version_option=False,
         load_dotenv=False,
-        help="Flow Builder Service administration.",
+        help="Flow Builder Service administration. Settings come from SERVICE_* variables (see the README).",
     )
+    group.params = [p for p in group.params if p.name not in FLASK_OPTIONS]
     group.add_command(run_command)
     from flask.cli import routes_command, shell_command
 

@@ -117,8 +117,11 @@ def get_engine(settings: Settings) -> sa.Engine:
         else:
             if url.startswith("postgresql://"):
                 url = "postgresql+psycopg://" + url[len("postgresql://") :]
+            # an unreachable host fails start-up in seconds instead of the driver's unbounded wait
+            connect_args = {} if "connect_timeout" in url else {"connect_timeout": 10}
             engine = sa.create_engine(
                 url,
+                connect_args=connect_args,
                 pool_size=settings.db_pool_size,
                 max_overflow=settings.db_max_overflow,
                 pool_pre_ping=True,
@@ -163,6 +166,21 @@ def session() -> Session:
     from flask import current_app
 
     return current_app.extensions["service.db"]()
+
+
+def release(app: Flask | None = None) -> None:
+    """End this thread's database session now, returning its connection to the pool.
+
+    Call it before anything long (a run, a stream, a blocking read of job events): a session that
+    only read something would otherwise hold its connection until the request or job ends (with
+    SQLite's single connection, blocking every other request).
+    """
+    from flask import current_app
+
+    target = app if app is not None else current_app
+    factory = target.extensions.get("service.db")
+    if factory is not None:
+        factory.remove()
 
 
 @contextlib.contextmanager

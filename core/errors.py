@@ -120,6 +120,9 @@ def http_exception_response(error: HTTPException):
     if status == 405:
         detail = "Method Not Allowed"
     headers = dict(error.get_response().headers) if status in (405,) else {}
+    if status == 413:  # a chunked body ran over the route's limit (core.requests.check_body)
+        detail = "Request body too large for this endpoint"
+        headers["Connection"] = "close"
     headers.pop("Content-Type", None)
     headers.pop("Content-Length", None)
     return _detail_response(status, detail, headers)
@@ -140,6 +143,15 @@ def init_app(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http_error(error: HTTPException):
         return http_exception_response(error)
+
+    import redis
+
+    @app.errorhandler(redis.ConnectionError)
+    @app.errorhandler(redis.TimeoutError)
+    def _store_unavailable(error: Exception):
+        # Redis (job queue, shared limits, build store) unreachable: the client may retry; not a server bug
+        log.warning("Redis unavailable on %s %s: %s", request.method, request.path, error)
+        return _detail_response(503, "A backing service is unavailable; retry shortly", {"Retry-After": "5"})
 
     @app.errorhandler(DataError)
     def _unstorable(error: DataError):

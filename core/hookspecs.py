@@ -24,26 +24,42 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from flask import Blueprint, Flask, Request
 
     from core.auth import Actor
-    from core.records import HealthCheck, Job, Migrations, Permission, SettingsSection
+    from core.records import HealthCheck, Job, Migrations, ModelProvider, Permission, SettingsSection
 
 __all__ = [
     "actor_from_request",
+    "blocked_components",
+    "blocked_templates",
+    "check_run",
     "extend_config",
     "find_flow",
+    "find_project",
+    "flows_using_components",
     "get_variable",
+    "list_models",
+    "list_project_flows",
+    "mcp_server_config",
     "message_history",
+    "model_provider_allowed",
     "on_app_created",
+    "on_flow_changed",
     "on_messages",
     "on_user_deleted",
     "on_vertex_built",
     "permission_allowed",
+    "project_auth_type",
+    "published_agents",
+    "read_user_file",
     "register_blueprints",
     "register_commands",
     "register_components",
     "register_health_checks",
     "register_jobs",
     "register_migrations",
+    "register_model_providers",
     "register_settings",
+    "stored_flows",
+    "update_project_mcp",
 ]
 
 
@@ -80,7 +96,8 @@ def register_migrations() -> list[Migrations]:
 def register_commands() -> list[click.Command]:
     """Return click commands (or groups) added to the ``service`` CLI.
 
-    Called while an app is built; the commands run inside its app context.
+    Called while an app is built; decorate a command with
+    ``flask.cli.with_appcontext`` to run it inside the app's context.
     """
 
 
@@ -152,6 +169,21 @@ def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> dict[s
     """
 
 
+@hookspec
+def check_run(user_id: str | None, flow: dict[str, Any], surface: str) -> None:
+    """A flow is about to run: refuse it by raising :class:`core.errors.ApiError`.
+
+    Called by every run surface after the flow is looked up and before any
+    component runs. ``user_id`` is the owner the run acts for (None for an
+    anonymous public run); ``flow`` is the flow dict as ``find_flow`` returns
+    it (``data`` holds the graph actually run, an unsaved editor graph
+    included); ``surface`` names the entry point (``"run"``, ``"webhook"``,
+    ``"build"``, ``"build_public"``, ...). Raise ``ApiError(403, ...)`` naming
+    the reason (for example the blocked component); build jobs turn it into
+    their ``error`` event. Must be cheap: it runs on every run.
+    """
+
+
 @hookspec(firstresult=True)
 def get_variable(user_id: str, name: str) -> str | None:
     """The decrypted value of ``user_id``'s variable ``name``, or None.
@@ -201,4 +233,161 @@ def on_user_deleted(user_id: str) -> None:
 
     Called inside the deleting request's database transaction
     (:func:`core.db.session`), so a failure rolls the whole deletion back.
+    """
+
+
+@hookspec
+def register_model_providers() -> list[ModelProvider]:
+    """Return the model providers this plugin or bundle offers (:class:`core.records.ModelProvider`).
+
+    Called when the model-provider policy is read (``registered_providers``)
+    and by whoever checks a provider against the policy. ``provider_id`` is a
+    slug (``^[a-z0-9][a-z0-9._-]*$``); duplicates across plugins are refused.
+    """
+
+
+@hookspec
+def blocked_components() -> list[str] | None:
+    """Return the catalog keys (canonical registry keys) an admin has blocked, or None.
+
+    Every implementation is asked; the union is blocked. Asked by the catalog
+    (``GET /api/v1/all`` hides them unless ``include_blocked``), the starter
+    projects and examples, and the flows plugin (to mark stored flows that
+    use them). Must be cheap (an in-process snapshot).
+    """
+
+
+@hookspec
+def blocked_templates() -> list[str] | None:
+    """Return the template (starter project / example) keys an admin has blocked, or None.
+
+    Keys are the examples' ``name_key`` (or name); the union of every answer is blocked.
+    """
+
+
+@hookspec
+def on_flow_changed(flow_id: str, user_id: str | None, flow: dict[str, Any] | None) -> None:
+    """A stored flow was created, updated or deleted (``flow`` None when deleted).
+
+    Called by the flows plugin inside the writing transaction
+    (:func:`core.db.session`), after the row is flushed, so an index kept by a
+    plugin commits or rolls back with it. ``flow`` holds ``id``, ``name``,
+    ``user_id``, ``data``, ``updated_at``. Used by the policies plugin to keep
+    component usage current.
+    """
+
+
+@hookspec(firstresult=True)
+def stored_flows(after_id: str | None, limit: int) -> list[dict[str, Any]] | None:
+    """A page of every stored flow of every user, ordered by id, after ``after_id``.
+
+    Each item holds ``id``, ``name``, ``user_id``, ``data``. For trusted
+    internal scans only (rebuilding an index such as component usage); never
+    serve the result to a user as is.
+    """
+
+
+@hookspec
+def model_provider_allowed(provider_id: str) -> bool | None:
+    """May a model of ``provider_id`` be used? True, False, or None (no opinion).
+
+    Asked by model components (and the models plugin) before they call a
+    provider. Every implementation is asked; any False refuses. The policies
+    plugin answers from the stored model-provider policy (read at once, so a
+    replacement is seen by every process); an empty approved list allows all.
+    """
+
+
+@hookspec
+def flows_using_components(component_keys: list[str]) -> list[dict[str, Any]] | None:
+    """Every stored flow (any owner) that uses one of ``component_keys``: which flows, which nodes.
+
+    Asked after a bundle reload changed or removed components. Return
+    ``[{"flow_id", "name", "user_id", "nodes": [{"id", "type"}]}]`` (one item per flow).
+    """
+
+
+@hookspec(firstresult=True)
+def find_project(user_id: str | None, project_id: str) -> dict[str, Any] | None:
+    """Look up a project (folder) by id, scoped by owner.
+
+    With ``user_id`` set, only that user's project matches; with None, any
+    owner's (trusted internal callers only, such as a project MCP server whose
+    ``auth_settings`` say ``none``). Return a plain dict (``id``, ``name``,
+    ``description``, ``user_id``, ``auth_settings``) or None (answered 404).
+    """
+
+
+@hookspec(firstresult=True)
+def published_agents(user_id: str) -> list[dict[str, Any]] | None:
+    """The flows ``user_id`` publishes over A2A: ``flow_type`` agent and ``a2a_enabled`` true.
+
+    Plain dicts as ``find_flow`` returns them, without ``data`` (the owner's own flows only).
+    """
+
+
+@hookspec(firstresult=True)
+def list_project_flows(user_id: str, project_id: str | None, with_data: bool) -> list[dict[str, Any]] | None:
+    """The flows of ``user_id``'s project ``project_id`` (all of the user's flows when None), by name.
+
+    Components are left out. Each dict holds ``id``, ``name``, ``description``,
+    ``endpoint_name``, ``mcp_enabled``, ``action_name``, ``action_description``,
+    ``updated_at`` (and ``data`` when ``with_data``). None when the project is not
+    the user's (answered 404). Used by the MCP surface to list a project's tools.
+    """
+
+
+@hookspec(firstresult=True)
+def update_project_mcp(
+    user_id: str, project_id: str, tools: list[dict[str, Any]], auth_settings: dict[str, Any] | None
+) -> int | None:
+    """Set the MCP fields of a project's flows and, when given, the project's ``auth_settings``.
+
+    ``tools`` items hold ``id`` and any of ``mcp_enabled``, ``action_name``,
+    ``action_description``; ids of flows outside the project are ignored. Runs in
+    the caller's transaction. Returns how many flows were updated, or None when the
+    project is not the user's.
+    """
+
+
+@hookspec(firstresult=True)
+def mcp_server_config(user_id: str, name: str) -> dict[str, Any] | None:
+    """``user_id``'s stored MCP server ``name`` for a component's connection, or None.
+
+    Called by the engine (``RunContext.mcp_server``) when an ``MCP Tools`` component
+    connects. Returns ``{name, transport, url, headers}`` (HTTP/SSE) or ``{name,
+    transport: "stdio", command, args, env}`` with secret values decrypted; raise
+    :class:`core.errors.ApiError` when a deployment policy (``SERVICE_MCP_SERVERS_LOCKED``,
+    ``SERVICE_MCP_SERVER_DOCKER_HARDENING``) refuses it. Never answered to a client.
+    """
+
+
+@hookspec(firstresult=True)
+def read_user_file(user_id: str, ref: str) -> bytes | None:
+    """The bytes of a file ``user_id`` may read in a run, named by ``ref``, or None.
+
+    Called by file components through ``RunContext.read_file`` (wired by
+    :func:`core.runs.make_context`). ``ref`` is a stored file's id or path
+    (``<user_id>/<name>``, ``<flow_id>/<name>``) or, when
+    ``SERVICE_RESTRICT_LOCAL_FILE_ACCESS`` is off, a local path outside the
+    config directory. Another user's file is never returned: answer None
+    (the component then reports the file as not found).
+    """
+
+
+@hookspec(firstresult=True)
+def list_models(context: Any, provider: str, refresh: bool) -> list[str] | None:
+    """The model ids ``provider`` (a provider name of the reference's model field, such as
+    ``"OpenAI Compatible"``) offers to the owner of ``context`` (a :class:`core.engine.RunContext`
+    with the owner's variables and the egress policy): live discovery from its ``GET /models``,
+    cached; ``refresh`` bypasses the cache. None when this implementation does not know ``provider``.
+    """
+
+
+@hookspec(firstresult=True)
+def project_auth_type(folder_id: str) -> str | None:
+    """The ``auth_settings.auth_type`` of project ``folder_id`` (``none``, ``apikey``, ``oauth``, ...).
+
+    None when the project has no auth settings or does not exist. Never returns the other
+    members of ``auth_settings`` (they may hold OAuth secrets).
     """

@@ -1,9 +1,11 @@
 """IP rate limits on Flask-Limiter, shared by every plugin that needs one.
 
-Each app has its own ``Limiter`` (storage ``SERVICE_RATE_LIMIT_STORAGE_URI``:
-``memory://`` counts per process and restarts with an app rebuild; use
-``redis://...`` to share counters between workers). Plugins decorate views
-with :func:`rate_limited`; a breach answers 429 with ``Retry-After: 60``.
+Each app has its own ``Limiter``. With ``SERVICE_RATE_LIMIT_STORAGE_URI=memory://``
+(the default) its counters live in the core's shared state (:mod:`core.shared`:
+files of the config directory, or Redis in scale-out), so every worker process
+of a server counts together and counts survive an app rebuild; any other URI
+(``redis://...``) is used as it is. Plugins decorate views with
+:func:`rate_limited`; a breach answers 429 with ``Retry-After: 60``.
 """
 
 from __future__ import annotations
@@ -37,11 +39,17 @@ class TooManyRequests(Exception):
     """Raised by :func:`rate_limited`; answered 429 with ``Retry-After: 60``."""
 
 
-def init_app(app: Flask, settings: Settings) -> Limiter:
+def init_app(app: Flask, settings: Settings, shared: Any = None) -> Limiter:
+    uri, options = settings.rate_limit_storage_uri, {}
+    if uri == "memory://" and shared is not None:
+        from core.shared import SharedLimitsStorage
+
+        uri, options = f"{SharedLimitsStorage.STORAGE_SCHEME[0]}://", {"state": shared}
     limiter = Limiter(
         key_func=client_ip,
         app=app,
-        storage_uri=settings.rate_limit_storage_uri,
+        storage_uri=uri,
+        storage_options=options,
         enabled=settings.rate_limit_enabled,
         headers_enabled=False,  # its headers would overwrite our Retry-After
         strategy="fixed-window",

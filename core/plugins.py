@@ -3,10 +3,18 @@
 Discovery reads the entry point groups ``service.plugins`` and
 ``service.bundles`` itself (pluggy's ``load_setuptools_entrypoints`` stops at
 the first plugin that fails to import); each plugin is loaded and checked on
-its own, so a broken one is reported by name and skipped while the others
-load. ``SERVICE_PLUGINS`` loads only the named plugins, ``SERVICE_DISABLED_PLUGINS``
+its own, so a broken third-party one is reported by name and skipped while
+the others load; a first-party plugin (a ``service-*`` distribution of this
+project) that implements an unknown hook fails start-up naming the hook.
+``SERVICE_PLUGINS`` loads only the named plugins, ``SERVICE_DISABLED_PLUGINS``
 skips the named ones. The core's own features register through the same
 :meth:`PluginHost.register` as any plugin.
+
+A plugin may publish hooks of its own (as devpi's web plugin does): its plugin
+module names a module of ``@hookspec`` functions in ``HOOKSPECS``; the host adds
+every loaded plugin's specs before it registers any plugin, so plugins
+implement each other's hooks whatever their order. An implementation of a hook
+whose publisher may be absent is marked ``@hookimpl(optionalhook=True)``.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ log = logging.getLogger(__name__)
 PLUGIN_GROUP = "service.plugins"
 BUNDLE_GROUP = "service.bundles"
 CORE_PLUGINS = ("core.builtin.plugin",)
+#: distributions of this project: their mistakes fail start-up instead of being skipped
+FIRST_PARTY_PREFIX = "service-"
 
 T = TypeVar("T")
 
@@ -68,7 +78,11 @@ class PluginHost:
         except (ValueError, pluggy.PluginValidationError) as exc:
             raise PluginError(f"plugin {name!r}: {exc}") from exc
         callers = self.pm.get_hookcallers(plugin) or []
-        unknown = [hc.name for hc in callers if not hc.has_spec()]
+        unknown = [
+            hc.name
+            for hc in callers
+            if not hc.has_spec() and not all(i.optionalhook for i in hc.get_hookimpls() if i.plugin is plugin)
+        ]
         if unknown:
             self.pm.unregister(plugin)
             raise PluginError(f"plugin {name!r} implements unknown hooks: {', '.join(sorted(unknown))}")
@@ -80,6 +94,17 @@ class PluginHost:
             kind=kind,
         )
 
+    def add_specs(self, plugin: object, name: str) -> None:
+        """Add the hook specifications a plugin publishes (its ``HOOKSPECS`` module or module path)."""
+        specs = getattr(plugin, "HOOKSPECS", None)
+        if specs is None:
+            return
+        module = importlib.import_module(specs) if isinstance(specs, str) else specs
+        clashes = [n for n in getattr(module, "__all__", ()) if hasattr(hookspecs, n)]
+        if clashes:
+            raise PluginError(f"plugin {name!r} publishes hooks the core already has: {', '.join(clashes)}")
+        self.pm.add_hookspecs(module)
+
     def register_module(self, path: str, name: str | None = None, kind: str = "plugin") -> None:
         """Import ``path`` and register it (used for explicit plugin lists and the core)."""
         module = importlib.import_module(path)
@@ -89,29 +114,48 @@ class PluginHost:
         """Discover, filter and register installed plugins and bundles, each on its own."""
         allowed = set(allow) if allow is not None else None
         denied = set(deny)
+        loaded: list[tuple[Any, object, str]] = []
         for group, kind in ((PLUGIN_GROUP, "plugin"), (BUNDLE_GROUP, "bundle")):
             for ep in sorted(importlib.metadata.entry_points(group=group), key=lambda e: e.name):
                 if ep.name in denied or (allowed is not None and ep.name not in allowed):
                     continue
-                dist = ep.dist
                 try:
-                    plugin = ep.load()
-                    self.register(
-                        plugin,
-                        ep.name,
-                        kind=kind,
-                        distribution=dist.name if dist else None,
-                        version=dist.version if dist else None,
-                    )
-                except Exception as exc:  # a broken third-party plugin must not stop the others
-                    reason = f"{type(exc).__name__}: {exc}"
-                    self.failures[ep.name] = reason
-                    log.warning("skipping plugin %s (%s): %s", ep.name, group, reason)
+                    loaded.append((ep, ep.load(), kind))
+                except Exception as exc:
+                    self._failed(ep, exc)
+        ready = []
+        for ep, plugin, kind in loaded:  # every published spec first, then every implementation
+            try:
+                self.add_specs(plugin, ep.name)
+                ready.append((ep, plugin, kind))
+            except Exception as exc:
+                self._failed(ep, exc)
+        for ep, plugin, kind in ready:
+            dist = ep.dist
+            try:
+                self.register(
+                    plugin,
+                    ep.name,
+                    kind=kind,
+                    distribution=dist.name if dist else None,
+                    version=dist.version if dist else None,
+                )
+            except Exception as exc:
+                self._failed(ep, exc)
         if allowed:
             missing = allowed - set(self.infos) - set(self.failures)
             for name in sorted(missing):
                 self.failures[name] = "not installed"
                 log.warning("SERVICE_PLUGINS names %s, which is not installed", name)
+
+    def _failed(self, ep: Any, exc: Exception) -> None:
+        """A plugin could not load: fail start-up for our own distributions, skip a third party's."""
+        dist = ep.dist.name if ep.dist is not None else ""
+        reason = f"{type(exc).__name__}: {exc}"
+        if dist.startswith(FIRST_PARTY_PREFIX):
+            raise PluginError(f"first-party plugin {ep.name!r} ({dist}) cannot load: {reason}") from exc
+        self.failures[ep.name] = reason  # a broken third-party plugin must not stop the others
+        log.warning("skipping plugin %s (%s): %s", ep.name, ep.group, reason)
 
     def check_pending(self) -> None:
         """Fail fast on hook implementations without a specification (typos)."""
@@ -171,22 +215,26 @@ def build_host(
         by_name = {
             ep.name: ep for group in (PLUGIN_GROUP, BUNDLE_GROUP) for ep in importlib.metadata.entry_points(group=group)
         }
+        chosen: list[tuple[str, object, dict[str, Any]]] = []  # (name, plugin, register() keywords)
         for item in plugins:
             if isinstance(item, tuple):
-                host.register(item[1], item[0])
+                chosen.append((item[0], item[1], {}))
             elif isinstance(item, ModuleType):
-                host.register(item, plugin_name(item))
+                chosen.append((plugin_name(item), item, {}))
             elif item in by_name:
                 ep = by_name[item]
-                kind = "bundle" if ep.group == BUNDLE_GROUP else "plugin"
-                host.register(
-                    ep.load(),
-                    item,
-                    kind=kind,
-                    distribution=ep.dist.name if ep.dist else None,
-                    version=ep.dist.version if ep.dist else None,
-                )
+                extra = {
+                    "kind": "bundle" if ep.group == BUNDLE_GROUP else "plugin",
+                    "distribution": ep.dist.name if ep.dist else None,
+                    "version": ep.dist.version if ep.dist else None,
+                }
+                chosen.append((item, ep.load(), extra))
             else:
-                host.register_module(item)
+                module = importlib.import_module(item)
+                chosen.append((plugin_name(module), module, {}))
+        for name, plugin, _extra in chosen:
+            host.add_specs(plugin, name)
+        for name, plugin, extra in chosen:
+            host.register(plugin, name, **extra)  # type: ignore[arg-type]
     host.check_pending()
     return host

@@ -84,3 +84,17 @@ class PluginInfo:
     distribution: str | None
     hooks: tuple[str, ...] = field(default_factory=tuple)
     kind: str = "plugin"  # "core", "plugin" or "bundle"
+
+
+@dataclass(frozen=True)
+class ModelProvider:
+    """A model provider a plugin or bundle offers (``register_model_providers``).
+
+    ``provider_id`` is the slug the model-provider policy approves,
+    ``display_name`` what people read, ``provider`` the provider family
+    (for example ``"openai"`` for any OpenAI-style endpoint).
+    """
+
+    provider_id: str
+    display_name: str
+    provider: str

@@ -1,24 +1,228 @@
-"""Request-body helpers the marshmallow/flask-smorest layer does not cover."""
+"""Request bodies: the one JSON parser, per-route body limits, and helpers smorest does not cover.
+
+Every JSON document the service reads from a client goes through
+:func:`parse_json`: request bodies (Flask's ``get_json`` uses it through the
+app's JSON provider, and :func:`check_body` parses JSON bodies with it before
+any view runs), and flow files or ZIP entries uploaded to the flows plugin.
+It refuses, with a 422 naming the problem, what :func:`json.loads` lets
+through or turns into a 500: nesting deeper than ``SERVICE_JSON_MAX_DEPTH``,
+integers longer than ``SERVICE_JSON_MAX_INT_DIGITS``, ``NaN``/``Infinity`` and
+overflowing floats, lone UTF-16 surrogates, and bytes that are not UTF-8.
+
+Body limits: a view declares its class with :func:`body_limit` (``json`` by
+default, ``flow`` for whole flows, ``upload`` for file uploads). The
+``before_request`` hook :func:`check_body` refuses a larger ``Content-Length``
+with 413 before a byte is read (and before authentication, which happens in
+the views), and caps chunked bodies through Werkzeug's bounded input stream.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import itertools
+import json
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from flask import request
+from flask import Flask, current_app, request
+from flask.json.provider import DefaultJSONProvider
 from marshmallow import ValidationError, fields
 
-from core.errors import ValidationFailed, flatten_marshmallow, validation_error
+from core.errors import ApiError, ValidationFailed, flatten_marshmallow, validation_error
+
+MB = 1024 * 1024
+DEFAULT_MAX_DEPTH = 100
+DEFAULT_MAX_INT_DIGITS = 64
+BODY_CLASSES = ("json", "flow", "upload", "raw")
+F = TypeVar("F", bound=Callable[..., Any])
+
+# --- the JSON parser ----------------------------------------------------------------------------------
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"')  # only ever run on text json.loads accepted (strings all closed)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
+class _Refused(ValueError):
+    def __init__(self, msg: str, type_: str) -> None:
+        super().__init__(msg)
+        self.type = type_
+
+
+def _limits() -> tuple[int, int]:
+    try:
+        settings = current_app.extensions["service"].settings
+        return settings.json_max_depth, settings.json_max_int_digits
+    except (RuntimeError, KeyError):  # no app (tools, tests of the parser itself)
+        return DEFAULT_MAX_DEPTH, DEFAULT_MAX_INT_DIGITS
+
+
+def _depth(text: str) -> int:
+    """Deepest nesting of valid JSON ``text``; string contents removed first, then C-level iteration."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def _first_lone_surrogate(value: Any, path: list[str]) -> list[str] | None:
+    """The path of the first string (key or value) that is not encodable UTF-8, else None."""
+    stack: list[tuple[Any, list[str]]] = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                return where
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    return [*where, "(key)"]
+                stack.append((item, [*where, key]))
+        elif isinstance(node, list):
+            stack.extend((item, [*where, str(i)]) for i, item in enumerate(node))
+    return None
+
+
+def parse_json(
+    raw: bytes | str,
+    *,
+    loc: list[str | int] | None = None,
+    max_depth: int | None = None,
+    max_int_digits: int | None = None,
+) -> Any:
+    """Parse a client's JSON document; 422 ``json_*`` (at ``loc``, default ``["body"]``) when it is hostile."""
+    where: list[str | int] = loc or ["body"]
+    depth_limit, digits_limit = _limits()
+    depth_limit = max_depth or depth_limit
+    digits_limit = max_int_digits or digits_limit
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise validation_error(
+                where, f"Invalid JSON: not UTF-8 ({exc.reason} at byte {exc.start})", "json_invalid"
+            ) from None
+    else:
+        text = raw
+
+    def parse_int(digits: str) -> int:
+        if len(digits.lstrip("-")) > digits_limit:
+            raise _Refused(f"Invalid JSON: integers are limited to {digits_limit} digits", "json_int_too_long")
+        return int(digits)
+
+    def parse_float(literal: str) -> float:
+        number = float(literal)
+        if number in (float("inf"), float("-inf")):
+            raise _Refused(f"Invalid JSON: the number {literal[:40]} is out of range", "json_number_out_of_range")
+        return number
+
+    def parse_constant(name: str) -> Any:
+        raise _Refused(f"Invalid JSON: {name} is not a JSON value", "json_invalid")
+
+    try:
+        value = json.loads(text, parse_int=parse_int, parse_float=parse_float, parse_constant=parse_constant)
+    except _Refused as exc:
+        raise validation_error(where, str(exc), exc.type) from None
+    except RecursionError:
+        raise _too_deep(where, depth_limit) from None
+    except ValueError as exc:  # JSONDecodeError
+        msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        pos = f" (line {exc.lineno} column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise validation_error(where, f"Invalid JSON: {msg}{pos}", "json_invalid") from None
+    # the nesting can only exceed the limit when there are at least that many brackets (cheap pre-check)
+    if text.count("[") + text.count("{") > depth_limit and _depth(text) > depth_limit:
+        raise _too_deep(where, depth_limit)
+    if _SURROGATE_ESCAPE.search(text):
+        bad = _first_lone_surrogate(value, [])
+        if bad is not None:
+            at = ".".join(bad) or "(document)"
+            raise validation_error(
+                where, f"Invalid JSON: a lone UTF-16 surrogate escape in a string at {at}", "json_invalid_unicode"
+            )
+    return value
+
+
+def _too_deep(where: list[str | int], limit: int) -> ValidationFailed:
+    return validation_error(where, f"Invalid JSON: nested deeper than {limit} levels", "json_too_deep")
+
+
+class JSONProvider(DefaultJSONProvider):
+    """Flask's JSON with :func:`parse_json` for loading, so ``request.get_json()`` is the hardened path."""
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        return parse_json(s)
+
+
+# --- body limits --------------------------------------------------------------------------------------
+def body_limit(kind: str) -> Callable[[F], F]:
+    """Declare a view's body class: ``json`` (default), ``flow``, ``upload`` (see the module doc), or ``raw``:
+    the ``json`` limit, but the body is not parsed before the view (protocols such as JSON-RPC answer a
+    malformed body in their own shape; they still parse with :func:`parse_json`)."""
+    if kind not in BODY_CLASSES:
+        raise ValueError(f"body class must be one of {BODY_CLASSES}")
+
+    def decorator(func: F) -> F:
+        func._service_body_limit = kind  # type: ignore[attr-defined]
+        return func
+
+    return decorator
+
+
+def limit_bytes(app: Flask, kind: str) -> int:
+    settings = app.extensions["service"].settings
+    size = {
+        "json": settings.max_json_body_size,
+        "flow": settings.max_flow_body_size,
+        "upload": settings.max_file_size_upload,
+        "raw": settings.max_json_body_size,
+    }[kind]
+    # uploads: 1 MB of headroom for the multipart framing; the plugin enforces the exact file size itself
+    return int(size * MB) + (MB if kind == "upload" else 0)
+
+
+def _is_json(mimetype: str) -> bool:
+    return mimetype == "application/json" or (mimetype.startswith("application/") and mimetype.endswith("+json"))
+
+
+def check_body() -> None:
+    """``before_request``: 413 for bodies over the route's limit (before reading, before auth); parse JSON."""
+    app = current_app
+    view = app.view_functions.get(request.endpoint or "")
+    kind = getattr(view, "_service_body_limit", "json")
+    limit = limit_bytes(app, kind)
+    request.max_content_length = limit  # Werkzeug caps chunked bodies at this through a bounded stream
+    length = request.content_length
+    if length is not None and length > limit:
+        raise body_too_large(limit)
+    if kind == "upload":
+        return  # multipart: Werkzeug's form parser streams files to disk and stops at the limit
+    chunked = length is None and bool(request.headers.get("Transfer-Encoding"))
+    # chunked: the bounded stream hands out at most ``limit`` bytes; one more byte means too large
+    if chunked and len(request.get_data(cache=True)) >= limit and request.stream.read(1):
+        raise body_too_large(limit)
+    if kind != "raw" and (length or request.headers.get("Transfer-Encoding")) and _is_json(request.mimetype):
+        request.get_json()  # parsed once, by parse_json; cached for the view (422 when hostile)
+
+
+def body_too_large(limit: int) -> ApiError:
+    return ApiError(
+        413,
+        f"Request body too large: this endpoint accepts at most {limit // MB} MB",
+        {"Connection": "close"},  # do not read (drain) the rest of a body we refuse
+    )
+
+
+# --- helpers ------------------------------------------------------------------------------------------
 def json_list(item: fields.Field, *, max_items: int | None = None) -> list[Any]:
     """The request body as a JSON array of ``item`` values (e.g. ``fields.UUID()``); 422 otherwise.
 
     flask-smorest cannot declare a top-level array of scalars as arguments, so
     endpoints taking "a list of ids" parse it here and fail in the same shape.
     """
-    body = request.get_json(silent=True)
-    if body is None and request.get_data():
-        raise validation_error(["body"], "Invalid JSON body.", "json_invalid")
+    raw = request.get_data(cache=True)
+    body = parse_json(raw) if raw.strip() else None
     if not isinstance(body, list):
         raise validation_error(["body"], "Input should be a valid list", "list_type")
     if max_items is not None and len(body) > max_items:

@@ -90,7 +90,12 @@ def main(argv: list[str] | None = None) -> None:
         log_level=settings.log_level,
         access_log="--access-log" in argv,
     )
-    logging.getLogger(__name__).info("serving on http://%s:%s", settings.host, settings.port)
+    log = logging.getLogger("service.startup")
+    from core.startup import summary
+
+    for line in summary(holder.app):
+        log.info(line)
+    log.info("serving on http://%s:%s with %d worker(s)", settings.host, settings.port, settings.workers)
     Server(holder, options).run()
 
 

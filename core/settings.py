@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, get_args, get_type_hints
+from typing import Any, ClassVar, TypeVar, get_args, get_type_hints
 
 PREFIX = "SERVICE_"
 T = TypeVar("T")
@@ -42,6 +42,7 @@ class Settings:
     job_event_ttl_seconds: int = 3600
     job_time_limit_seconds: int = 600
     run_time_limit_seconds: int = 300
+    run_checkpoint_ttl_seconds: int = 86400
     plugins: tuple[str, ...] | None = None
     disabled_plugins: tuple[str, ...] = ()
     host: str = "127.0.0.1"
@@ -133,6 +134,42 @@ class Settings:
     agentic_experience: bool = False
     assistant_max_message_length: int = 2000
     substitute_outdated_component_code: bool = False
+
+    # --- code-execution sandbox (core.sandbox; appended) --------------------------
+    sandbox_cpu_seconds: int = 5
+    sandbox_wall_seconds: float = 10.0
+    sandbox_memory_mb: int = 256
+    sandbox_output_bytes: int = 1_000_000
+    sandbox_processes: int = 16
+
+    # --- request bodies (issue 20) ------------------------------------------------
+    #: MB; every route's body unless it declares a larger class (checked before reading and before auth)
+    max_json_body_size: int = 2
+    #: MB; routes taking whole flows (create, update, batch, build with flow data)
+    max_flow_body_size: int = 32
+    json_max_depth: int = 100
+    json_max_int_digits: int = 64
+
+    #: (lowest, highest or None) of numeric settings where 0 or a huge value cannot work; checked
+    #: by :func:`load_section` (a plugin section may declare its own ``BOUNDS``)
+    BOUNDS: ClassVar[dict[str, tuple[int, int | None]]] = {
+        "port": (1, 65535),
+        "workers": (1, 64),
+        "db_pool_size": (1, None),
+        "job_event_ttl_seconds": (1, None),
+        "job_time_limit_seconds": (1, None),
+        "run_time_limit_seconds": (1, None),
+        "log_retrieval_buffer_size": (1, None),
+        "rate_limit_per_minute": (1, None),
+        "public_flow_rate_limit_per_minute": (1, None),
+        "max_file_size_upload": (1, None),
+        "serialization_max_items_length": (1, None),
+        "serialization_max_text_length": (1, None),
+        "assistant_max_message_length": (1, None),
+        "sandbox_cpu_seconds": (1, None),
+        "sandbox_memory_mb": (1, None),
+        "sandbox_processes": (1, None),
+    }
 
     # ---------------------------------------------------------------------------
     @staticmethod
@@ -236,7 +273,20 @@ def load_section(
         var = prefix + name.upper()
         meta = fields_by_name[name].metadata
         values[name] = _parse(var, value, hints[name], meta) if isinstance(value, str) else _check(var, value, meta)
+    _check_bounds(cls, prefix, values)
     return cls(**values)
+
+
+def _check_bounds(cls: type, prefix: str, values: Mapping[str, Any]) -> None:
+    """Refuse numbers outside the section's ``BOUNDS`` (``SERVICE_WORKERS=0`` would serve nothing)."""
+    for name, (lowest, highest) in getattr(cls, "BOUNDS", {}).items():
+        value = values.get(name)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            continue
+        if value < lowest or (highest is not None and value > highest):
+            var = prefix + name.upper()
+            allowed = f"between {lowest} and {highest}" if highest is not None else f"at least {lowest}"
+            raise SettingsError(f"{var}: must be {allowed}, got {value}")
 
 
 def _check(var: str, value: Any, metadata: Mapping[str, Any]) -> Any:

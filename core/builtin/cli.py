@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 from flask.cli import with_appcontext
 
@@ -22,7 +24,7 @@ def db_upgrade() -> None:
     click.echo(f"database at head for: {', '.join(done) or '(no migrations)'}")
 
 
-@click.group("plugins", help="Inspect installed plugins.")
+@click.group("plugins", help="Inspect installed plugins and switch them on or off at run time.")
 def plugins_group() -> None:
     pass
 
@@ -35,3 +37,41 @@ def plugins_list() -> None:
         click.echo(f"{info.name:<16} {info.kind:<7} {info.version or '-':<10} {', '.join(info.hooks)}")
     for name, reason in sorted(host.failures.items()):
         click.echo(f"{name:<16} FAILED  {reason}")
+    from core import plugin_state
+
+    status = plugin_state.status(state_app())
+    click.echo(f"\nplugin generation {status['generation']} (this process built for {status['process_generation']})")
+    for item in status["plugins"]:
+        stored = "" if item["stored"] is None else f" (set {'on' if item['stored'] else 'off'} at run time)"
+        click.echo(f"{item['name']:<16} {'enabled' if item['enabled'] else 'disabled'}{stored}")
+
+
+def state_app() -> Any:
+    from flask import current_app
+
+    return current_app._get_current_object()  # type: ignore[attr-defined]
+
+
+def _switch(name: str, enabled: bool) -> None:
+    from core import plugin_state
+
+    try:
+        done = plugin_state.switch(state_app(), name, enabled, by="cli")
+    except plugin_state.SwitchError as exc:
+        raise click.ClickException(str(exc)) from None
+    word = "enabled" if enabled else "disabled"
+    click.echo(f"{name} {word}: every process rebuilds (generation {done['generation']})")
+
+
+@plugins_group.command("enable", help="Switch an installed plugin on in every process (its migrations run first).")
+@click.argument("name")
+@with_appcontext
+def plugins_enable(name: str) -> None:
+    _switch(name, True)
+
+
+@plugins_group.command("disable", help="Switch a plugin off in every process (its tables and data stay).")
+@click.argument("name")
+@with_appcontext
+def plugins_disable(name: str) -> None:
+    _switch(name, False)

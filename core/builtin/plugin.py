@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from core import hookimpl
-from core.records import HealthCheck, Job
+from core.records import HealthCheck, Job, Migrations
 
 
 @hookimpl
@@ -24,8 +27,21 @@ def register_commands():
 @hookimpl
 def register_jobs() -> list[Job]:
     from core.builtin.jobs import JOBS
+    from core.runs.jobs import RESUME_JOB, RUN_JOB, resume_job, run_flow_job
 
-    return JOBS
+    return [
+        *JOBS,
+        Job(RUN_JOB, run_flow_job, "run a flow in the background (the run service's enqueue)"),
+        Job(RESUME_JOB, resume_job, "resume a suspended run from its checkpoint"),
+    ]
+
+
+@hookimpl
+def register_migrations() -> list[Migrations]:
+    import core.plugin_state
+    import core.runs.checkpoints  # noqa: F401 - the models join the metadata (tests truncate them)
+
+    return [Migrations("core", Path(__file__).parent.parent / "runs" / "migrations")]
 
 
 @hookimpl
@@ -33,3 +49,12 @@ def register_health_checks() -> list[HealthCheck]:
     from core.builtin.services import check_database, check_redis
 
     return [HealthCheck("db", check_database), HealthCheck("redis", check_redis)]
+
+
+@hookimpl
+def check_run(user_id: str | None, flow: dict[str, Any], surface: str) -> None:
+    from core.app import state
+    from core.builtin.hardening import check_code_execution, hardening_of
+
+    st = state()
+    check_code_execution(hardening_of(st.settings), st.components.current, flow)

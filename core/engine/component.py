@@ -10,13 +10,16 @@ code: the ``code`` template field is ignored.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
+from core.engine.errors import SuspendRun
+from core.engine.events import MessageAdded, TokenChunk
 from core.engine.inputs import Input
 from core.engine.types import Message, new_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.engine.context import RunContext
+    from core.engine.tools import Tool
 
 __all__ = ["Component", "Output", "VertexInfo"]
 
@@ -97,7 +100,8 @@ class Component:
     ``display_names`` (locale -> name), ``aliases`` (legacy keys), ``legacy``,
     ``beta``, ``documentation``, ``is_input``/``is_output`` (chat/text I/O
     vertices), ``io_bound`` (may run concurrently with its layer),
-    ``accepts_dynamic_fields`` (template fields not declared in ``inputs``, such
+    ``executes_code`` (runs user code in the sandbox; governed by the hardening
+    switches), ``accepts_dynamic_fields`` (template fields not declared in ``inputs``, such
     as prompt variables, are passed in :attr:`extra_params`).
     """
 
@@ -118,12 +122,18 @@ class Component:
     is_loop: ClassVar[bool] = False
     io_bound: ClassVar[bool] = False
     accepts_dynamic_fields: ClassVar[bool] = False
+    #: runs user-supplied code (in :mod:`core.sandbox`); blocked by SERVICE_BLOCK_CODE_INTERPRETER_COMPONENTS
+    #: and unless SERVICE_ALLOW_CUSTOM_COMPONENTS is true
+    executes_code: ClassVar[bool] = False
     inputs: ClassVar[list[Input]] = []
     outputs: ClassVar[list[Output]] = []
     #: names of the outputs the catalog node shows (dynamic components); None = all
     frontend_outputs: ClassVar[tuple[str, ...] | None] = None
     #: outputs may be declared per node in the flow JSON (``build_dynamic_output(name)``)
     dynamic_outputs: ClassVar[bool] = False
+    #: named run signals: ``("notify", field)`` or ``("listen", field)``; a listener runs after the
+    #: notifiers whose ``field`` value matches its own (Notify / Listen), even without an edge
+    signal: ClassVar[tuple[str, str] | None] = None
 
     _input_map: ClassVar[dict[str, Input]]
     _output_map: ClassVar[dict[str, Output]]
@@ -260,12 +270,33 @@ class Component:
                 message.id = stored["id"]
                 payload["id"] = stored["id"]
                 payload["data"]["id"] = stored["id"]
-        ctx.send_event("add_message", payload)
+        ctx.send_event(MessageAdded(payload))
         self.messages.append(message)
         return message
 
     def emit_token(self, chunk: str, message_id: str) -> None:
-        self.context.send_event("token", {"chunk": chunk, "id": message_id})
+        self.context.send_event(TokenChunk(chunk, message_id))
+
+    # -- human in the loop ------------------------------------------------------
+    def suspend(self, request: dict[str, Any], state: dict[str, Any] | None = None) -> NoReturn:
+        """Pause the run until someone answers ``request``; the run resumes by building this vertex again.
+
+        ``state`` is handed back through :meth:`resumed` with the answer. Never returns.
+        """
+        raise SuspendRun(request, state)
+
+    def as_tools(self) -> list[Tool]:
+        """The tools this component offers an agent (:class:`core.engine.tools.Tool`); none by default.
+
+        Called on a built component (its inputs set, ``context`` given) by an agent that has it
+        connected to its ``tools`` input; a component with one tool may also put it on a ``Tool``
+        output (``api_build_tool``).
+        """
+        return []
+
+    def resumed(self) -> dict[str, Any] | None:
+        """``{"request_id", "answer", "state"}`` when this vertex is being built again after a suspension."""
+        return self.context.resume.get(self.vertex.id)
 
     def check_egress_deadline(self) -> float | None:
         return self.context.remaining_time()

@@ -15,6 +15,8 @@ from typing import Any
 
 from core.engine.egress import EgressPolicy
 from core.engine.errors import RunCancelled, RunTimeout
+from core.engine.events import RunEvent
+from core.engine.hardening import Hardening
 
 __all__ = ["RunContext"]
 
@@ -30,8 +32,7 @@ MessageGetter = Callable[["str | None", "str | None", int, str], "list[dict[str,
 class RunContext:
     """Caller-supplied identity, callbacks and limits for one run.
 
-    - ``emit(event, data)`` receives the build events (``vertices_sorted``,
-      ``build_start``, ``add_message``, ``token``, ``end_vertex``, ``end``, ``error``).
+    - ``emit(event)`` receives the typed run events (:mod:`core.engine.events`).
       Calls are serialised under a lock, so it may be called from worker threads.
     - ``store_message(message_dict)`` persists a chat message; it may return the
       stored dict (its ``id`` then replaces the engine's).
@@ -41,8 +42,15 @@ class RunContext:
       ``deadline`` (``time.monotonic()`` value) bounds the run.
     - ``frozen_cache`` keeps results of frozen vertices across runs (any mapping).
     - ``registry`` is the snapshot the run uses (set by :func:`run_flow`; sub-flows reuse it).
+    - ``hardening`` says what components may touch on this host (local paths,
+      file databases, code execution and its sandbox limits).
     - ``read_file(path)`` lets file components read a user's stored file; without
       it they refuse server paths.
+    - ``resume`` maps a vertex id to the answer of the request it suspended the
+      run with (``{"request_id", "answer", "state"}``): set when a run resumes
+      from a checkpoint (:meth:`core.engine.Component.resumed` reads it).
+    - ``mcp_server(name)`` gives the run user's stored MCP server config (secrets in clear, for
+      the connection only) or None; it raises when a deployment policy refuses the server.
     """
 
     user_id: str | None = None
@@ -53,16 +61,21 @@ class RunContext:
     resolve_variable: VariableResolver | None = None
     request_variables: dict[str, str] = field(default_factory=dict)
     load_flow: FlowLoader | None = None
-    emit: Callable[[str, dict[str, Any]], None] | None = None
+    emit: Callable[[RunEvent], None] | None = None
     store_message: Callable[[dict[str, Any]], Any] | None = None
     get_messages: MessageGetter | None = None
     cancelled: Callable[[], bool] | None = None
     time_limit: float | None = None
     deadline: float | None = None
     egress: EgressPolicy = field(default_factory=EgressPolicy)
+    hardening: Hardening = field(default_factory=Hardening)
     frozen_cache: MutableMapping[str, Any] | None = None
     read_file: Callable[[str], bytes] | None = None
     registry: Any = None
+    resume: dict[str, dict[str, Any]] = field(default_factory=dict)
+    mcp_server: Callable[[str], dict[str, Any] | None] | None = None
+    #: ``provider_allowed(provider_id) -> bool``: the model-provider policy (None: all allowed)
+    provider_allowed: Callable[[str], bool] | None = None
     max_subflow_depth: int = 5
     depth: int = 0
     flow_stack: tuple[str, ...] = ()
@@ -85,11 +98,11 @@ class RunContext:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise RunTimeout("Run time limit exceeded")
 
-    def send_event(self, event: str, data: dict[str, Any]) -> None:
+    def send_event(self, event: RunEvent) -> None:
         if self.emit is None:
             return
         with self._emit_lock:
-            self.emit(event, data)
+            self.emit(event)
 
     def variable(self, name: str, field_name: str = "") -> str | None:
         """A global variable's value: request variables first, then the resolver."""
@@ -118,9 +131,12 @@ class RunContext:
             cancelled=self.cancelled,
             deadline=self.deadline,
             egress=self.egress,
+            hardening=self.hardening,
             frozen_cache=self.frozen_cache,
             read_file=self.read_file,
             registry=self.registry,
+            mcp_server=self.mcp_server,
+            provider_allowed=self.provider_allowed,
             max_subflow_depth=self.max_subflow_depth,
             depth=self.depth + 1,
             flow_stack=(*self.flow_stack, str(flow_id)),

@@ -13,10 +13,17 @@
 * Timeouts apply to connect and each read; the body is capped at ``max_bytes``.
 * ``allowed_hosts``: exact host names, wildcards (``*.corp.example``), IPs and
   CIDR ranges; a match skips the address check (deployment opt-in).
+* Connector components (databases, vector stores, queues: anything that
+  connects to a user-named host) call :func:`check_connector_host` (or make
+  HTTP calls with ``policy.for_connector()``): the same address rules when
+  ``SERVICE_CONNECTOR_SSRF_VALIDATION_ENABLED`` is true, except that literal
+  loopback hosts (``localhost``, ``127.x``, ``::1``) pass when
+  ``SERVICE_CONNECTOR_SSRF_ALLOW_LOOPBACK`` is true (a local database is common).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import ipaddress
 import socket
@@ -25,7 +32,16 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
-__all__ = ["EgressBlocked", "EgressError", "EgressPolicy", "EgressResponse", "check_url", "request"]
+__all__ = [
+    "EgressBlocked",
+    "EgressError",
+    "EgressPolicy",
+    "EgressResponse",
+    "check_connector_host",
+    "check_url",
+    "request",
+    "stream",
+]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -52,6 +68,17 @@ class EgressPolicy:
     max_redirects: int = 5
     user_agent: str = "Service/1.0"
     extra_blocked: tuple[str, ...] = field(default=())
+    #: SERVICE_CONNECTOR_SSRF_VALIDATION_ENABLED / _ALLOW_LOOPBACK (connector components)
+    connector_validation: bool = True
+    connector_allow_loopback: bool = True
+    #: literal loopback hosts pass the address check (set on connector policies only)
+    allow_loopback: bool = False
+
+    def for_connector(self) -> EgressPolicy:
+        """The policy for a connector component's own connections (see the module docstring)."""
+        return dataclasses.replace(
+            self, enabled=self.connector_validation, allow_loopback=self.connector_allow_loopback
+        )
 
     @classmethod
     def from_settings(
@@ -203,11 +230,45 @@ def check_url(url: str, policy: EgressPolicy) -> tuple[str, str, int, IPAddress]
     except ValueError as exc:
         raise EgressBlocked("Invalid port") from exc
     ips = _resolve(host, port)
+    if policy.enabled and policy.allow_loopback and _literal_loopback(host):
+        return scheme, host, port, ips[0]
     if policy.enabled and not _host_allowed(host, ips, policy):
         for ip in ips:
             if not is_public_address(ip):
                 raise EgressBlocked(f"Requests to '{host}' are blocked: it resolves to a non-public address")
     return scheme, host, port, ips[0]
+
+
+def _literal_loopback(host: str) -> bool:
+    """``localhost`` or a loopback IP literal (not a name that happens to resolve to loopback)."""
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    ip = parse_host_ip(host)
+    return ip is not None and ip.is_loopback
+
+
+def check_connector_host(host: str, port: int, policy: EgressPolicy) -> IPAddress:
+    """Validate a connector's ``host:port`` (database, vector store...); return the address to use.
+
+    Raises :class:`EgressBlocked` for a non-public destination when connector
+    validation is on (literal loopback allowed by ``connector_allow_loopback``).
+    Connect to the returned address, not the name, so DNS cannot rebind.
+    """
+    connector = policy.for_connector()
+    host = (host or "").strip()
+    if not host:
+        raise EgressBlocked("Connector has no host")
+    ips = _resolve(host, port)
+    if not connector.enabled or (connector.allow_loopback and _literal_loopback(host)):
+        return ips[0]
+    if not _host_allowed(host, ips, connector):
+        for ip in ips:
+            if not is_public_address(ip):
+                raise EgressBlocked(
+                    f"Connections to '{host}' are blocked: it resolves to a non-public address "
+                    "(SERVICE_CONNECTOR_SSRF_VALIDATION_ENABLED)"
+                )
+    return ips[0]
 
 
 # -- connections pinned to the checked address -------------------------------------
@@ -309,3 +370,93 @@ def request(
         finally:
             conn.close()
     raise EgressError(f"Too many redirects (more than {policy.max_redirects})")
+
+
+class EgressStream:
+    """An open streamed response of :func:`stream`: ``status_code``, ``headers``, :meth:`lines`, :meth:`read`."""
+
+    def __init__(self, conn: Any, resp: Any, url: str, max_bytes: int):
+        self._conn = conn
+        self._resp = resp
+        self.url = url
+        self.status_code: int = resp.status
+        self.headers: dict[str, str] = {k.lower(): v for k, v in resp.getheaders()}
+        self._max = max_bytes
+        self._read = 0
+
+    def read(self) -> bytes:
+        """The whole (remaining) body, capped at the policy's ``max_bytes``."""
+        content = self._resp.read(self._max + 1)
+        if len(content) > self._max:
+            raise EgressError(f"Response is larger than {self._max} bytes")
+        return bytes(content)
+
+    def lines(self) -> Any:
+        """The body line by line (bytes, without the line ending), as it arrives."""
+        import http.client
+
+        try:
+            while True:
+                line = self._resp.readline(65536)
+                if not line:
+                    return
+                self._read += len(line)
+                if self._read > self._max:
+                    raise EgressError(f"Response is larger than {self._max} bytes")
+                yield line.rstrip(b"\r\n")
+        except (OSError, http.client.HTTPException) as exc:
+            raise EgressError(f"Stream from '{self.url}' failed: {exc.__class__.__name__}") from exc
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> EgressStream:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def stream(
+    method: str,
+    url: str,
+    *,
+    policy: EgressPolicy | None = None,
+    headers: dict[str, str] | None = None,
+    body: bytes | str | None = None,
+    timeout: float | None = None,
+    deadline: float | None = None,
+) -> EgressStream:
+    """Make one checked request and return the response unread (server-sent events, big bodies).
+
+    The same address rules and pinned connection as :func:`request`; no redirects
+    are followed; ``timeout`` bounds the connect and every read. Use it as a
+    context manager (the connection closes on exit).
+    """
+    import http.client
+
+    policy = policy or EgressPolicy()
+    http_cls, https_cls = _connection_classes()
+    limit = min(timeout or policy.timeout, policy.timeout)
+    if deadline is not None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise EgressError("Request time limit exceeded")
+        limit = min(limit, remaining)
+    scheme, host, port, ip = check_url(url, policy)
+    conn = (https_cls if scheme == "https" else http_cls)(host, str(ip), port, limit)
+    parts = urlsplit(url)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    hdrs = {"User-Agent": policy.user_agent, **{str(k): str(v) for k, v in (headers or {}).items()}}
+    default_port = 443 if scheme == "https" else 80
+    host_header = f"[{host}]" if ":" in host else host
+    hdrs.setdefault("Host", host_header if port == default_port else f"{host_header}:{port}")
+    data = body.encode("utf-8") if isinstance(body, str) else body
+    try:
+        conn.request(method.upper(), path, body=data, headers=hdrs)
+        return EgressStream(conn, conn.getresponse(), url, policy.max_bytes)
+    except (OSError, http.client.HTTPException) as exc:
+        conn.close()
+        if isinstance(exc, socket.timeout):
+            raise EgressError(f"Request to '{host}' timed out") from exc
+        raise EgressError(f"Request to '{host}' failed: {exc.__class__.__name__}") from exc

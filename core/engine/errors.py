@@ -11,6 +11,7 @@ __all__ = [
     "RegistryError",
     "RunCancelled",
     "RunTimeout",
+    "SuspendRun",
 ]
 
 
@@ -44,3 +45,22 @@ class RunCancelled(EngineError):
 
 class RunTimeout(EngineError):
     """The run went over its time limit."""
+
+
+class SuspendRun(EngineError):
+    """Raised by a component (through ``Component.suspend``) to pause the run for outside input.
+
+    ``request`` (JSON) says what is asked (shown to the person or client who
+    answers); ``state`` (JSON) is what the component needs to carry on when the
+    run resumes (for an agent, its conversation so far). Both are written to
+    the run's checkpoint.
+    """
+
+    def __init__(self, request: dict[str, Any], state: dict[str, Any] | None = None, request_id: str | None = None):
+        import uuid
+
+        self.request = request
+        self.state = state or {}
+        self.request_id = request_id or str(uuid.uuid4())
+        self.vertex_id: str | None = None  # set by the engine: the vertex that suspended
+        super().__init__("Run suspended for input")

@@ -23,9 +23,11 @@ from collections import deque
 from collections.abc import Container, Mapping
 from typing import Any, cast
 
+from core.engine.catalog import not_installed_message
 from core.engine.component import Component
 from core.engine.errors import GraphValidationError
 from core.engine.registry import Registry
+from core.engine.tools import TOOL_OUTPUT
 
 __all__ = ["Edge", "Graph", "Vertex", "apply_tweaks", "normalise_type"]
 
@@ -77,6 +79,9 @@ class Vertex:
         "out_edges",
         "params",
         "selected_output",
+        "tool_fields",
+        "tool_mode",
+        "tools_metadata",
     )
 
     def __init__(self, id: str, key: str, cls: type[Component], display_name: str):
@@ -93,6 +98,9 @@ class Vertex:
         self.out_edges: list[Edge] = []
         self.frozen = False
         self.selected_output: str | None = None
+        self.tool_mode = False  # exposes output ``component_as_tool`` (core.engine.tools)
+        self.tools_metadata: Any = None  # the node's ``tools_metadata`` rows (the reference's "Actions")
+        self.tool_fields: tuple[str, ...] = ()  # template fields flagged ``tool_mode`` (the tool's arguments)
 
     def __repr__(self) -> str:
         return f"Vertex({self.id!r}, {self.key!r})"
@@ -166,6 +174,8 @@ class Graph:
         self.order: list[str] = []  # topological order of all vertices outside loop bodies
         self.loop_bodies: dict[str, list[str]] = {}
         self.in_loop_body: dict[str, str] = {}
+        #: ordering without data: listener vertex -> the notifier vertices it runs after (see ``Component.signal``)
+        self.waits_for: dict[str, set[str]] = {}
 
     # -- construction ---------------------------------------------------------------
     @classmethod
@@ -219,10 +229,13 @@ class Graph:
         key = data.get("type")
         klass = registry.get(key) if isinstance(key, str) else None
         if klass is None:
+            missing = not_installed_message(key) if isinstance(key, str) else None
             errors.append(
                 _err(
                     ["nodes", node_id, "data", "type"],
-                    f"Unknown component '{key}' in node '{node_id}'",
+                    f"{missing[0].upper()}{missing[1:]} (node '{node_id}')"
+                    if missing
+                    else f"Unknown component '{key}' in node '{node_id}'",
                     "unknown_component",
                 )
             )
@@ -234,6 +247,12 @@ class Graph:
         selected = data.get("selected_output")
         vertex.selected_output = selected if isinstance(selected, str) else None
         template = _mapping(fnode.get("template"))
+        vertex.tool_mode = bool(fnode.get("tool_mode"))
+        metadata = template.get("tools_metadata")
+        vertex.tools_metadata = metadata.get("value") if isinstance(metadata, Mapping) else None
+        vertex.tool_fields = tuple(
+            n for n, f in template.items() if isinstance(f, Mapping) and f.get("tool_mode") and n in klass.input_map()
+        )
         inputs = klass.input_map()
         node_tweaks = _node_tweaks(tweaks, node_id, display_name)
         for name, field in template.items():
@@ -252,6 +271,8 @@ class Graph:
             if field.get("show") is False and not field.get("override_skip"):
                 continue
             value = field.get("value")
+            if field.get("type") == "file" and field.get("file_path"):
+                value = field["file_path"]  # stored paths of uploaded files; ``value`` holds display names
             target = vertex.params if declared else vertex.extra_params
             if field.get("load_from_db") and isinstance(value, str) and value:
                 vertex.db_fields[name] = value
@@ -302,6 +323,8 @@ class Graph:
         out = src.cls.output_map().get(out_name) if isinstance(out_name, str) else None
         if out is not None:
             source_types = out.types
+        elif out_name == TOOL_OUTPUT:
+            source_types = ["Tool"]
         elif isinstance(out_name, str) and out_name in src.dynamic_outputs:
             source_types = src.dynamic_outputs[out_name] or list(sh.get("output_types") or [])
         else:
@@ -371,22 +394,56 @@ class Graph:
         src.out_edges.append(e)
         tgt.in_edges.append(e)
 
-    def _sort(self, errors: list[dict[str, Any]]) -> None:
+    def _signal_waits(self) -> dict[str, set[str]]:
+        """Listener -> notifiers of the same signal name (a connected name matches every notifier)."""
+        notifiers: dict[str, list[str]] = {}
+        listeners: list[tuple[str, str | None]] = []
+        for vid, v in self.vertices.items():
+            if v.cls.signal is None:
+                continue
+            role, field = v.cls.signal
+            connected = any(e.target_field == field for e in v.in_edges)
+            name = None if connected else str(v.params.get(field) or "").strip()
+            if role == "notify":
+                notifiers.setdefault(name or "", []).append(vid)
+            elif role == "listen":
+                listeners.append((vid, name))
+        waits: dict[str, set[str]] = {}
+        for vid, name in listeners:
+            found = [n for key, ns in notifiers.items() for n in ns if name is None or key in ("", name)]
+            if found:
+                waits[vid] = set(found) - {vid}
+        return waits
+
+    def _kahn(self, waits: dict[str, set[str]]) -> tuple[list[str], dict[str, int]]:
         indeg = {vid: 0 for vid in self.vertices}
         for e in self.edges:
             if not e.loop_back:
                 indeg[e.target] += 1
+        waiters: dict[str, list[str]] = {}
+        for listener, sources in waits.items():
+            indeg[listener] += len(sources)
+            for src in sources:
+                waiters.setdefault(src, []).append(listener)
         queue = deque(vid for vid, d in indeg.items() if d == 0)
         order: list[str] = []
         while queue:
             vid = queue.popleft()
             order.append(vid)
-            for e in self.vertices[vid].out_edges:
-                if e.loop_back:
-                    continue
-                indeg[e.target] -= 1
-                if indeg[e.target] == 0:
-                    queue.append(e.target)
+            targets = [e.target for e in self.vertices[vid].out_edges if not e.loop_back]
+            for target in targets + waiters.get(vid, []):
+                indeg[target] -= 1
+                if indeg[target] == 0:
+                    queue.append(target)
+        return order, indeg
+
+    def _sort(self, errors: list[dict[str, Any]]) -> None:
+        waits = self._signal_waits()
+        order, indeg = self._kahn(waits)
+        if waits and len(order) != len(self.vertices):
+            waits = {}  # a signal ordering that contradicts the edges is dropped, not reported as a cycle
+            order, indeg = self._kahn(waits)
+        self.waits_for = waits
         if len(order) != len(self.vertices):
             stuck = [vid for vid, d in indeg.items() if d > 0]
             for vid in stuck:
@@ -452,10 +509,9 @@ class Graph:
             if subset is not None and vid not in subset:
                 continue
             lv = 0
-            for e in self.vertices[vid].in_edges:
-                if e.loop_back:
-                    continue
-                src = self.in_loop_body.get(e.source, e.source)
+            sources = [e.source for e in self.vertices[vid].in_edges if not e.loop_back]
+            for source in [*sources, *self.waits_for.get(vid, ())]:
+                src = self.in_loop_body.get(source, source)
                 if src in level:
                     lv = max(lv, level[src] + 1)
             level[vid] = lv

@@ -82,8 +82,12 @@ class RunResult:
         self.results: dict[str, VertexResult] = {}
         self.order: list[str] = []
         self.inactivated: list[str] = []
-        self.status = "completed"  # completed | failed | cancelled | timed_out
+        self.status = "completed"  # completed | failed | cancelled | timed_out | suspended
         self.error: dict[str, Any] | None = None
+        #: when suspended: ``{vertex_id, request_id, request, state}``
+        self.suspended: dict[str, Any] | None = None
+        #: vertices found dead (inactive branches) during the run
+        self.inactive: set[str] = set()
         self.build_duration = 0.0
         self.graph: Any = None
 
@@ -163,7 +167,8 @@ def result_data(vr: VertexResult, *, session_id: str | None = None, with_message
         "results": results,
         "artifacts": _artifacts(vr) if vr.valid else {},
         "outputs": outputs,
-        "logs": {name: [dict(entry) for entry in vr.logs] for name in (vr.outputs or {})},
+        # a failed vertex keeps its logs too (under "error", like its outputs): they often say why
+        "logs": {name: [dict(entry) for entry in vr.logs] for name in (vr.outputs or outputs)},
         "timedelta": vr.timedelta,
         "duration": vr.duration,
         "component_display_name": vr.display_name,

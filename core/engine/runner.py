@@ -10,6 +10,11 @@ code serves both worlds. Events are emitted under a lock.
 Between vertices the run checks ``context.cancelled()`` and its deadline.
 A failing vertex stops the run: its ``end_vertex`` says ``valid: false``, an
 ``error`` event follows and no ``end``. No traceback reaches the payloads.
+
+A component may *suspend* the run (:class:`SuspendRun`): the run stops with
+status ``suspended``, a ``suspended`` event, and the results so far; a later
+run of the same graph with ``resume_from`` (those results) and the answer in
+``RunContext.resume`` builds the suspended vertex again and goes on.
 """
 
 from __future__ import annotations
@@ -23,10 +28,20 @@ from typing import Any
 
 from core.engine.component import Component, VertexInfo
 from core.engine.context import RunContext
-from core.engine.errors import ComponentError, RunCancelled, RunTimeout
+from core.engine.errors import ComponentError, RunCancelled, RunTimeout, SuspendRun
+from core.engine.events import (
+    BuildStarted,
+    RunFailed,
+    RunFinished,
+    Suspended,
+    VertexFinished,
+    VertexStarted,
+    VerticesSorted,
+)
 from core.engine.graph import Graph, Vertex
 from core.engine.registry import Registry
 from core.engine.results import RunResult, VertexResult, end_vertex_payload, format_elapsed_time
+from core.engine.tools import TOOL_OUTPUT, component_toolkit
 from core.engine.types import Message, jsonable
 
 __all__ = ["run_flow", "run_graph"]
@@ -130,6 +145,8 @@ class _Run:
     def run_vertex(self, vid: str, loop_item: tuple[str, Any] | None = None) -> VertexResult:
         v = self.graph.vertices[vid]
         vr = VertexResult(vid, v.key, v.display_name)
+        if self.emit:
+            self.ctx.send_event(VertexStarted(vid, v.display_name, v.key))
         start = time.perf_counter()
         try:
             params, extra = self._params(v)
@@ -153,7 +170,17 @@ class _Run:
                 else:
                     for name in self._outputs_needed(v, comp):
                         out = v.cls.output_map().get(name)
-                        if out is not None:
+                        if out is None and name == TOOL_OUTPUT:
+                            vr.outputs[name] = component_toolkit(
+                                v.cls,
+                                params,
+                                context=self.ctx,
+                                vertex=info,
+                                extra=extra,
+                                metadata=v.tools_metadata,
+                                fields=v.tool_fields,
+                            )
+                        elif out is not None:
                             vr.outputs[name] = getattr(comp, out.method)()
                         else:
                             vr.outputs[name] = comp.build_dynamic_output(name)  # type: ignore[attr-defined]
@@ -163,6 +190,9 @@ class _Run:
                 vr.status = comp.status
                 if cache is not None and fkey is not None:
                     cache[fkey] = vr
+        except SuspendRun as pause:
+            pause.vertex_id = pause.vertex_id or vid  # the innermost vertex that asked
+            raise
         except (RunCancelled, RunTimeout):
             raise
         except _VertexFailed:
@@ -180,7 +210,17 @@ class _Run:
         if vr.valid and vr.stopped_outputs:
             vr.inactivated = self._propagate_inactive(v, vr)
         if self.emit:
-            self.ctx.send_event("end_vertex", end_vertex_payload(vr, graph=self.graph, next_ids=self._next_ids(v)))
+            next_ids = self._next_ids(v)
+            graph = self.graph
+            self.ctx.send_event(
+                VertexFinished(
+                    vid,
+                    v.display_name,
+                    vr.valid,
+                    vr.error,
+                    build=lambda: end_vertex_payload(vr, graph=graph, next_ids=next_ids),
+                )
+            )
         if not vr.valid:
             raise _VertexFailed(vr)
         return vr
@@ -277,6 +317,8 @@ class _Run:
         start_component_id: str | None,
         stop_component_id: str | None,
         previous_results: Mapping[str, VertexResult] | None,
+        resume_from: Mapping[str, VertexResult] | None = None,
+        inactive: set[str] | None = None,
     ) -> RunResult:
         graph, ctx = self.graph, self.ctx
         t0 = time.perf_counter()
@@ -292,7 +334,21 @@ class _Run:
                 elif kind != "any" and kind not in v.id.lower():
                     continue
                 self.overrides.setdefault(v.id, {})["input_value"] = input_value
-        to_run, reused = graph.plan(start_component_id, stop_component_id, previous_results or {})
+        if resume_from is not None:
+            # a resumed run: what completed before the suspension is reused, the rest runs
+            self.inactive |= set(inactive or ())
+            self.result.inactivated.extend(sorted(self.inactive))
+            done = set(resume_from) | self.inactive
+            to_run = {
+                vid
+                for vid in graph.vertices
+                if vid not in done and (graph.in_loop_body.get(vid) is None or graph.in_loop_body[vid] not in done)
+            }
+            reused = set(resume_from)
+            previous_results = resume_from
+            self.result.order.extend(resume_from)  # in the order they first ran
+        else:
+            to_run, reused = graph.plan(start_component_id, stop_component_id, previous_results or {})
         for vid in reused:
             self.res[vid] = previous_results[vid]  # type: ignore[index]
         self.to_run = to_run
@@ -303,8 +359,8 @@ class _Run:
             for vid in ordered:
                 full.append(vid)
                 full.extend(b for b in graph.loop_bodies.get(vid, []) if b in to_run)
-            ctx.send_event("vertices_sorted", {"ids": list(layers[0]) if layers else [], "to_run": full})
-            ctx.send_event("build_start", {})
+            ctx.send_event(VerticesSorted(list(layers[0]) if layers else [], full))
+            ctx.send_event(BuildStarted())
         try:
             for layer in layers:
                 ctx.check()
@@ -333,7 +389,18 @@ class _Run:
             self.result.status = "failed"
             self.result.error = {"vertex_id": vr.id, "display_name": vr.display_name, "message": vr.error}
             if self.emit:
-                ctx.send_event("error", _error_event(vr, ctx))
+                ctx.send_event(RunFailed(vr.error or "Error", vr.id, vr.display_name, data=_error_event(vr, ctx)))
+        except SuspendRun as pause:
+            vid = pause.vertex_id or ""
+            self.result.status = "suspended"
+            self.result.suspended = {
+                "vertex_id": vid,
+                "request_id": pause.request_id,
+                "request": pause.request,
+                "state": pause.state,
+            }
+            if self.emit:
+                ctx.send_event(Suspended(vid, pause.request_id, pause.request))
         except RunCancelled:
             self.result.status = "cancelled"
             self.result.error = {"vertex_id": None, "display_name": None, "message": "Run cancelled"}
@@ -341,10 +408,11 @@ class _Run:
             self.result.status = "timed_out"
             self.result.error = {"vertex_id": None, "display_name": None, "message": "Run time limit exceeded"}
             if self.emit:
-                ctx.send_event("error", {"error": "Run time limit exceeded", "text": "Run time limit exceeded"})
+                ctx.send_event(RunFailed("Run time limit exceeded"))
+        self.result.inactive = set(self.inactive)
         self.result.build_duration = time.perf_counter() - t0
         if self.emit and self.result.status == "completed":
-            ctx.send_event("end", {"build_duration": self.result.build_duration})
+            ctx.send_event(RunFinished(self.result.build_duration))
         return self.result
 
     def _skip(self, vid: str) -> bool:
@@ -396,8 +464,14 @@ def run_graph(
     stop_component_id: str | None = None,
     previous_results: Mapping[str, VertexResult] | None = None,
     registry: Registry | None = None,
+    resume_from: Mapping[str, VertexResult] | None = None,
+    inactive: set[str] | None = None,
 ) -> RunResult:
-    """Run an already built graph. Never raises for component failures: see ``RunResult.status``/``error``."""
+    """Run an already built graph. Never raises for component failures: see ``RunResult.status``/``error``.
+
+    ``resume_from`` (with ``inactive``) continues a suspended run: those results are taken as they
+    are and every other vertex runs (the answer goes in ``context.resume``).
+    """
     if context.session_id is None:
         context.session_id = context.flow_id or context.run_id
     if registry is not None and getattr(context, "registry", None) is None:
@@ -410,6 +484,8 @@ def run_graph(
         start_component_id=start_component_id,
         stop_component_id=stop_component_id,
         previous_results=previous_results,
+        resume_from=resume_from,
+        inactive=inactive,
     )
 
 

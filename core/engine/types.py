@@ -17,8 +17,8 @@ __all__ = ["JSON", "Data", "DataFrame", "Message", "Table", "jsonable", "message
 
 
 def message_timestamp() -> str:
-    """The reference's message timestamp format: ``"YYYY-MM-DD HH:MM:SS UTC"``."""
-    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    """The reference's message timestamp format: ``"YYYY-MM-DD HH:MM:SS.ffffff UTC"`` (microseconds)."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
 
 
 def jsonable(value: Any) -> Any:

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.errors import ApiError
+
 if TYPE_CHECKING:
     from flask import Flask
 
@@ -33,18 +35,22 @@ class JobState(enum.StrEnum):
     FINISHED = "finished"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    #: the job's run paused for outside input; its checkpoint is in the database (core.runs.checkpoints)
+    SUSPENDED = "suspended"
 
     @property
     def terminal(self) -> bool:
-        return self in (JobState.FINISHED, JobState.FAILED, JobState.CANCELLED)
+        return self in (JobState.FINISHED, JobState.FAILED, JobState.CANCELLED, JobState.SUSPENDED)
 
 
 #: The event a backend appends as the very last entry of every ended job's stream
-#: (``error`` carries ``{"error": message}``), so a blocked reader wakes and stops.
+#: (``error`` carries ``{"error": message}``, ``suspended`` the run's ``suspended``
+#: event data), so a blocked reader wakes and stops.
 END_EVENTS: dict[JobState, str] = {
     JobState.FINISHED: "finished",
     JobState.FAILED: "error",
     JobState.CANCELLED: "cancelled",
+    JobState.SUSPENDED: "suspended",
 }
 
 
@@ -52,8 +58,36 @@ class JobCancelled(Exception):
     """Raised by :meth:`JobContext.check_cancelled` to stop a job cooperatively."""
 
 
+class JobSuspended(Exception):
+    """Raised by a job function whose run paused: the job ends ``suspended``.
+
+    ``data`` (JSON) becomes the data of the job's ``suspended`` end event;
+    ``result`` its recorded result.
+    """
+
+    def __init__(self, data: dict[str, Any], result: Any = None) -> None:
+        super().__init__("suspended")
+        self.data = data
+        self.result = result
+
+
 class UnknownJob(LookupError):
     """No job of that name is registered."""
+
+
+#: seconds a client is told to wait (``Retry-After``) when the job backend is unreachable
+RETRY_AFTER_SECONDS = 5
+
+
+class JobBackendUnavailable(ApiError):
+    """The job backend's store (Redis) cannot be reached: a 503 with ``Retry-After``, never a 500.
+
+    Jobs already running carry on (workers retry their writes for a while) and
+    their events are readable again once the store is back.
+    """
+
+    def __init__(self, detail: str = "The job queue is unavailable; retry shortly") -> None:
+        super().__init__(503, detail, {"Retry-After": str(RETRY_AFTER_SECONDS)})
 
 
 @dataclass
@@ -97,6 +131,71 @@ class JobContext(abc.ABC):
     def check_cancelled(self) -> None:
         if self.cancelled():
             raise JobCancelled(self.job_id)
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a job ended: its terminal state, result, error and the data of its end event."""
+
+    state: JobState
+    result: Any = None
+    error: str | None = None
+
+    @property
+    def event_data(self) -> Any:
+        if self.state is JobState.FAILED:
+            return {"error": self.error}
+        if self.state is JobState.SUSPENDED:
+            return self.result
+        return None
+
+
+def error_message(exc: BaseException) -> str:
+    """What a failed job reports: the exception's message, never its traceback."""
+    return str(exc) or type(exc).__name__
+
+
+def time_limit_message(limit: float) -> str:
+    return f"Job exceeded its time limit of {limit:g} s"
+
+
+def run_to_end(
+    call: Any,
+    *,
+    limit: float,
+    timed_out: Any,
+    cancel_seen: Any,
+    cancel_requested: Any = lambda: True,
+    on_error: Any = None,
+) -> Ending:
+    """Run a job function and decide its ending: the one rule both backends apply.
+
+    ``call()`` runs the job (returning its JSON result); ``timed_out()``,
+    ``cancel_seen()`` and ``cancel_requested()`` read the job context after it.
+    A job that saw a cancellation it was asked for ends ``cancelled`` (or
+    ``failed`` when its time limit was the reason); :class:`JobSuspended`
+    ends it ``suspended``; any other exception ``failed`` with its message
+    (``on_error(exc)`` is called first, for logging).
+    """
+    try:
+        result = call()
+    except JobCancelled:
+        if timed_out():
+            return Ending(JobState.FAILED, error=time_limit_message(limit))
+        return Ending(JobState.CANCELLED)
+    except JobSuspended as paused:
+        return Ending(JobState.SUSPENDED, result=paused.data)
+    except Exception as exc:
+        if on_error is not None:
+            on_error(exc)
+        if timed_out() or type(exc).__name__ == "JobTimeoutException":  # RQ's hard limit
+            return Ending(JobState.FAILED, error=time_limit_message(limit))
+        return Ending(JobState.FAILED, error=error_message(exc))
+    if timed_out() and cancel_seen():
+        return Ending(JobState.FAILED, error=time_limit_message(limit))
+    if cancel_requested() and cancel_seen():
+        return Ending(JobState.CANCELLED)
+    return Ending(JobState.FINISHED, result=result)
 
 
 class JobQueue(abc.ABC):
@@ -163,12 +262,18 @@ def make_queue(app: Flask, settings: Settings, registry: dict[str, Job]) -> JobQ
 
 __all__ = [
     "END_EVENTS",
+    "Ending",
     "Event",
+    "JobBackendUnavailable",
     "JobCancelled",
     "JobContext",
     "JobInfo",
     "JobQueue",
     "JobState",
+    "JobSuspended",
     "UnknownJob",
+    "error_message",
     "make_queue",
+    "run_to_end",
+    "time_limit_message",
 ]

@@ -41,7 +41,19 @@ from collections import Counter, deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from core.jobs import END_EVENTS, Event, JobCancelled, JobContext, JobInfo, JobQueue, JobState, UnknownJob
+from core.jobs import (
+    END_EVENTS,
+    Event,
+    JobCancelled,
+    JobContext,
+    JobInfo,
+    JobQueue,
+    JobState,
+    UnknownJob,
+    error_message,
+    run_to_end,
+    time_limit_message,
+)
 from core.jobs.localstore import JobFiles, event_line, identity, process_alive, valid_id
 
 if TYPE_CHECKING:
@@ -69,15 +81,6 @@ def _json_text(value: Any, what: str) -> str:
         return json.dumps(value)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{what} must be JSON-serialisable: {exc}") from None
-
-
-def error_message(exc: BaseException) -> str:
-    """What a failed job reports: the exception's message, never its traceback."""
-    return str(exc) or type(exc).__name__
-
-
-def time_limit_message(limit: float) -> str:
-    return f"Job exceeded its time limit of {limit:g} s"
 
 
 class _Record:
@@ -301,36 +304,37 @@ class InProcessQueue(JobQueue):
                 record.files.write_info(info.id, record.file_record())
             self._count("started")
             ctx = _Context(self, record)
-            try:
+
+            def call() -> Any:
                 with self.app.app_context():
                     try:
-                        result = to_json_value(record.func(ctx, **record.kwargs), "job result")
+                        return to_json_value(record.func(ctx, **record.kwargs), "job result")
                     finally:
                         factory = self.app.extensions.get("service.db")
                         if factory is not None:
                             factory.remove()
-            except JobCancelled:
-                if record.timed_out:
-                    self._end(record, JobState.FAILED, error=time_limit_message(record.time_limit))
-                else:
-                    self._end(record, JobState.CANCELLED)
-            except Exception as exc:
-                log.exception("job %s (%s) failed", info.id, info.name)
-                if record.timed_out:
-                    self._end(record, JobState.FAILED, error=time_limit_message(record.time_limit))
-                else:
-                    self._end(record, JobState.FAILED, error=error_message(exc))
-            else:
-                if record.timed_out and ctx.cancel_seen:
-                    self._end(record, JobState.FAILED, error=time_limit_message(record.time_limit))
-                elif record.cancel_requested and ctx.cancel_seen:
-                    self._end(record, JobState.CANCELLED)
-                else:
-                    self._end(record, JobState.FINISHED, result=result)
+
+            ending = run_to_end(
+                call,
+                limit=record.time_limit,
+                timed_out=lambda: record.timed_out,
+                cancel_seen=lambda: ctx.cancel_seen,
+                cancel_requested=lambda: record.cancel_requested,
+                on_error=lambda exc: log.exception("job %s (%s) failed", info.id, info.name),
+            )
+            self._end(record, ending.state, result=ending.result, error=ending.error, event_data=ending.event_data)
         finally:
             self._threads.discard(threading.current_thread())
 
-    def _end(self, record: _Record, state: JobState, *, result: Any = None, error: str | None = None) -> bool:
+    def _end(
+        self,
+        record: _Record,
+        state: JobState,
+        *,
+        result: Any = None,
+        error: str | None = None,
+        event_data: Any = None,
+    ) -> bool:
         """Move a job to a terminal state and append its end event (first caller wins).
 
         The end event is written before the terminal record: a process that sees the
@@ -341,9 +345,8 @@ class InProcessQueue(JobQueue):
             if info.state.terminal:
                 return False
             try:
-                self._append(
-                    record, END_EVENTS[state], json.dumps({"error": error} if state is JobState.FAILED else None)
-                )
+                data = {"error": error} if state is JobState.FAILED else event_data
+                self._append(record, END_EVENTS[state], json.dumps(data))
             except OSError:
                 log.exception("job %s: could not write its end event", info.id)
             info.state = state
@@ -577,6 +580,7 @@ class InProcessQueue(JobQueue):
             "finished": counters.get("finished", 0),
             "failed": counters.get("failed", 0),
             "cancelled": counters.get("cancelled", 0),
+            "suspended": counters.get("suspended", 0),
             "cancel_requested": counters.get("cancel_requested", 0),
             "cancel_marker_hit": counters.get("cancel_marker_hit", 0),
             "orphans_ended": counters.get("orphans_ended", 0),

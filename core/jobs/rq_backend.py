@@ -22,6 +22,7 @@ and the registry from the worker's preloaded app. Its RQ result is discarded
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -29,8 +30,8 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
 from rq import Queue
@@ -38,8 +39,21 @@ from rq.job import Job as RQJob
 from rq.serializers import JSONSerializer
 
 from core.errors import StartupError
-from core.jobs import END_EVENTS, Event, JobCancelled, JobContext, JobInfo, JobQueue, JobState, UnknownJob
-from core.jobs.inprocess import error_message, time_limit_message, to_json_value
+from core.jobs import (
+    END_EVENTS,
+    Event,
+    JobBackendUnavailable,
+    JobCancelled,
+    JobContext,
+    JobInfo,
+    JobQueue,
+    JobState,
+    UnknownJob,
+    error_message,
+    run_to_end,
+    time_limit_message,
+)
+from core.jobs.inprocess import to_json_value
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -54,9 +68,72 @@ MAX_EVENTS = 10_000
 HEARTBEAT_TTL = 15  # seconds without a heartbeat before a running job counts as lost
 HEARTBEAT_INTERVAL = 5.0
 LOST_QUEUED_AFTER = 10.0  # a queued job whose RQ job vanished for this long is lost
-_TERMINAL = ("finished", "failed", "cancelled")
+_TERMINAL = ("finished", "failed", "cancelled", "suspended")
 _CURSOR = re.compile(r"^\d+-\d+$")
 _DEAD_RQ_STATUSES = {"failed", "stopped", "canceled", "finished"}
+#: how long a worker keeps retrying a write (event, end state) while Redis is unreachable
+OUTAGE_GRACE_SECONDS = 60.0
+_UNREACHABLE = (redis.ConnectionError, redis.TimeoutError)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def unavailable_on_outage(func: F) -> F:
+    """Turn "Redis unreachable" into :class:`JobBackendUnavailable` (a 503 with ``Retry-After``)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except _UNREACHABLE as exc:
+            log.warning("job queue: Redis unreachable: %s", exc)
+            raise JobBackendUnavailable() from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def block_slice(client: redis.Redis) -> float:
+    """The longest blocking read (seconds) that ends before the client's socket timeout.
+
+    redis-py 8 gives every connection a 5 s socket timeout, so an ``XREAD BLOCK``
+    of 5 s or more fails with a timeout while the job is merely quiet: long
+    waits are cut into slices shorter than that timeout.
+    """
+    timeout = client.connection_pool.connection_kwargs.get("socket_timeout")
+    if not timeout:
+        return 3600.0
+    return max(0.05, float(timeout) - min(1.0, float(timeout) / 2))
+
+
+def blocking_xread(client: Any, key: str, after: str, *, count: int, block_seconds: float) -> list[Any]:
+    """``XREAD BLOCK`` for up to ``block_seconds``, in slices below the socket timeout; [] when quiet."""
+    deadline = time.monotonic() + block_seconds
+    step = block_slice(client)
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return []
+        try:
+            reply = client.xread({key: after}, count=count, block=max(1, int(min(remaining, step) * 1000)))
+        except redis.TimeoutError:  # a reply slower than the socket timeout: still "nothing yet"
+            reply = None
+        if reply:
+            return list(reply[0][1])
+
+
+def retry_outage(what: str, func: Callable[[], Any], grace: float = OUTAGE_GRACE_SECONDS) -> Any:
+    """Call ``func``, retrying for up to ``grace`` seconds while Redis is unreachable (worker side)."""
+    deadline = time.monotonic() + grace
+    delay = 0.1
+    while True:
+        try:
+            return func()
+        except _UNREACHABLE as exc:
+            if time.monotonic() + delay > deadline:
+                raise
+            log.warning("%s: Redis unreachable (%s); retrying in %.1f s", what, exc, delay)
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
 
 # --- Lua: atomic state transitions -------------------------------------------------------
 _START = """
@@ -72,7 +149,7 @@ return 'running'
 # ARGV: state, ended_at, error, result, ttl, event name, event data, maxlen, job id, expected state ('' any)
 _END = """
 local st = redis.call('HGET', KEYS[1], 'state')
-if (not st) or st == 'finished' or st == 'failed' or st == 'cancelled' then return 0 end
+if (not st) or st == 'finished' or st == 'failed' or st == 'cancelled' or st == 'suspended' then return 0 end
 if ARGV[10] ~= '' and st ~= ARGV[10] then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'ended_at', ARGV[2], 'error', ARGV[3], 'result', ARGV[4])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[8], '*', 'n', ARGV[6], 'd', ARGV[7])
@@ -84,9 +161,17 @@ redis.call('ZREM', KEYS[5], ARGV[9])
 redis.call('HINCRBY', KEYS[6], ARGV[1], 1)
 return 1
 """
+# KEYS: job, hb; ARGV: now, ttl. Beats (re-creating the key after an outage) only while the job runs.
+_BEAT = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end
+redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
+return 1
+"""
 _EMIT = """
 local st = redis.call('HGET', KEYS[1], 'state')
-if (not st) or st == 'finished' or st == 'failed' or st == 'cancelled' then return false end
+if (not st) or st == 'finished' or st == 'failed' or st == 'cancelled' or st == 'suspended' then
+  return false
+end
 return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*', 'n', ARGV[2], 'd', ARGV[3])
 """
 
@@ -132,9 +217,11 @@ class RedisJobStore:
         self.ns = f"{KEY_ROOT}{queue_name}:"
         self.active_key = self.ns + "active"
         self.stats_key = self.ns + "stats"
+        self.workers_key = self.ns + "workers"
         self._start = client.register_script(_START)
         self._end = client.register_script(_END)
         self._emit = client.register_script(_EMIT)
+        self._beat = client.register_script(_BEAT)
 
     def job_key(self, job_id: str) -> str:
         return f"{self.ns}job:{job_id}"
@@ -165,8 +252,9 @@ class RedisJobStore:
         result: Any = None,
         error: str | None = None,
         expected: str = "",
+        event_data: Any = None,
     ) -> bool:
-        data = json.dumps({"error": error} if state is JobState.FAILED else None)
+        data = json.dumps({"error": error} if state is JobState.FAILED else event_data)
         done = self._end(
             keys=[
                 self.job_key(job_id),
@@ -198,6 +286,23 @@ class RedisJobStore:
         )
         return event_id or ""
 
+    def beat(self, job_id: str) -> None:
+        self._beat(keys=[self.job_key(job_id), self.hb_key(job_id)], args=[time.time(), HEARTBEAT_TTL])
+
+    # --- worker liveness ------------------------------------------------------------
+    def worker_beat(self, name: str) -> None:
+        self.r.zadd(self.workers_key, {name: time.time()})
+
+    def worker_gone(self, name: str) -> None:
+        self.r.zrem(self.workers_key, name)
+
+    def live_workers(self) -> int:
+        """Workers whose last beat is under two heartbeat periods old (the others are forgotten)."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.zremrangebyscore(self.workers_key, "-inf", time.time() - 2 * HEARTBEAT_INTERVAL)
+        pipe.zcard(self.workers_key)
+        return int(pipe.execute()[1])
+
     def incr(self, field: str, amount: int = 1) -> None:
         self.r.hincrby(self.stats_key, field, amount)
 
@@ -217,9 +322,12 @@ class RedisJobStore:
         now = time.time()
         if state == "running":
             started = _f(fields.get("started_at")) or now
-            dead = (
-                rq_status is None or rq_status in _DEAD_RQ_STATUSES or (not hb_alive and now - started > HEARTBEAT_TTL)
-            )
+            # The heartbeat comes from the process running the job: while it beats, the job lives, whatever
+            # RQ says (a SIGKILLed ``rq`` main process leaves its work horse running, and RQ's clean-up marks
+            # the RQ job failed meanwhile). Without a beat, a vanished or ended RQ job means it is lost.
+            if hb_alive:
+                return False
+            dead = rq_status is None or rq_status in _DEAD_RQ_STATUSES or now - started > HEARTBEAT_TTL
             reason = "The worker running this job stopped unexpectedly"
         else:
             created = _f(fields.get("created_at")) or now
@@ -280,7 +388,7 @@ class _Context(JobContext):
         self.cancel_seen = False
 
     def emit(self, name: str, data: Any = None) -> str:
-        event_id = self._store.emit(self.job_id, name, data)
+        event_id = retry_outage(f"job {self.job_id}", lambda: self._store.emit(self.job_id, name, data))
         if not event_id:  # ended from outside (forced cancel, watchdog)
             raise JobCancelled(self.job_id)
         return event_id
@@ -291,9 +399,14 @@ class _Context(JobContext):
         now = time.monotonic()
         if not self._cancelled and not self.timed_out and now >= self._next_poll:
             self._next_poll = now + self.cancel_poll_interval
-            if self._store.r.exists(self._store.cancel_key(self.job_id)):
+            try:
+                marked = self._store.r.exists(self._store.cancel_key(self.job_id))
+            except _UNREACHABLE:  # Redis away: nobody can have asked since; look again later
+                self._next_poll = now + 1.0
+                marked = False
+            if marked:
                 self._cancelled = True
-                self._store.incr("cancel_marker_hit")
+                retry_outage(f"job {self.job_id}", lambda: self._store.incr("cancel_marker_hit"))
         if self._cancelled or self.timed_out:
             self.cancel_seen = True
             return True
@@ -326,6 +439,7 @@ class RQQueue(JobQueue):
         self._next_reap = 0.0
 
     # --- enqueue ---------------------------------------------------------------------
+    @unavailable_on_outage
     def enqueue(
         self,
         name: str,
@@ -383,6 +497,7 @@ class RQQueue(JobQueue):
             fields = self.r.hgetall(self.store.job_key(job_id))
         return fields
 
+    @unavailable_on_outage
     def info(self, job_id: str) -> JobInfo | None:
         fields = self._fields(job_id)
         if not fields or "name" not in fields:
@@ -393,6 +508,7 @@ class RQQueue(JobQueue):
         """Append an event; returns "" when the job is unknown or has already ended."""
         return self.store.emit(job_id, name, data)
 
+    @unavailable_on_outage
     def read_events(
         self, job_id: str, after: str | None = None, *, block_seconds: float = 0.0, limit: int = 1000
     ) -> list[Event]:
@@ -411,10 +527,10 @@ class RQQueue(JobQueue):
             return _events(self.r.xrange(key, start, "+", count=limit))
         if block_seconds <= 0 or fields.get("state") in _TERMINAL:
             return []
-        reply = self.r.xread({key: after or "0-0"}, count=limit, block=max(1, int(block_seconds * 1000)))
-        return _events(reply[0][1]) if reply else []
+        return _events(blocking_xread(self.r, key, after or "0-0", count=limit, block_seconds=block_seconds))
 
     # --- cancel ----------------------------------------------------------------------
+    @unavailable_on_outage
     def cancel(self, job_id: str) -> bool:
         key = self.store.job_key(job_id)
         state, kind, ttl = self.r.hmget(key, "state", "worker_kind", "ttl")
@@ -462,12 +578,14 @@ class RQQueue(JobQueue):
             log.exception("job %s: forced stop failed", job_id)
 
     # --- counts ----------------------------------------------------------------------
+    @unavailable_on_outage
     def active_jobs(self) -> int:
         if time.monotonic() >= self._next_reap:
             self._next_reap = time.monotonic() + self.reap_interval
             self.store.reap()
         return int(self.r.zcard(self.store.active_key))
 
+    @unavailable_on_outage
     def metrics(self) -> dict[str, Any]:
         from rq import Worker
 
@@ -479,7 +597,8 @@ class RQQueue(JobQueue):
             "queue": self.queue_name,
             "active_jobs": active,
             "queue_length": len(self.rq_queue),
-            "workers": Worker.count(connection=self.rq_conn, queue=self.rq_queue),
+            "workers": self.store.live_workers(),  # from heartbeats: a killed worker is gone within 2 periods
+            "workers_registered": Worker.count(connection=self.rq_conn, queue=self.rq_queue),
             **{
                 name: stats.get(name, 0)
                 for name in (
@@ -488,6 +607,7 @@ class RQQueue(JobQueue):
                     "finished",
                     "failed",
                     "cancelled",
+                    "suspended",
                     "cancel_published",
                     "cancel_marker_hit",
                     "cancelled_queued",
@@ -526,6 +646,9 @@ _worker_app: Flask | None = None
 _worker_kind = "fork"
 
 
+_worker_plugins_gen: int | None = None
+
+
 def set_worker_app(app: Flask, kind: str = "fork") -> None:
     """Called by ``service worker`` before it forks: the app every job of this process runs in."""
     global _worker_app, _worker_kind
@@ -547,6 +670,27 @@ def worker_app() -> Flask:
     return _worker_app
 
 
+def _caught_up(app: Flask) -> Flask:
+    """The worker's app in step with the deployment: a new plugin set rebuilds it, reloaded bundles swap in."""
+    global _worker_app, _worker_plugins_gen
+    from core.app import create_app, state
+    from core.extensions import APPS_GEN, generation, sync_components
+
+    shared = state(app).shared
+    if shared is not None:
+        gen = generation(shared, APPS_GEN)
+        if _worker_plugins_gen is None:  # the generation the app was built for, not the current one
+            _worker_plugins_gen = state(app).plugins_generation
+        if gen != _worker_plugins_gen:
+            try:
+                app = _worker_app = create_app(migrate=False)
+                _worker_plugins_gen = gen
+            except Exception:  # keep running jobs on the current app
+                log.exception("worker app not rebuilt for plugin generation %s", gen)
+    sync_components(app, force=True)
+    return app
+
+
 def execute(job_id: str) -> None:
     """The RQ job function: run service job ``job_id`` (everything else is read from Redis)."""
     from rq import get_current_job
@@ -556,7 +700,7 @@ def execute(job_id: str) -> None:
     rq_job = get_current_job()
     queue_name = rq_job.origin if rq_job is not None else "service"
     worker_name = (rq_job.worker_name if rq_job is not None else None) or f"pid-{os.getpid()}"
-    app = worker_app()
+    app = _caught_up(worker_app())
     service = app_state(app)
     store = RedisJobStore(redis_client(service.settings.redis_url or ""), queue_name)
     run_job(store, app, service.job_registry, job_id, worker_name, _worker_kind)
@@ -583,41 +727,40 @@ def run_job(store: RedisJobStore, app: Flask, registry: Mapping[str, Job], job_i
     stop = threading.Event()
     beat = threading.Thread(target=_heartbeat, args=(store, job_id, stop), daemon=True, name=f"hb-{job_id[:8]}")
     beat.start()
+
     ctx = _Context(store, app, job_id, fields.get("owner", ""), limit)
-    try:
+
+    def call() -> Any:
         with app.app_context():
             try:
-                result = to_json_value(job.func(ctx, **json.loads(fields.get("kwargs") or "{}")), "job result")
+                return to_json_value(job.func(ctx, **json.loads(fields.get("kwargs") or "{}")), "job result")
             finally:
                 factory = app.extensions.get("service.db")
                 if factory is not None:
                     factory.remove()
-    except JobCancelled:
-        if ctx.timed_out:
-            store.end(job_id, JobState.FAILED, ttl=ttl, error=time_limit_message(limit))
-        else:
-            store.end(job_id, JobState.CANCELLED, ttl=ttl)
-    except Exception as exc:  # includes RQ's JobTimeoutException (the hard limit)
-        log.exception("job %s (%s) failed", job_id, fields["name"])
-        timed_out = ctx.timed_out or type(exc).__name__ == "JobTimeoutException"
-        message = time_limit_message(limit) if timed_out else error_message(exc)
-        store.end(job_id, JobState.FAILED, ttl=ttl, error=message)
-    else:
-        if ctx.timed_out and ctx.cancel_seen:
-            store.end(job_id, JobState.FAILED, ttl=ttl, error=time_limit_message(limit))
-        elif ctx.cancel_seen:
-            store.end(job_id, JobState.CANCELLED, ttl=ttl)
-        else:
-            store.end(job_id, JobState.FINISHED, ttl=ttl, result=result)
+
+    try:
+        ending = run_to_end(
+            call,
+            limit=limit,
+            timed_out=lambda: ctx.timed_out,
+            cancel_seen=lambda: ctx.cancel_seen,
+            on_error=lambda exc: log.exception("job %s (%s) failed", job_id, fields["name"]),
+        )
+        retry_outage(  # the outcome survives a short Redis outage
+            f"job {job_id}",
+            lambda: store.end(
+                job_id, ending.state, ttl=ttl, result=ending.result, error=ending.error, event_data=ending.event_data
+            ),
+        )
     finally:
         stop.set()
 
 
 def _heartbeat(store: RedisJobStore, job_id: str, stop: threading.Event) -> None:
-    key = store.hb_key(job_id)
     while not stop.wait(HEARTBEAT_INTERVAL):
         try:
-            store.r.set(key, time.time(), ex=HEARTBEAT_TTL, xx=True)
+            store.beat(job_id)
         except Exception:
             log.warning("job %s: heartbeat failed", job_id, exc_info=True)
 
@@ -654,6 +797,38 @@ def worker_classes() -> tuple[type, type]:
             if exc_string:
                 log.warning("job %s failed in RQ: %s", job.id, exc_string.strip().splitlines()[-1])
             on_rq_failure(job, "The worker running this job stopped unexpectedly")
+
+        def work(self, *args: Any, **kwargs: Any) -> bool:
+            """RQ's loop, with a thread beating for each queue (metrics count live workers from these)."""
+            from core.app import state as app_state
+
+            stores = [
+                RedisJobStore(redis_client(app_state(worker_app()).settings.redis_url or ""), name)
+                for name in self.queue_names()  # type: ignore[attr-defined]
+            ]
+            stop = threading.Event()
+
+            def beat() -> None:
+                while True:
+                    for store in stores:
+                        try:
+                            store.worker_beat(self.name)  # type: ignore[attr-defined]
+                        except Exception:
+                            log.warning("worker %s: heartbeat failed", self.name, exc_info=True)  # type: ignore[attr-defined]
+                    if stop.wait(HEARTBEAT_INTERVAL):
+                        return
+
+            thread = threading.Thread(target=beat, daemon=True, name="worker-heartbeat")
+            thread.start()
+            try:
+                return bool(super().work(*args, **kwargs))  # type: ignore[misc]
+            finally:
+                stop.set()
+                for store in stores:
+                    try:
+                        store.worker_gone(self.name)  # type: ignore[attr-defined]
+                    except Exception:
+                        log.debug("worker %s: could not deregister", self.name, exc_info=True)  # type: ignore[attr-defined]
 
     class ServiceWorker(_Mixin, Worker):
         pass

@@ -286,14 +286,19 @@ def test_redis_storage_shares_counters_between_apps(make_app, redis_counters):
     assert post_login(second, "admin", STRONG, ip=redis_counters.ip()).status_code == 200
 
 
-def test_memory_storage_is_per_app(make_app):
+def test_default_storage_is_shared_by_the_apps_of_one_config_dir(make_app, tmp_path):
+    """``memory://`` (the default) counts in the core's shared state: every worker process (here, two
+    apps on one config directory) counts together, and a rebuilt app keeps the count."""
     settings = {"auto_login": False, "superuser": "admin", "superuser_password": STRONG}
     first, second = make_app(**settings).test_client(), make_app(**settings).test_client()
     ip = _ip()
-    for _ in range(5):
-        post_login(first, "nobody", "x", ip=ip)
+    for n in range(5):
+        assert post_login(first if n % 2 else second, "nobody", "x", ip=ip).status_code == 401
     assert_too_many(post_login(first, "nobody", "x", ip=ip))
-    assert post_login(second, "nobody", "x", ip=ip).status_code == 401
+    assert_too_many(post_login(second, "nobody", "x", ip=ip))
+    # another server (another config directory) has its own counters
+    elsewhere = make_app(config_dir=tmp_path / "other", **settings).test_client()
+    assert post_login(elsewhere, "nobody", "x", ip=ip).status_code == 401
 
 
 def test_malformed_bodies_are_rejected_before_the_counter(strict_client):

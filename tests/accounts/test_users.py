@@ -46,7 +46,7 @@ def test_superuser_creates_inactive_user_with_reference_shape(client, admin):
 
 
 def test_duplicate_username_is_400(client, admin, alice):
-    response = client.post(USERS, json={"username": "alice", "password": "x"}, headers=admin.bearer)
+    response = client.post(USERS, json={"username": "alice", "password": "x-long-enough"}, headers=admin.bearer)
     assert response.status_code == 400
     assert response.get_json() == {"detail": "This username is unavailable."}
 
@@ -271,10 +271,12 @@ def test_deactivated_user_loses_access_and_gets_inactive_on_login(client, admin,
     relogin = login(client, "alice")
     assert relogin.status_code == 401
     assert relogin.get_json() == {"detail": "Inactive user"}
-    # reactivation restores every credential
+    # reactivation restores the API keys and signing in; the tokens issued before stay revoked (issue 20)
     client.patch(f"{USERS}{alice.id}", json={"is_active": True}, headers=admin.bearer)
-    assert client.get(USERS + "whoami", headers=alice.bearer).status_code == 200
+    assert client.get(USERS + "whoami", headers=alice.bearer).status_code == 401
     assert client.get(USERS + "whoami", headers=alice.key).status_code == 200
+    fresh = login(client, "alice").get_json()["access_token"]
+    assert client.get(USERS + "whoami", headers={"Authorization": f"Bearer {fresh}"}).status_code == 200
 
 
 # --- reset password --------------------------------------------------------------------------------------

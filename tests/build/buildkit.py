@@ -66,15 +66,36 @@ class Boom(Component):
         raise ValueError("boom: this component always fails")
 
 
+class AskApproval(Component):
+    """Pauses the run with a question; resumed, it answers with the decision it was given."""
+
+    key = "AskApproval"
+    display_name = "Ask Approval"
+    description = "Test only: suspends the run until someone answers."
+    category = "testing"
+    inputs = [MessageTextInput("input_value", "Input", "")]
+    outputs = [Output("message", "Message", "run", ["Message"])]
+
+    def run(self) -> Message:
+        resumed = self.resumed()
+        if resumed is None:
+            text = to_text(self.input_value)
+            self.suspend({"question": f"May I say {text!r}?", "pid": os.getpid()}, state={"text": text})
+        return Message(text=f"{resumed['state']['text']}:{resumed['answer']}|pid={os.getpid()}")
+
+
+TEST_COMPONENTS = [SlowPass, Boom, AskApproval]
+
+
 class SlowBundle:
     @hookimpl
     def register_components(self):
-        return [SlowPass, Boom]
+        return TEST_COMPONENTS
 
 
 @hookimpl
 def register_components():  # the module itself is the bundle when loaded through its entry point
-    return [SlowPass, Boom]
+    return TEST_COMPONENTS
 
 
 def bundle_site(tmp: Path) -> Path:
@@ -113,7 +134,7 @@ def registry() -> Registry:
     if _registry is None:
         from service_bundle_standard.bundle import all_components
 
-        _registry = Registry.from_classes([*all_components(), SlowPass, Boom])
+        _registry = Registry.from_classes([*all_components(), *TEST_COMPONENTS])
     return _registry
 
 

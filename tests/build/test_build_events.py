@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from core.engine import RunContext, run_flow
+from core.runs.wire import BUILD_EVENTS
 from tests.build.buildkit import (
     FIXTURE_INPUT,
     FIXTURES,
@@ -39,7 +40,11 @@ def shape(value: Any) -> Any:
 def engine_events(data: dict[str, Any], input_value: str | None) -> list[dict[str, Any]]:
     """What the engine itself emits for this flow: the sequence every delivery mode must reproduce."""
     out: list[dict[str, Any]] = []
-    ctx = RunContext(flow_id="f", session_id="s", emit=lambda e, d: out.append({"event": e, "data": d}))
+    ctx = RunContext(
+        flow_id="f",
+        session_id="s",
+        emit=lambda e: e.name in BUILD_EVENTS and out.append({"event": e.name, "data": e.payload()}),
+    )
     run_flow(data, registry(), ctx, input_value=input_value)
     return json.loads(json.dumps(out))
 

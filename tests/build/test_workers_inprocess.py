@@ -208,3 +208,19 @@ def test_two_workers_share_in_process_jobs(server):
     # and the service goes on: the next build succeeds
     assert names(server.stream(server.build(echo_id, "after", "streaming"))) == CHAT_ECHO
     assert set(server.statuses) <= {200, 201}, server.statuses
+
+
+def test_login_limit_holds_across_both_workers(server):
+    """7 bad logins from one address over fresh connections (so both workers answer): the 6th and 7th are 429."""
+    codes = []
+    for _ in range(7):
+        response = requests.post(
+            f"{server.base}/api/v1/login",
+            data={"username": "nobody", "password": "wrong password"},
+            headers={"Connection": "close"},
+            timeout=10,
+        )
+        codes.append(response.status_code)
+        if response.status_code == 429:
+            assert response.headers["Retry-After"] == "60"
+    assert codes == [401] * 5 + [429, 429], codes

@@ -90,3 +90,19 @@ def test_service_run_serves_with_gunicorn_and_refuses_bad_start(tmp_path):
     )
     assert bad.returncode == 3
     assert "SERVICE_SUPERUSER_PASSWORD" in bad.stderr
+
+
+def test_help_shows_only_the_service_commands(tmp_path):
+    out = subprocess.run([SERVICE, "--help"], env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    commands = out.stdout.split("Commands:", 1)[1].split()
+    names = {line.split()[0] for line in out.stdout.split("Commands:", 1)[1].splitlines() if line.strip()}
+    assert {"run", "db", "worker", "plugins", "superuser", "api-key", "dev"} <= names
+    assert not names & {"routes", "shell", "limiter", "openapi"}, commands
+    for flask_option in ("--app", "-A,", "--debug", "--env-file", "-e,"):
+        assert flask_option not in out.stdout
+    dev = subprocess.run([SERVICE, "dev", "--help"], env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    dev_names = {line.split()[0] for line in dev.stdout.split("Commands:", 1)[1].splitlines() if line.strip()}
+    assert dev_names == {"routes", "shell", "limiter", "openapi"}
+    routes = subprocess.run([SERVICE, "dev", "routes"], env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert routes.returncode == 0 and "/api/v1/flows/" in routes.stdout

@@ -14,6 +14,23 @@ def test_every_hook_is_documented_and_nothing_else():
     assert documented == set(hookspecs.__all__)
 
 
+def test_every_documented_signature_is_the_hooks():
+    """The arguments written in docs/hooks.md are the hookspec's, in order."""
+    import inspect
+
+    page = (ROOT / "docs" / "hooks.md").read_text()
+    for name, args in re.findall(r"^\| `(\w+)\(([^)]*)\)`", page, flags=re.MULTILINE):
+        documented = [a.strip() for a in args.split(",") if a.strip()]
+        assert documented == list(inspect.signature(getattr(hookspecs, name)).parameters), name
+
+
+def test_every_hook_has_a_test():
+    """Each hook is implemented or called by some test (a plugin in the test, or a call through the host)."""
+    tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("*.py"))
+    for name in hookspecs.__all__:
+        assert re.search(rf"def {name}\(|hook\.{name}\(|\"{name}\"", tests), f"no test exercises {name}"
+
+
 def test_every_hook_has_a_docstring_and_is_exported():
     for name in hookspecs.__all__:
         assert getattr(hookspecs, name).__doc__, name

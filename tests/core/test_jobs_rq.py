@@ -362,6 +362,63 @@ def test_metrics(env):
     assert m["started"] >= 1
 
 
+# --- issue 20: liveness from heartbeats, orphaned work horses ------------------------------------
+def _start_dedicated_worker(env, mode: str) -> tuple[str, subprocess.Popen]:
+    from rq import Queue, Worker
+
+    queue = f"{env.simple[:9]}-{uuid.uuid4().hex[:6]}"
+    env.start_worker(queue, mode)
+    proc = env.procs[-1]
+    conn = redis.Redis.from_url(REDIS_URL)
+    end = time.monotonic() + 30
+    while Worker.count(connection=conn, queue=Queue(queue, connection=conn)) < 1:
+        assert proc.poll() is None and time.monotonic() < end, "worker did not start"
+        time.sleep(0.05)
+    return queue, proc
+
+
+def test_a_sigkilled_worker_leaves_the_metrics_within_two_heartbeats(env):
+    from core.jobs.rq_backend import HEARTBEAT_INTERVAL
+
+    queue, proc = _start_dedicated_worker(env, "simple")
+    q = env.queue(queue)
+    end = time.monotonic() + HEARTBEAT_INTERVAL + 2
+    while q.metrics()["workers"] < 1:
+        assert time.monotonic() < end, q.metrics()
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    killed = time.monotonic()
+    while q.metrics()["workers"] > 0:
+        assert time.monotonic() - killed < 2 * HEARTBEAT_INTERVAL + 1, q.metrics()
+        time.sleep(0.2)
+    assert q.metrics()["workers_registered"] >= 1  # RQ itself still lists it (until its own 420 s TTL)
+
+
+def test_an_orphaned_work_horse_finishes_its_job_consistently(env):
+    from rq.job import Job as RQJob
+
+    queue, proc = _start_dedicated_worker(env, "fork")
+    q = env.queue(queue)
+    job_id = q.enqueue("test.stubborn", owner="alice", kwargs={"seconds": 3})
+    horse = q.read_events(job_id, block_seconds=5)[0].data["pid"]
+    proc.send_signal(signal.SIGKILL)  # the main process dies; its work horse carries on
+    proc.wait()
+    # what RQ's registry clean-up does to a job of a dead worker: marks the RQ job failed
+    q.rq_conn.hset(RQJob.key_for(job_id), "status", "failed")
+    assert q.info(job_id).state is JobState.RUNNING  # the horse still beats: not failed under its feet
+    info = wait_state(q, job_id, timeout=10)
+    assert info.state is JobState.FINISHED and info.result == "stubborn", info
+    assert [e.name for e in q.read_events(job_id)] == ["pid", "after_sleep", "finished"]
+    end = time.monotonic() + 5
+    while time.monotonic() < end:
+        try:
+            os.kill(horse, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+
+
 # --- the worker entry point -------------------------------------------------------------------
 if __name__ == "__main__" and sys.argv[1:2] == ["worker"]:
     from core.app import create_app

@@ -7,6 +7,15 @@ and it covers every endpoint later plugins add, since it reads the live document
 are iterated here, each under its own hypothesis test.)
 """
 
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import redis
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
@@ -17,10 +26,86 @@ from tests.conftest import superuser
 # Endpoints whose side effects would invalidate the session the fuzzer uses.
 SKIP = {("POST", "/api/v1/logout"), ("DELETE", "/api/v1/users/{user_id}")}
 EXAMPLES = 12
+RQ_EXAMPLES = 5  # bounded: the same document again, now with jobs on RQ workers
+REDIS_URL = os.environ.get("SERVICE_TEST_REDIS_URL", "redis://127.0.0.1:6379/11")
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def rq_worker(tmp_path, service_database_url):
+    """A ``service worker --simple`` on a queue of its own, sharing the test app's database and config dir."""
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
+    queue = f"fuzz-{uuid.uuid4().hex[:8]}"
+    config_dir = tmp_path / "config"
+    database_url = service_database_url or f"sqlite:///{config_dir / 'service.db'}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
+    env.update(
+        SERVICE_ENV_FILE=os.devnull,
+        SERVICE_CONFIG_DIR=str(config_dir),
+        SERVICE_DATABASE_URL=database_url,
+        SERVICE_REDIS_URL=REDIS_URL,
+        SERVICE_JOB_BACKEND="rq",
+        SERVICE_LOG_LEVEL="warning",
+        PYTHONPATH=str(REPO),
+    )
+    yield queue, database_url, env, config_dir
+    for key in client.scan_iter(match=f"*{queue}*", count=1000):
+        client.delete(key)
+
+
+def _start_worker(queue, env, log_path):
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "worker", "--simple", "--queue", queue],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    from rq import Queue, Worker
+
+    conn = redis.Redis.from_url(REDIS_URL)
+    end = time.monotonic() + 30
+    while Worker.count(connection=conn, queue=Queue(queue, connection=conn)) < 1:
+        assert proc.poll() is None and time.monotonic() < end, Path(log_path).read_text()[-2000:]
+        time.sleep(0.05)
+    return proc
 
 
 def test_no_server_errors_and_responses_match_their_schema(make_app):
     app = make_app(rate_limit_enabled=False, enable_log_retrieval=True)
+    _fuzz(app, EXAMPLES)
+
+
+def test_no_server_errors_on_the_rq_backend(make_app, rq_worker):
+    from core.app import state
+    from core.jobs.rq_backend import RQQueue
+
+    queue, database_url, env, config_dir = rq_worker
+    app = make_app(
+        rate_limit_enabled=False,
+        enable_log_retrieval=True,
+        job_backend="rq",
+        redis_url=REDIS_URL,
+        database_url=database_url,
+    )
+    svc = state(app)
+    svc.jobs = RQQueue(app, svc.settings, svc.job_registry, queue_name=queue)
+    from service_build.config import init_app
+
+    init_app(app)
+    proc = _start_worker(queue, env, config_dir / "worker.log")
+    try:
+        _fuzz(app, RQ_EXAMPLES)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _fuzz(app, examples):
     key = superuser(app.test_client()).api_key
     schema = schemathesis.openapi.from_wsgi("/openapi.json", app)
     tested = []
@@ -31,7 +116,7 @@ def test_no_server_errors_and_responses_match_their_schema(make_app):
 
         @given(case=operation.as_strategy())
         @settings(
-            max_examples=EXAMPLES,
+            max_examples=examples,
             deadline=None,
             derandomize=True,
             database=None,

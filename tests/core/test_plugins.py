@@ -133,3 +133,93 @@ def test_explicit_plugin_list_builds_exactly_those(make_app):
     assert app.test_client().get("/api/v1/users/whoami").status_code == 404
     app = make_app(plugins=["accounts"])
     assert set(app.extensions["service"].host.infos) == {"core", "accounts"}
+
+
+PUBLISHER_SPECS = """
+from core import hookspec
+
+__all__ = ["fake_greeting"]
+
+@hookspec
+def fake_greeting(name: str) -> str:
+    '''Return a greeting for ``name``.'''
+"""
+PUBLISHER = """
+from core import hookimpl
+
+HOOKSPECS = "svc_fake_publisher_specs"
+
+def greet(host, name):
+    return host.hook.fake_greeting(name=name)
+"""
+# sorts before the publisher, so it is loaded first: the host must add every spec before registering
+IMPLEMENTER = """
+from core import hookimpl
+
+@hookimpl
+def fake_greeting(name):
+    return f"hello {name}"
+"""
+OPTIONAL = """
+from core import hookimpl
+
+@hookimpl(optionalhook=True)
+def hook_of_a_plugin_not_installed():
+    return 1
+"""
+
+
+def _install(site, dist: str, module: str, entry: str, source: str) -> None:
+    (site / f"{module}.py").write_text(textwrap.dedent(source))
+    info = site / f"{module}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[service.plugins]\n{entry} = {module}\n")
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    import sys
+
+    path = tmp_path / "site"
+    path.mkdir()
+    monkeypatch.syspath_prepend(str(path))
+    before = set(sys.modules)
+    yield path
+    for name in set(sys.modules) - before:
+        if name.startswith("svc_fake"):
+            sys.modules.pop(name, None)
+
+
+def test_a_plugin_publishes_a_hook_another_implements(site, make_app):
+    (site / "svc_fake_publisher_specs.py").write_text(textwrap.dedent(PUBLISHER_SPECS))
+    _install(site, "svc-fake-publisher", "svc_fake_publisher", "zz_publisher", PUBLISHER)
+    _install(site, "svc-fake-implementer", "svc_fake_implementer", "aa_implementer", IMPLEMENTER)
+    _install(site, "svc-fake-optional", "svc_fake_optional", "fake_optional", OPTIONAL)
+    host = make_app().extensions["service"].host
+    assert {"zz_publisher", "aa_implementer", "fake_optional"} <= set(host.infos)
+    import svc_fake_publisher
+
+    assert svc_fake_publisher.greet(host, "ada") == ["hello ada"]
+    # an explicit plugin list gets the same two-phase registration
+    explicit = build_host(["aa_implementer", "zz_publisher"], None, ())
+    assert explicit.hook.fake_greeting(name="bo") == ["hello bo"]
+
+
+def test_without_the_publisher_an_implementation_is_an_unknown_hook(site, make_app):
+    _install(site, "svc-fake-implementer", "svc_fake_implementer", "aa_implementer", IMPLEMENTER)
+    host = make_app().extensions["service"].host
+    assert "unknown hooks: fake_greeting" in host.failures["aa_implementer"]
+
+
+def test_a_first_party_plugin_with_a_mistyped_hook_fails_start_up(site, make_app):
+    _install(site, "service-fake-typo", "svc_fake_firstparty", "fake_firstparty", TYPO)
+    with pytest.raises(PluginError, match=r"first-party plugin 'fake_firstparty'.*unknown hooks: register_blueprint"):
+        make_app()
+
+
+def test_a_plugin_cannot_publish_a_core_hook(site, make_app):
+    (site / "svc_fake_clash_specs.py").write_text("from core.hookspecs import find_flow\n__all__ = ['find_flow']\n")
+    _install(site, "svc-fake-clash", "svc_fake_clash", "fake_clash", 'HOOKSPECS = "svc_fake_clash_specs"\n')
+    host = make_app().extensions["service"].host
+    assert "publishes hooks the core already has: find_flow" in host.failures["fake_clash"]

@@ -344,7 +344,7 @@ def test_emit_is_serialised_across_threads():
     inside = {"now": 0, "max": 0}
     lock = threading.Lock()
 
-    def emit(event, data):
+    def emit(event):
         with lock:
             inside["now"] += 1
             inside["max"] = max(inside["max"], inside["now"])

@@ -103,8 +103,8 @@ def test_zip_with_one_corrupt_entry_imports_nothing(client, alice):
     good = json.dumps(reference_flow("chat-echo.json")).encode()
     payload = zip_of({"a.json": good, "b.json": b"{ this is not json", "c.json": good})
     response = upload(client, alice, payload, "flows.zip")
-    assert response.status_code == 400
-    assert "b.json" in response.get_json()["detail"]
+    assert response.status_code == 422  # the one JSON parser: invalid JSON is a 422 naming the entry
+    assert response.get_json()["detail"][0]["loc"] == ["body", "file", "b.json"]
     assert own_flows(client, alice) == []
 
 
@@ -165,9 +165,30 @@ def test_upload_into_a_project(client, alice, bob):
     assert placed["folder_id"] != bobs["id"]
 
 
-def test_upload_refuses_fs_path(client, alice):
-    payload = json.dumps({"name": "x", "fs_path": "/tmp/owned.json"}).encode()
-    assert upload(client, alice, payload).status_code == 422
+def test_upload_ignores_fs_path_and_never_writes_there(client, alice, tmp_path, caplog):
+    target = tmp_path / "owned.json"
+    payload = json.dumps({"name": "x", "fs_path": str(target)}).encode()
+    response = upload(client, alice, payload)
+    assert response.status_code == 201, response.get_json()
+    assert [f["name"] for f in own_flows(client, alice)] == ["x"]
+    assert not target.exists()
+    assert "fs_path" in caplog.text  # a warning names what was ignored
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        b'{"name": "deep", "data": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b'{"name": "big", "data": {"n": ' + b"9" * 5000 + b"}}",
+        b'{"name": "\\ud800 lone", "description": "\\udfff"}',
+        b'{"name": "nan", "data": {"n": NaN}}',
+    ],
+)
+def test_upload_refuses_hostile_json_with_422(client, alice, document):
+    for payload, name in ((document, "flows.json"), (zip_of({"a.json": document}), "flows.zip")):
+        response = upload(client, alice, payload, filename=name)
+        assert response.status_code == 422, response.get_data(as_text=True)
+        assert response.get_json()["detail"][0]["type"].startswith("json_")
     assert own_flows(client, alice) == []
 
 

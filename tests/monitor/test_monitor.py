@@ -6,9 +6,9 @@ import uuid
 
 import pytest
 from service_monitor import plugin as monitor_plugin
-from service_monitor.services import shared_flow_id
 
 from core.app import state
+from core.runs import shared_flow_id
 
 FLOW = str(uuid.uuid4())
 OTHER_FLOW = str(uuid.uuid4())

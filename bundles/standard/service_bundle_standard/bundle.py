@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 from core import hookimpl
-from service_bundle_standard import data_operations, flow_control, http, inputs_outputs, processing, utilities
+from service_bundle_standard import (
+    data_operations,
+    embeddings,
+    flow_control,
+    flow_extras,
+    http,
+    human_input,
+    inputs_outputs,
+    legacy_data,
+    legacy_parsing,
+    processing,
+    utilities,
+)
 
 
 def all_components() -> list[type]:
@@ -12,9 +24,14 @@ def all_components() -> list[type]:
         *inputs_outputs.COMPONENTS,
         *data_operations.COMPONENTS,
         *processing.COMPONENTS,
+        *legacy_data.COMPONENTS,
+        *legacy_parsing.COMPONENTS,
         *flow_control.COMPONENTS,
+        *flow_extras.COMPONENTS,
+        *human_input.COMPONENTS,
         *http.COMPONENTS,
         *utilities.COMPONENTS,
+        *embeddings.COMPONENTS,
     ]
 
 

@@ -57,6 +57,52 @@ def evaluate_condition(input_text: str, match_text: str, operator: str, *, case_
     }[operator]
 
 
+def run_subflow(
+    component: Component,
+    ident: str,
+    *,
+    tweaks: dict[str, dict[str, Any]] | None = None,
+    input_value: str | None = None,
+    session_id: str | None = None,
+) -> Any:
+    """Run the user's flow ``ident`` (id or name) as a sub-flow of ``component``'s run; return its RunResult.
+
+    Shared by Run Flow, Sub Flow and Flow as Tool: the flow is loaded through
+    ``RunContext.load_flow`` (owner-scoped by the caller), runs with a child context (same user,
+    callbacks and deadline, one level deeper), depth-limited and self-calls refused.
+    """
+    from core.engine.runner import run_flow
+
+    ctx = component.context
+    if not ident:
+        raise ValueError("Select a flow to run.")
+    if ctx.load_flow is None:
+        raise ComponentError("Running sub-flows is not available here.")
+    if ctx.depth >= ctx.max_subflow_depth:
+        raise ComponentError(f"Sub-flows are nested deeper than {ctx.max_subflow_depth} levels.")
+    flow = ctx.load_flow(str(ident))
+    if not flow:
+        raise ComponentError(f"Flow '{ident}' not found.")
+    flow_id = str(flow.get("id") or ident)
+    if flow_id in ctx.flow_stack or flow_id == str(ctx.flow_id):
+        raise ComponentError(f"Flow '{flow.get('name') or ident}' calls itself.")
+    if ctx.registry is None:
+        raise ComponentError("No component registry in the run context.")
+    child = ctx.child(flow_id=flow_id, flow_name=flow.get("name"), session_id=session_id)
+    result = run_flow(
+        flow.get("data") or {},
+        ctx.registry,
+        child,
+        tweaks=tweaks or {},
+        input_value=input_value,
+        input_type="any",
+    )
+    if not result.ok:
+        err = result.error or {}
+        raise ComponentError(f"Sub-flow '{flow.get('name') or ident}' failed: {err.get('message')}")
+    return result
+
+
 class ConditionalRouter(Component):
     key = "ConditionalRouter"
     display_name = "If-Else"
@@ -272,43 +318,19 @@ class RunFlow(Component):
     def _run(self) -> Any:
         if hasattr(self, "_sub"):
             return self._sub
-        from core.engine.runner import run_flow
-
-        ctx = self.context
-        ident = self.flow_id_selected or self.flow_name_selected
-        if not ident:
-            raise ValueError("Select a flow to run.")
-        if ctx.load_flow is None:
-            raise ComponentError("Running sub-flows is not available here.")
-        if ctx.depth >= ctx.max_subflow_depth:
-            raise ComponentError(f"Sub-flows are nested deeper than {ctx.max_subflow_depth} levels.")
-        flow = ctx.load_flow(str(ident))
-        if not flow:
-            raise ComponentError(f"Flow '{ident}' not found.")
-        flow_id = str(flow.get("id") or ident)
-        if flow_id in ctx.flow_stack or flow_id == str(ctx.flow_id):
-            raise ComponentError(f"Flow '{flow.get('name') or ident}' calls itself.")
-        if ctx.registry is None:
-            raise ComponentError("No component registry in the run context.")
         tweaks: dict[str, dict[str, Any]] = {}
         for name, value in self.extra_params.items():
             if "~" in name:
                 vid, field = name.split("~", 1)
                 tweaks.setdefault(vid, {})[field] = to_text(value) if isinstance(value, (Message, Data)) else value
-        child = ctx.child(flow_id=flow_id, flow_name=flow.get("name"), session_id=self.session_id or None)
-        result = run_flow(
-            flow.get("data") or {},
-            ctx.registry,
-            child,
+        self._sub = run_subflow(
+            self,
+            str(self.flow_id_selected or self.flow_name_selected or ""),
             tweaks=tweaks,
             input_value=to_text(self.input_value) if self.input_value else None,
-            input_type="any",
+            session_id=to_text(self.session_id) or None,
         )
-        if not result.ok:
-            err = result.error or {}
-            raise ComponentError(f"Sub-flow '{flow.get('name') or ident}' failed: {err.get('message')}")
-        self._sub = result
-        return result
+        return self._sub
 
     def message_output(self) -> Message:
         result = self._run()

@@ -12,6 +12,7 @@ from typing import Any
 from core.engine import Component, Data, DataFrame, Message, Output
 from core.engine.inputs import DropdownInput, HandleInput, IntInput, MessageTextInput, TabInput
 from core.engine.text import format_template
+from core.engine.tools import Tool, string_tool
 from core.engine.types import to_text
 from service_bundle_standard.inputs_outputs import session_inputs
 
@@ -143,18 +144,59 @@ class CalculatorComponent(Component):
     outputs = [Output("result", "Data", "evaluate_expression", ["JSON"])]
 
     def evaluate_expression(self) -> Data:
-        expression = to_text(self.expression)
-        try:
-            value = safe_arithmetic(expression)
-        except ZeroDivisionError:
-            data = Data({"error": "Error: Division by zero", "input": expression})
-        except (ValueError, OverflowError) as exc:
-            data = Data({"error": f"Error: {exc}", "input": expression})
-        else:
-            formatted = f"{float(value):.6f}".rstrip("0").rstrip(".")
-            data = Data({"result": formatted})
+        data = calculate(to_text(self.expression))
         self.status = data
         return data
+
+
+def calculate(expression: str) -> Data:
+    """The Calculator's result: ``{"result": "<formatted>"}`` or ``{"error": ..., "input": ...}``."""
+    try:
+        value = safe_arithmetic(expression)
+    except ZeroDivisionError:
+        return Data({"error": "Error: Division by zero", "input": expression})
+    except (ValueError, OverflowError) as exc:
+        return Data({"error": f"Error: {exc}", "input": expression})
+    return Data({"result": f"{float(value):.6f}".rstrip("0").rstrip(".")})
+
+
+class CalculatorTool(Component):
+    key = "CalculatorTool"
+    display_name = "Calculator"
+    display_names = {"en": "Calculator", "fr": "Calculatrice", "de": "Rechner", "es": "Calculadora"}
+    description = "Perform basic arithmetic operations on a given expression."
+    icon = "calculator"
+    category = "tools"
+    legacy = True
+    inputs = [
+        MessageTextInput(
+            "expression",
+            "Expression",
+            "",
+            info="The arithmetic expression to evaluate (e.g., '4*4*(33/22)+12-20').",
+        )
+    ]
+    outputs = [
+        Output("api_run_model", "Data", "run_model", ["JSON"]),
+        Output("api_build_tool", "Tool", "build_tool", ["Tool"]),
+    ]
+
+    def run_model(self) -> list[Data]:
+        data = calculate(to_text(self.expression))
+        self.status = data
+        return [data]
+
+    def build_tool(self) -> Tool:
+        def run(expression: str) -> str:
+            data = calculate(expression)
+            return str(data.data.get("result", data.data.get("error")))
+
+        return string_tool(
+            "calculator",
+            "Evaluate basic arithmetic expressions. Input should be a string containing the expression.",
+            run,
+            arg="expression",
+        )
 
 
 class MemoryComponent(Component):
@@ -286,4 +328,4 @@ class MemoryComponent(Component):
         return DataFrame(rows, columns=["text", "sender", "sender_name", "session_id", "timestamp", "id"])
 
 
-COMPONENTS = [CurrentDate, IDGenerator, CalculatorComponent, MemoryComponent]
+COMPONENTS = [CurrentDate, IDGenerator, CalculatorComponent, CalculatorTool, MemoryComponent]

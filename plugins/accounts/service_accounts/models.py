@@ -26,6 +26,20 @@ class User(Base):
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
     last_login_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, default=None)
     optins: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON, default=None)
+    #: in every JWT as ``ver``; bumped by a password change or a deactivation, which ends older tokens
+    token_version: Mapped[int] = mapped_column(sa.Integer, default=0, server_default="0")
+
+
+class RevokedSession(Base):
+    """A session ended by logout: its tokens (``sid`` claim) are refused until they would have expired."""
+
+    __tablename__ = "accounts_revoked_session"
+
+    sid: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        sa.Uuid, sa.ForeignKey("accounts_user.id", ondelete="CASCADE"), index=True
+    )
+    expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime)
 
 
 class ApiKey(Base):

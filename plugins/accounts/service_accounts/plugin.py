@@ -7,7 +7,14 @@ from typing import Any
 
 from core import hookimpl
 from core.auth import Actor
-from core.records import Migrations, Permission
+from core.records import Migrations, Permission, SettingsSection
+
+
+@hookimpl
+def register_settings():
+    from service_accounts.sessions import AccountsConfig
+
+    return [SettingsSection("accounts", AccountsConfig, "SERVICE_")]
 
 
 @hookimpl
@@ -54,11 +61,12 @@ def permission_allowed(actor: Actor | None, action: str, resource: Any) -> Permi
 @hookimpl
 def on_app_created(app):
     from core import db
-    from core.app import state
-    from service_accounts import security, services
+    from core.app import plugin_settings, state
+    from service_accounts import security, services, sessions
 
     settings = state(app).settings
     services.check_startup_rules(settings)
     security.configure_jwt(app, settings)
+    sessions.init_app(app, plugin_settings("accounts", app), settings.resolved_config_dir)
     with app.app_context():
         services.ensure_superuser(db.session(), settings)

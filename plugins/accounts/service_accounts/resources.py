@@ -12,11 +12,11 @@ import uuid
 from flask import jsonify, make_response, request
 from flask_smorest import Blueprint
 
-from core import db
+from core import db, openapi
 from core.auth import Actor, allowed, authenticated, current_actor, resolve_actor
 from core.errors import ApiError
 from core.limits import rate_limited
-from service_accounts import schemas, security, services
+from service_accounts import schemas, security, services, sessions
 
 users_blp = Blueprint("users", __name__, url_prefix="/api/v1/users", description="User accounts")
 api_keys_blp = Blueprint("api_keys", __name__, url_prefix="/api/v1/api_key", description="API keys")
@@ -73,7 +73,9 @@ def whoami():
 def update_user(body, user_id):
     """Update a user: superusers edit anyone; users edit only themselves and not their privileges."""
     with db.transaction() as s:
-        return services.update_user(s, current_actor(), _user_id(user_id), body)
+        user = services.update_user(s, current_actor(), _user_id(user_id), body)
+    sessions.cache().changed(user.id)  # committed: every process drops its copy (flags, token version)
+    return user
 
 
 @users_blp.route("/<user_id>/reset-password", methods=["PATCH"])
@@ -83,9 +85,11 @@ def update_user(body, user_id):
 def reset_password(body, user_id):
     """Change one's own password; needs ``current_password``."""
     with db.transaction() as s:
-        return services.reset_password(
+        user = services.reset_password(
             s, current_actor(), _user_id(user_id), body.get("current_password"), body["password"]
         )
+    sessions.cache().changed(user.id)  # every older token of the user is refused from now on
+    return user
 
 
 @users_blp.route("/<user_id>", methods=["DELETE"])
@@ -95,6 +99,7 @@ def delete_user(user_id):
     """Delete a user and, through ``on_user_deleted``, everything they own (superusers only)."""
     with db.transaction() as s:
         services.delete_user(s, current_actor(), _user_id(user_id))
+    sessions.cache().changed(_user_id(user_id))
     return {"detail": "User deleted"}
 
 
@@ -149,8 +154,8 @@ def delete_api_key(key_id):
 
 
 # --- sign-in -------------------------------------------------------------------------------------------
-def _token_response(user_id: str, *, session_access_cookie: bool = False):
-    tokens = security.make_tokens(user_id)
+def _token_response(user_id: str, version: int, sid: str, *, session_access_cookie: bool = False):
+    tokens = security.make_tokens(user_id, version, sid)
     response = make_response(jsonify(tokens))
     security.set_auth_cookies(response, services.settings(), tokens, session_access_cookie=session_access_cookie)
     return response
@@ -164,8 +169,8 @@ def login(form):
     """Sign in with a form body; returns tokens and sets the session cookies."""
     with db.transaction() as s:
         user = services.authenticate(s, form["username"], form["password"])
-        user_id = str(user.id)
-    return _token_response(user_id)
+        user_id, version = str(user.id), user.token_version or 0
+    return _token_response(user_id, version, sessions.new_sid())
 
 
 @login_blp.route("/auto_login", methods=["GET"])
@@ -178,27 +183,43 @@ def auto_login():
     user = services.superuser(db.session())
     if user is None or not user.is_active:
         raise ApiError(400, "The superuser is missing or inactive")
-    return _token_response(str(user.id), session_access_cookie=True)
+    return _token_response(str(user.id), user.token_version or 0, sessions.new_sid(), session_access_cookie=True)
 
 
 @login_blp.route("/refresh", methods=["POST"])
 @login_blp.response(200, schemas.TokenSchema)
+@login_blp.doc(
+    requestBody=openapi.no_body("the refresh token comes from the refresh_token_svc cookie"),
+    responses={"401": openapi.response_name(401)},
+)
 def refresh():
     """New tokens from the ``refresh_token_svc`` cookie (a token in the body is ignored)."""
     token = request.cookies.get(security.REFRESH_COOKIE)
     if not token:
         raise ApiError(401, "Invalid refresh token")
     try:
-        user = services.user_from_token(db.session(), token, expected_type="refresh")
+        claims = services.token_claims(token, "refresh")
+        user = services.session_of(db.session(), claims, fresh=True)
     except ApiError:
         raise ApiError(401, "Invalid refresh token") from None
-    return _token_response(str(user.id))
+    sid = claims.get("sid") if isinstance(claims.get("sid"), str) else sessions.new_sid()
+    return _token_response(str(user.id), user.token_version, sid)
 
 
 @login_blp.route("/logout", methods=["POST"])
 @login_blp.response(200, schemas.MessageSchema)
+@login_blp.doc(requestBody=openapi.no_body("logging out deletes the session cookies"))
 def logout():
-    """Delete the session cookies."""
+    """End the presented session (its access and refresh tokens are refused from now on); delete the cookies."""
+    presented = [(request.cookies.get(security.REFRESH_COOKIE) or "", "refresh")]
+    kind, _, bearer = request.headers.get("Authorization", "").partition(" ")
+    if kind.lower() == "bearer":
+        presented.append((bearer.strip(), "access"))
+    presented.append((request.cookies.get(security.ACCESS_COOKIE) or "", "access"))
+    with db.transaction() as s:
+        ended = services.logout(s, [(token, kind) for token, kind in presented if token])
+    if ended:
+        sessions.cache().changed(*ended)
     response = make_response(jsonify({"message": "Logout successful"}))
     security.delete_auth_cookies(response, services.settings())
     return response

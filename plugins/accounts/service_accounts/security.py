@@ -126,12 +126,14 @@ def configure_jwt(app: Flask, settings: Settings) -> None:
     JWTManager(app)
 
 
-def make_tokens(user_id: str) -> dict[str, str]:
+def make_tokens(user_id: str, version: int, sid: str) -> dict[str, str]:
+    """An access and a refresh token of session ``sid`` at the user's token ``version`` (see ``sessions``)."""
     from flask_jwt_extended import create_access_token, create_refresh_token
 
+    claims = {"ver": version, "sid": sid}
     return {
-        "access_token": create_access_token(identity=user_id),
-        "refresh_token": create_refresh_token(identity=user_id),
+        "access_token": create_access_token(identity=user_id, additional_claims=claims),
+        "refresh_token": create_refresh_token(identity=user_id, additional_claims=claims),
         "token_type": "bearer",
     }
 

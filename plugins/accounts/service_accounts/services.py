@@ -20,12 +20,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core import db
-from core.app import state
+from core.app import plugin_settings, state
 from core.auth import NO_CREDENTIALS, Actor
-from core.errors import ApiError, StartupError
+from core.errors import ApiError, StartupError, validation_error
 from core.settings import Settings
-from service_accounts import security, usage
+from service_accounts import security, sessions, usage
 from service_accounts.models import ApiKey, User
+from service_accounts.sessions import SessionUser
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,16 @@ def settings() -> Settings:
     return state().settings
 
 
-def actor_of(user: User | KeyOwner, via: str, api_key_id: uuid.UUID | None = None) -> Actor:
+def check_password_policy(password: str) -> None:
+    """422 on ``body.password`` when the password is shorter than ``SERVICE_PASSWORD_MIN_LENGTH``."""
+    minimum = plugin_settings("accounts").password_min_length
+    if len(password) < minimum:
+        raise validation_error(
+            ["body", "password"], f"Password must be at least {minimum} characters long", "string_too_short"
+        )
+
+
+def actor_of(user: User | KeyOwner | SessionUser, via: str, api_key_id: uuid.UUID | None = None) -> Actor:
     return Actor(
         id=user.id,
         kind="user",
@@ -75,8 +85,11 @@ def create_user(
     is_superuser: bool = False,
     is_active: bool | None = None,
     optins: Mapping[str, Any] | None = None,
+    enforce_policy: bool = True,
 ) -> User:
-    """Insert a user; 400 when the name is taken."""
+    """Insert a user; 400 when the name is taken, 422 when the password is too short."""
+    if enforce_policy:
+        check_password_policy(password)
     username = username.strip()
     if not username:  # the API's schema refuses it first; this guards the CLI and start-up
         raise ApiError(400, "Username must not be blank.")
@@ -125,6 +138,8 @@ def update_user(s: Session, actor: Actor, user_id: uuid.UUID, changes: Mapping[s
         raise ApiError(403, "You can't deactivate your own user account")
     if actor.id == user_id and changes.get("is_superuser") is False and user.is_superuser:
         raise ApiError(403, "You can't remove your own superuser status")
+    if changes.get("is_active") is False and user.is_active:
+        user.token_version = (user.token_version or 0) + 1  # deactivation ends every session
     for field in ("username", "profile_image", "is_active", "is_superuser", "last_login_at", "optins"):
         if field in changes and changes[field] is not None:
             value = changes[field]
@@ -137,7 +152,9 @@ def update_user(s: Session, actor: Actor, user_id: uuid.UUID, changes: Mapping[s
     if changes.get("password") is not None:
         if changes["password"] == LEGACY_PASSWORD:
             raise ApiError(400, "This password is not allowed")
+        check_password_policy(changes["password"])
         user.password_hash = security.hash_password(changes["password"])
+        user.token_version = (user.token_version or 0) + 1  # a new password ends every older session
     user.updated_at = db.utcnow()
     s.flush()
     return user
@@ -154,7 +171,9 @@ def reset_password(s: Session, actor: Actor, user_id: uuid.UUID, current: str | 
         raise ApiError(400, "Current password is incorrect")
     if new == LEGACY_PASSWORD:
         raise ApiError(400, "This password is not allowed")
+    check_password_policy(new)
     user.password_hash = security.hash_password(new)
+    user.token_version = (user.token_version or 0) + 1  # a new password ends every older session
     user.updated_at = db.utcnow()
     s.flush()
     return user
@@ -196,26 +215,76 @@ def superuser(s: Session) -> User | None:
     return user_by_name(s, settings().superuser)
 
 
-def user_from_token(s: Session, token: str, expected_type: str = "access") -> User:
-    """Decode a JWT and load its active user; 401 otherwise."""
+INVALID_TOKEN = "Invalid token"  # noqa: S105  (messages, not credentials)
+REVOKED_TOKEN = "Token has been revoked"  # noqa: S105
+
+
+def token_claims(token: str, expected_type: str = "access") -> dict[str, Any]:
+    """Decode a JWT of ``expected_type``; 401 when invalid, expired or without an expiry."""
     import jwt as pyjwt
     from flask_jwt_extended import decode_token
     from flask_jwt_extended.exceptions import JWTExtendedException
 
     try:
-        claims = decode_token(token)
+        claims: dict[str, Any] = decode_token(token)
     except pyjwt.ExpiredSignatureError:
         raise ApiError(401, "Token has expired", {"WWW-Authenticate": "Bearer"}) from None
     except (pyjwt.InvalidTokenError, JWTExtendedException, ValueError):
-        raise ApiError(401, "Invalid token", {"WWW-Authenticate": "Bearer"}) from None
+        raise ApiError(401, INVALID_TOKEN, {"WWW-Authenticate": "Bearer"}) from None
+    if not isinstance(claims.get("exp"), int | float):  # a token without an expiry would be valid forever
+        raise ApiError(401, INVALID_TOKEN, {"WWW-Authenticate": "Bearer"})
     if claims.get("type") != expected_type:
         raise ApiError(401, "Invalid token type", {"WWW-Authenticate": "Bearer"})
-    user = get_user(s, str(claims.get("sub", "")))
+    return claims
+
+
+def session_of(s: Session, claims: dict[str, Any], *, fresh: bool = False) -> SessionUser:
+    """The token's user if its session is still valid (version, not logged out, active); 401 otherwise.
+
+    ``fresh`` reads the database instead of the process cache (refresh, logout).
+    """
+    try:
+        user_id = uuid.UUID(str(claims.get("sub", "")))
+    except ValueError:
+        raise ApiError(401, INVALID_TOKEN, {"WWW-Authenticate": "Bearer"}) from None
+    cache = sessions.cache()
+    user = cache.load(s, user_id) if fresh else cache.get(s, user_id)
     if user is None:
-        raise ApiError(401, "Invalid token", {"WWW-Authenticate": "Bearer"})
+        raise ApiError(401, INVALID_TOKEN, {"WWW-Authenticate": "Bearer"})
     if not user.is_active:
         raise ApiError(401, "Inactive user")
+    # tokens issued before versions existed carry none: version 0, ended by the first bump
+    if claims.get("ver", 0) != user.token_version or claims.get("sid") in user.revoked:
+        raise ApiError(401, REVOKED_TOKEN, {"WWW-Authenticate": "Bearer"})
     return user
+
+
+def user_from_token(s: Session, token: str, expected_type: str = "access") -> SessionUser:
+    """Decode a JWT and check its session (see :func:`session_of`); 401 otherwise."""
+    return session_of(s, token_claims(token, expected_type), fresh=expected_type != "access")
+
+
+def logout(s: Session, tokens: list[tuple[str, str]]) -> list[uuid.UUID]:
+    """Revoke the sessions of the presented tokens (any that still decode); the users concerned."""
+    users: list[uuid.UUID] = []
+    lifetime = max(settings().refresh_token_expire_seconds, settings().access_token_expire_seconds)
+    for token, kind in tokens:
+        try:
+            claims = token_claims(token, kind)
+            user_id = uuid.UUID(str(claims.get("sub", "")))
+        except (ApiError, ValueError):
+            continue
+        user = get_user(s, user_id)
+        if user is None:
+            continue
+        sid = claims.get("sid")
+        if isinstance(sid, str) and sid:
+            sessions.revoke(s, user_id, sid, lifetime)
+        else:  # a token from before session ids: end every session of the user
+            user.token_version = (user.token_version or 0) + 1
+            s.flush()
+        users.append(user_id)
+    return users
 
 
 # --- API keys --------------------------------------------------------------------------------
@@ -370,7 +439,7 @@ def ensure_superuser(s: Session, cfg: Settings) -> User:
         return user
     password = cfg.superuser_password or secrets.token_urlsafe(24)
     try:
-        user = create_user(s, cfg.superuser, password, is_superuser=True, is_active=True)
+        user = create_user(s, cfg.superuser, password, is_superuser=True, is_active=True, enforce_policy=False)
         s.commit()
     except (IntegrityError, ApiError):  # another process created it first
         s.rollback()

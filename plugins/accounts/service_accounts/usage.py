@@ -30,6 +30,8 @@ class UsageCounter:
         self.interval = interval
         self._pending: dict[uuid.UUID, tuple[int, dt.datetime]] = {}
         self._lock = threading.Lock()
+        self._done = threading.Condition(self._lock)
+        self._writing = False  # the thread took counts and has not committed them yet
         self._thread: threading.Thread | None = None
         atexit.register(self.flush)
 
@@ -47,29 +49,55 @@ class UsageCounter:
         while True:
             time.sleep(self.interval)
             try:
-                self.flush()
+                self._write_in_background()
             except Exception:  # counts are best effort; the service must go on
                 log.warning("could not write API key usage", exc_info=True)
 
+    def _write_in_background(self) -> None:
+        """Take the counts only once a connection is ours, and say so until they are committed: a
+        listing that flushes meanwhile waits for them instead of reading the table without them."""
+        with self._lock:
+            if not self._pending:
+                return
+        with self.engine.begin() as conn:
+            with self._lock:
+                pending, self._pending = self._pending, {}
+                self._writing = True
+            try:
+                if pending:
+                    conn.execute(_STATEMENT, _rows(pending))
+            finally:
+                with self._lock:
+                    self._writing = False
+                    self._done.notify_all()
+
     def flush(self, session: Session | None = None) -> None:
         """Write the pending counts: in ``session``'s transaction when given (a request that
-        already holds SQLite's single pooled connection must not ask for a second one)."""
+        already holds SQLite's single pooled connection must not ask for a second one). Counts the
+        background thread is writing at this moment are waited for (at most 2 s), not skipped."""
         with self._lock:
+            if self._writing:
+                self._done.wait_for(lambda: not self._writing, timeout=2.0)
             pending, self._pending = self._pending, {}
         if not pending:
             return
-        rows = [{"key": key, "n": n, "at": at} for key, (n, at) in pending.items()]
-        statement = (
-            sa.update(ApiKey)
-            .where(ApiKey.id == sa.bindparam("key"))
-            .values(total_uses=ApiKey.total_uses + sa.bindparam("n"), last_used_at=sa.bindparam("at"))
-        )
         if session is not None:
-            session.connection().execute(statement, rows)
+            session.connection().execute(_STATEMENT, _rows(pending))
             session.commit()
             return
         with self.engine.begin() as conn:
-            conn.execute(statement, rows)
+            conn.execute(_STATEMENT, _rows(pending))
+
+
+_STATEMENT = (
+    sa.update(ApiKey)
+    .where(ApiKey.id == sa.bindparam("key"))
+    .values(total_uses=ApiKey.total_uses + sa.bindparam("n"), last_used_at=sa.bindparam("at"))
+)
+
+
+def _rows(pending: dict[uuid.UUID, tuple[int, dt.datetime]]) -> list[dict[str, object]]:
+    return [{"key": key, "n": n, "at": at} for key, (n, at) in pending.items()]
 
 
 _counters: dict[int, UsageCounter] = {}

@@ -15,29 +15,30 @@ reference's names:
 * ``cancelled``: ``error`` whose text is ``Flow build cancelled``.
 * ``error`` ``{"error": message}`` (the job failed: worker lost, time limit,
   exception): ``error`` carrying that message.
+* ``suspended`` (the run paused for input, see :mod:`core.runs.checkpoints`):
+  passed on as it is, and it ends the client stream too.
 
 Everything after the first ``end``/``error`` is dropped.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import redis
+
 from core.engine import Message
-from core.jobs import END_EVENTS, Event, JobQueue, JobState
+from core.jobs import END_EVENTS, Event, JobBackendUnavailable, JobQueue, JobState
+from core.runs.wire import frame
 from service_build.store import BuildStore
 
-TERMINAL = frozenset({"end", "error"})
+TERMINAL = frozenset({"end", "error", "suspended"})
 CANCELLED_TEXT = "Flow build cancelled"
 END_AFTER_END: tuple[str, Any] = ("end", {})
 NDJSON = "application/x-ndjson"
-
-
-def frame(name: str, data: Any) -> str:
-    return json.dumps({"event": name, "data": data}) + "\n\n"
+OUTAGE_RETRY_SECONDS = 1.0
 
 
 def error_payload(
@@ -92,25 +93,43 @@ def translate(events: list[Event], meta: dict[str, Any]) -> tuple[list[tuple[str
 def stream(
     queue: JobQueue, job_id: str, meta: dict[str, Any], *, block_seconds: float, touch: Callable[[], None] | None = None
 ) -> Iterator[tuple[str, Any]]:
-    """Every client event of a job from its start, until ``end``/``error`` (or the job disappears)."""
+    """Every client event of a job from its start, until ``end``/``error`` (or the job disappears).
+
+    While the job backend is unreachable (Redis restarting) the stream stays
+    open and resumes from its cursor once it is back; the job carries on meanwhile.
+    """
     cursor: str | None = None
     while True:
-        events = queue.read_events(job_id, after=cursor, block_seconds=block_seconds)
-        if touch is not None:
-            touch()
+        try:
+            events = _next_events(queue, job_id, cursor, block_seconds, touch)
+        except (JobBackendUnavailable, redis.ConnectionError, redis.TimeoutError):
+            time.sleep(OUTAGE_RETRY_SECONDS)
+            continue
+        if events is None:
+            return
         if not events:
-            info = queue.info(job_id)  # may itself end a job whose worker died (the RQ watchdog)
-            if info is None:
-                return  # expired
-            if not info.state.terminal:
-                continue
-            events = queue.read_events(job_id, after=cursor)  # the end event written meanwhile, if any
-            if not events:
-                return
+            continue
         translated, cursor, ended = translate(events, meta)
         yield from translated
         if ended:
             return
+
+
+def _next_events(
+    queue: JobQueue, job_id: str, cursor: str | None, block_seconds: float, touch: Callable[[], None] | None
+) -> list[Event] | None:
+    """The next batch of a streamed job's events ([] if none yet); None once the job ended or expired."""
+    events = queue.read_events(job_id, after=cursor, block_seconds=block_seconds)
+    if touch is not None:
+        touch()
+    if events:
+        return events
+    info = queue.info(job_id)  # may itself end a job whose worker died (the RQ watchdog)
+    if info is None:
+        return None  # expired
+    if not info.state.terminal:
+        return []
+    return queue.read_events(job_id, after=cursor) or None  # the end event written meanwhile, if any
 
 
 def poll(

@@ -14,11 +14,14 @@ from typing import Any
 from flask import Response, current_app, request
 from flask_smorest import Blueprint
 
+from core import openapi
 from core.app import state
-from core.auth import authenticated, current_actor
+from core.auth import authenticated, current_actor, resolve_actor
 from core.errors import ApiError
 from core.jobs import JobInfo
 from core.limits import rate_limited
+from core.requests import body_limit
+from core.runs import FlowNotFound, shared_flow_id
 from service_build import schemas
 from service_build.config import runtime
 from service_build.events import NDJSON, TERMINAL, frame, ndjson, poll, stream
@@ -100,6 +103,14 @@ def _request(
     )
 
 
+def _resolve(req: BuildRequest) -> None:
+    """Find the flow and ask ``check_run`` once, in the request (404 / 403); the job reuses it."""
+    try:
+        req.resolve()
+    except FlowNotFound:
+        raise ApiError(404, f"Flow with id {req.flow_id} not found") from None
+
+
 def _stream_response(job_id: str, meta: dict[str, Any], *, cancel_on_close: bool) -> Response:
     """The NDJSON stream of a job; a ``direct`` build is cancelled when its client goes away before the end."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
@@ -152,6 +163,7 @@ def _started(req: BuildRequest, delivery: str) -> Any:
 
 # --- authenticated builds -----------------------------------------------------------------------------
 @build_blp.route("/<flow_id>/flow", methods=["POST"])
+@body_limit("flow")
 @build_blp.arguments(schemas.BuildQuerySchema, location="query", as_kwargs=False)
 @build_blp.arguments(schemas.BuildBodySchema, location="json", required=False, as_kwargs=False)
 @build_blp.response(200, schemas.JobIdSchema)
@@ -168,22 +180,18 @@ def build_flow(query: dict[str, Any], body: dict[str, Any] | None, flow_id: str)
     """Build a flow as a job: the caller's stored flow, or the unsaved graph in ``data``."""
     body = body or {}
     actor = current_actor()
-    flow = state().host.hook.find_flow(user_id=actor.owner_id, flow_id_or_name=flow_id, public=False)
-    if flow is None:
-        raise ApiError(404, f"Flow with id {flow_id} not found")
-    stored_id = str(flow["id"])
     req = _request(
         owner=actor.owner_id,
         run_user_id=actor.owner_id,
-        flow_id=stored_id,
-        run_flow_id=stored_id,
+        flow_id=flow_id,
+        run_flow_id=flow_id,
         public=False,
         query=query,
         body=body,
         session=_inputs(body).get("session") or None,
     )
-    if req.flow_name is None:
-        req.flow_name = flow.get("name")
+    _resolve(req)
+    req.flow_id = req.run_flow_id = str((req.flow or {})["id"])
     return _started(req, query["event_delivery"])
 
 
@@ -199,6 +207,7 @@ def build_events(query: dict[str, Any], job_id: str):
 
 @build_blp.route("/<job_id>/cancel", methods=["POST"])
 @build_blp.response(200, schemas.CancelSchema)
+@build_blp.doc(requestBody=openapi.no_body("the job is named by the path"))
 @authenticated("user")
 def cancel_build(job_id: str):
     """Cancel the caller's build (stops between vertices, on any web process and either backend)."""
@@ -214,6 +223,7 @@ def _client_id() -> str:
 
 
 @public_blp.route("/<flow_id>/flow", methods=["POST"])
+@body_limit("flow")
 @public_blp.arguments(schemas.BuildQuerySchema, location="query", as_kwargs=False)
 @public_blp.arguments(schemas.PublicBuildBodySchema, location="json", required=False, as_kwargs=False)
 @public_blp.response(200, schemas.JobIdSchema)
@@ -225,24 +235,39 @@ def build_public_flow(query: dict[str, Any], body: dict[str, Any] | None, flow_i
     client_id = _client_id()
     if body.get("data") is not None:
         raise ApiError(400, "Flow data cannot be sent for a public flow: its stored definition is used")
-    flow = state().host.hook.find_flow(user_id=None, flow_id_or_name=flow_id, public=True)
-    if flow is None:
-        raise ApiError(404, f"Flow with id {flow_id} not found")
-    stored_id = str(flow["id"])
-    virtual = virtual_flow_id(client_id, stored_id)
     req = _request(
         owner=public_owner(client_id),
         run_user_id=public_principal(client_id),
-        flow_id=stored_id,
-        run_flow_id=virtual,
+        flow_id=flow_id,
+        run_flow_id=flow_id,
         public=True,
         query=query,
         body=body,
-        session=public_session(virtual, _inputs(body).get("session")),
+        session=None,
     )
-    if req.flow_name is None:
-        req.flow_name = flow.get("name")
+    _resolve(req)
+    stored_id = req.flow_id = str((req.flow or {})["id"])
+    visitor = _signed_in_visitor()
+    if visitor is not None:
+        # a signed-in visitor's conversation is theirs: kept in their messages under the virtual flow id of
+        # (visitor, flow), which the shared-messages endpoints read; the run still acts as the anonymous
+        # principal (no variables or files of anybody)
+        virtual = str(shared_flow_id(visitor, stored_id))
+        req.messages_as = visitor
+    else:
+        virtual = virtual_flow_id(client_id, stored_id)
+    req.run_flow_id = virtual
+    req.session = public_session(virtual, _inputs(body).get("session"))
     return _started(req, query["event_delivery"])
+
+
+def _signed_in_visitor() -> str | None:
+    """The signed-in user calling a public endpoint, if any (bad or missing credentials: anonymous)."""
+    try:
+        actor = resolve_actor("user")
+    except ApiError:
+        return None
+    return str(actor.id) if actor is not None else None
 
 
 @public_blp.route("/<job_id>/events", methods=["GET"])
@@ -256,7 +281,7 @@ def public_build_events(query: dict[str, Any], job_id: str):
 
 @public_blp.route("/<job_id>/cancel", methods=["POST"])
 @public_blp.response(200, schemas.CancelSchema)
-@public_blp.doc(security=[{}])
+@public_blp.doc(security=[{}], requestBody=openapi.no_body("the job is named by the path"))
 def cancel_public_build(job_id: str):
     """Cancel a public build started with the same ``client_id`` cookie."""
     return _cancel(_job_for(job_id, public_owner(_client_id())))

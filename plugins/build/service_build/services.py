@@ -1,10 +1,11 @@
 """Build logic without request objects: what a build runs, starting it as a job, public principals.
 
 A build is described by a :class:`BuildRequest` (plain JSON: it travels to
-the job, possibly on another machine). :func:`run_build` is what the job
-(and the deprecated synchronous vertex build) executes: resolve the flow,
-build the graph, run it with a :func:`core.runs.make_context` context, and
-refresh the partial-build cache.
+the job, possibly on another machine). It becomes a :class:`core.runs.RunRequest`
+for the core's run service; what is the build's own is the partial-build
+cache (results reused by ``start_component_id`` builds), the job's delivery
+modes and the public principals. :func:`run_build` is what the job (and the
+deprecated synchronous vertex build) executes.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from typing import Any
 
 from flask import Flask
 
+from core import runs
 from core.app import state
-from core.engine import Graph, GraphValidationError, RunResult, VertexResult, run_graph
-from core.runs import make_context, registry
+from core.engine import Graph, RunEvent, RunFailed, VertexResult
+from core.errors import ApiError, ValidationFailed
+from core.runs import public
 from service_build import cache
 from service_build.config import runtime
 from service_build.events import error_payload
@@ -28,8 +31,7 @@ from service_build.events import error_payload
 log = logging.getLogger(__name__)
 
 BUILD_JOB = "build.flow"
-PUBLIC_OWNER_PREFIX = "public:"
-_PUBLIC_NS = uuid.UUID("5a4c6d1e-8f0b-4c1e-9a57-3d2b1f0e7c11")  # anonymous principals of public builds
+PUBLIC_OWNER_PREFIX = public.JOB_OWNER_PREFIX
 
 
 @dataclass
@@ -51,6 +53,10 @@ class BuildRequest:
     start_component_id: str | None = None
     stop_component_id: str | None = None
     log_builds: bool = True
+    #: a signed-in visitor of a public flow: their conversation is kept in their message store
+    messages_as: str | None = None
+    #: the flow as the request resolved it (looked up once, in the request; the job does not look again)
+    flow: dict[str, Any] | None = None
 
     def kwargs(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -58,41 +64,44 @@ class BuildRequest:
     def session_id(self) -> str:
         return self.session or self.run_flow_id
 
+    def run_request(self) -> runs.RunRequest:
+        """The core's run request for this build."""
+        return runs.RunRequest(
+            flow=self.flow_id,
+            user_id=None if self.public else self.run_user_id,
+            surface="build_public" if self.public else "build",
+            inputs=[runs.RunInput(self.input_value, self.input_type or "chat", self.input_components, self.session)],
+            public=self.public,
+            principal=self.run_user_id if self.public else None,
+            run_flow_id=self.run_flow_id,
+            flow_name=self.flow_name,
+            data=self.data,
+            files=self.files,
+            start_component_id=self.start_component_id,
+            stop_component_id=self.stop_component_id,
+            log_builds=self.log_builds,
+            messages_as=self.messages_as,
+        )
+
+    def resolve(self, app: Flask | None = None) -> runs.PreparedRun:
+        """Look the flow up and ask ``check_run`` (404/403), once: the job reuses what it found."""
+        prepared = runs.resolve(self.run_request(), app)
+        self.flow = prepared.flow
+        self.data = None  # it is in ``flow`` now
+        if self.flow_name is None:
+            self.flow_name = prepared.flow.get("name")
+        return prepared
+
 
 # --- public principals ------------------------------------------------------------------------
-def public_principal(client_id: str) -> str:
-    """The anonymous principal of a ``client_id`` cookie: a stable uuid, never a user's id."""
-    return str(uuid.uuid5(_PUBLIC_NS, f"client:{client_id}"))
-
-
-def public_owner(client_id: str) -> str:
-    return PUBLIC_OWNER_PREFIX + public_principal(client_id)
-
-
-def virtual_flow_id(client_id: str, flow_id: str) -> str:
-    """The flow id a public visitor's messages live under (the reference's ``uuid5(DNS, client_id + "_" + id)``)."""
-    return str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{client_id}_{flow_id}"))
-
-
-def public_session(virtual_id: str, session: str | None) -> str | None:
-    """``inputs.session`` namespaced under the virtual flow id (idempotent)."""
-    if not session:
-        return None
-    prefix = f"{virtual_id}:"
-    return session if session.startswith(prefix) else prefix + session
+# one naming of anonymous visitors for every public surface: core.runs.public
+public_principal = public.principal
+public_owner = public.job_owner
+virtual_flow_id = public.virtual_flow_id
+public_session = public.session
 
 
 # --- running ----------------------------------------------------------------------------------
-def _files_tweaks(data: dict[str, Any], files: list[str] | None) -> dict[str, Any] | None:
-    if not files:
-        return None
-    tweaks: dict[str, Any] = {}
-    for node in data.get("nodes") or []:
-        if isinstance(node, dict) and isinstance(node.get("data"), dict) and node["data"].get("type") == "ChatInput":
-            tweaks[str(node.get("id"))] = {"files": list(files)}
-    return tweaks or None
-
-
 def release_db(app: Flask) -> None:
     """End this thread's database session now, returning its connection to the pool.
 
@@ -106,20 +115,6 @@ def release_db(app: Flask) -> None:
         factory.remove()
 
 
-def load_flow_data(app: Flask, req: BuildRequest) -> tuple[dict[str, Any], str | None] | None:
-    """The graph to build and the flow name, or None when the flow is gone (or no longer PUBLIC)."""
-    if req.data is not None and not req.public:
-        return req.data, req.flow_name
-    hook = state(app).host.hook
-    flow = hook.find_flow(
-        user_id=None if req.public else req.run_user_id, flow_id_or_name=req.flow_id, public=req.public
-    )
-    release_db(app)
-    if flow is None:
-        return None
-    return (flow.get("data") or {}), (req.flow_name or flow.get("name"))
-
-
 def graph_error_text(errors: list[dict[str, Any]]) -> str:
     first = errors[0] if errors else {"msg": "Invalid flow"}
     where = ".".join(str(p) for p in first.get("loc") or [])
@@ -131,14 +126,17 @@ def graph_error_text(errors: list[dict[str, Any]]) -> str:
 
 @dataclass
 class Prepared:
-    """A build ready to run: the validated graph and what the partial-build cache needs."""
+    """A build ready to run: the core's prepared run and what the partial-build cache needs."""
 
-    graph: Graph
-    data: dict[str, Any]
-    name: str | None
+    run: runs.PreparedRun
     prints: dict[str, str]
     structure: dict[str, str]
     key: str
+
+    @property
+    def graph(self) -> Graph:
+        assert self.run.graph is not None
+        return self.run.graph
 
     def cached(self, app: Flask, *, any_inputs: bool = False) -> tuple[dict[str, Any] | None, dict[str, VertexResult]]:
         """The cache entry and its results still valid for this graph and these inputs (or any inputs)."""
@@ -148,28 +146,28 @@ class Prepared:
         return entry, cache.reusable(entry, self.prints, self.graph)
 
 
-def prepare(app: Flask, req: BuildRequest, emit: Callable[[str, Any], Any]) -> Prepared | None:
-    """Resolve the flow and build its graph; on failure send the ``error`` event and return None."""
-    loaded = load_flow_data(app, req)
-    if loaded is None:
-        emit(
-            "error",
-            error_payload(
-                f"Flow with id {req.flow_id} not found", flow_id=req.run_flow_id, session_id=req.session_id()
-            ),
-        )
-        return None
-    data, name = loaded
+def _error(emit: Callable[[RunEvent], Any], req: BuildRequest, text: str, **extra: Any) -> None:
+    emit(RunFailed(text, data=error_payload(text, flow_id=req.run_flow_id, session_id=req.session_id(), **extra)))
+
+
+def prepare(app: Flask, req: BuildRequest, emit: Callable[[RunEvent], Any]) -> Prepared | None:
+    """The run and its graph; on failure send the ``error`` event and return None."""
     try:
-        graph = Graph.build(data, registry(app), tweaks=_files_tweaks(data, req.files))
-    except GraphValidationError as exc:
-        emit(
-            "error",
-            error_payload(
-                graph_error_text(exc.errors), flow_id=req.run_flow_id, session_id=req.session_id(), errors=exc.errors
-            ),
-        )
+        prepared = runs.PreparedRun(req.run_request(), req.flow) if req.flow is not None else req.resolve(app)
+        release_db(app)
+        runs.build(prepared, app)
+    except runs.FlowNotFound:
+        _error(emit, req, f"Flow with id {req.flow_id} not found")
         return None
+    except ValidationFailed as exc:
+        _error(emit, req, graph_error_text(list(exc.detail)), errors=exc.detail)
+        return None
+    except ApiError as exc:  # refused by check_run
+        _error(emit, req, str(exc.detail))
+        return None
+    graph = prepared.graph
+    assert graph is not None
+    data = prepared.flow["data"]
     prints = cache.fingerprints(
         graph,
         data,
@@ -181,46 +179,26 @@ def prepare(app: Flask, req: BuildRequest, emit: Callable[[str, Any], Any]) -> P
         },
     )
     structure = cache.fingerprints(graph, data, None)
-    return Prepared(graph, data, name, prints, structure, cache.cache_key(req.owner, req.run_flow_id))
+    return Prepared(prepared, prints, structure, cache.cache_key(req.owner, req.run_flow_id))
 
 
 def run_build(
     app: Flask,
     req: BuildRequest,
     *,
-    emit: Callable[[str, Any], Any],
+    emit: Callable[[RunEvent], Any],
     cancelled: Callable[[], bool] | None = None,
     job_id: str | None = None,
     prepared: Prepared | None = None,
-) -> RunResult | None:
+) -> runs.RunOutcome | None:
     """Run one build, sending its events to ``emit``; None when it could not start (an ``error`` was sent)."""
     prep = prepared or prepare(app, req, emit)
     if prep is None:
         return None
-    context = make_context(
-        user_id=req.run_user_id,
-        flow={"id": req.run_flow_id, "name": prep.name},
-        session_id=req.session,
-        emit=emit if req.log_builds else None,
-        cancelled=cancelled,
-        job_id=job_id,
-        app=app,
-    )
-    if not req.log_builds:
-        context.emit = emit  # events only: no vertex-build records
     entry, valid = prep.cached(app)
     previous = valid if req.start_component_id else None
-    result = run_graph(
-        prep.graph,
-        context,
-        input_value=req.input_value,
-        input_type=req.input_type or "chat",
-        input_components=req.input_components,
-        start_component_id=req.start_component_id,
-        stop_component_id=req.stop_component_id,
-        previous_results=previous,
-        registry=registry(app),
-    )
+    outcome = runs.execute(prep.run, emit=emit, cancelled=cancelled, job_id=job_id, previous_results=previous, app=app)
+    result = outcome.results[-1]
     if result.status != "cancelled":
         rt = runtime(app)
         try:
@@ -232,7 +210,7 @@ def run_build(
             )
         except Exception:  # the cache is an optimisation: never fail a build for it
             log.warning("build cache write failed for %s", prep.key, exc_info=True)
-    return result
+    return outcome
 
 
 def _cache_get(store: Any, key: str) -> dict[str, Any] | None:

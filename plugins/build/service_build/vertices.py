@@ -23,11 +23,12 @@ from typing import Any
 from flask import Blueprint, Response, current_app, request
 from marshmallow import Schema, ValidationError
 
-from core.app import state
+from core import runs
 from core.auth import authenticated, current_actor
-from core.engine import Graph, GraphValidationError
+from core.engine import Graph, GraphValidationError, RunEvent, VertexFinished
 from core.engine.types import to_text
 from core.errors import ApiError, ValidationFailed, flatten_marshmallow
+from core.requests import body_limit
 from core.runs import registry
 from service_build import schemas
 from service_build.config import runtime
@@ -44,10 +45,12 @@ def _load(schema: Schema, values: Any, location: str) -> dict[str, Any]:
 
 
 def _flow(flow_id: str) -> dict[str, Any]:
-    flow = state().host.hook.find_flow(user_id=current_actor().owner_id, flow_id_or_name=flow_id, public=False)
-    if flow is None:
-        raise ApiError(404, f"Flow with id {flow_id} not found")
-    return dict(flow)
+    """The caller's flow, allowed by ``check_run`` (404 / 403): looked up once per request."""
+    try:
+        prepared = runs.resolve(runs.RunRequest(flow=flow_id, user_id=current_actor().owner_id, surface="build"))
+    except runs.FlowNotFound:
+        raise ApiError(404, f"Flow with id {flow_id} not found") from None
+    return dict(prepared.flow)
 
 
 def _saved_key(owner: str, flow_id: str) -> str:
@@ -71,7 +74,7 @@ def _request(flow: dict[str, Any], vertex_id: str, body: dict[str, Any]) -> Buil
         flow_id=str(flow["id"]),
         run_flow_id=str(flow["id"]),
         flow_name=flow.get("name"),
-        data=saved.get("data") or flow.get("data") or {},
+        flow={**flow, "data": saved.get("data") or flow.get("data") or {}},
         session=inputs.get("session") or None,
         input_value=inputs.get("input_value"),
         input_type=inputs.get("type") or "chat",
@@ -83,6 +86,7 @@ def _request(flow: dict[str, Any], vertex_id: str, body: dict[str, Any]) -> Buil
 
 
 @legacy_bp.route("/<flow_id>/vertices", methods=["POST"])
+@body_limit("flow")
 @authenticated("user")
 def vertices_order(flow_id: str):
     query = _load(schemas.PartialQuerySchema(), request.args.to_dict(), "query")
@@ -112,17 +116,18 @@ def _build_one(flow_id: str, vertex_id: str, body: dict[str, Any]) -> dict[str, 
     """Build one vertex (and its ancestors that have no valid cached result); its vertex build response."""
     flow = _flow(flow_id)
     req = _request(flow, vertex_id, body)
-    graph = _graph(req.data or {})
+    graph = _graph((req.flow or {}).get("data") or {})
     vertex = graph.find(vertex_id)
     if vertex is None:
         raise ApiError(404, f"Vertex {vertex_id} not found")
     req.start_component_id = req.stop_component_id = vertex.id
-    events: list[tuple[str, Any]] = []
+    events: list[RunEvent] = []
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    result = run_build(app, req, emit=lambda name, data: events.append((name, data)))
-    for name, data in events:
-        if name == "end_vertex" and (data.get("build_data") or {}).get("id") == vertex.id:
-            return dict(data["build_data"])
+    outcome = run_build(app, req, emit=events.append)
+    for event in events:
+        if isinstance(event, VertexFinished) and event.vertex_id == vertex.id:
+            return dict(event.payload()["build_data"])
+    result = outcome.results[-1] if outcome is not None else None
     message = (result.error or {}).get("message") if result is not None else None
     return {
         "id": vertex.id,
@@ -165,7 +170,8 @@ def build_vertex_stream(flow_id: str, vertex_id: str):
         built = valid.get(vertex.id)
         if built is None:
             req.start_component_id = req.stop_component_id = vertex.id
-            result = run_build(app, req, emit=lambda *_: None, prepared=prep)
+            outcome = run_build(app, req, emit=lambda *_: None, prepared=prep)
+            result = outcome.results[-1] if outcome is not None else None
             built = result.results.get(vertex.id) if result is not None else None
             if result is None or built is None or not built.valid:
                 raise ValueError(

@@ -27,6 +27,7 @@ import threading
 import time
 from typing import Any
 
+from core.jobs import JobBackendUnavailable
 from service_build.events import error_payload
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,8 @@ class Watchdog:
             for queue, store, config in targets:
                 try:
                     self.tick(queue, store, config)
+                except JobBackendUnavailable:  # Redis away: try again next tick, no traceback each time
+                    log.warning("build watchdog: the job queue is unavailable; retrying")
                 except Exception:
                     log.warning("build watchdog tick failed", exc_info=True)
 

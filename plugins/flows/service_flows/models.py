@@ -67,3 +67,21 @@ class Flow(Base):
     a2a_card_overrides: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON, default=None)
     created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+
+
+class Share(Base):
+    """A canonical share of a flow: for flows only ``execute`` at ``PUBLIC`` scope (one per flow).
+
+    The anonymous grant of a flow is decided by :func:`service_flows.shares.public_grant` from this
+    row and the legacy settings (``access_type``, the A2A folder's ``auth_type``).
+    """
+
+    __tablename__ = "flows_share"
+    __table_args__ = (sa.UniqueConstraint("flow_id", "scope", name="uq_flows_share_flow_id_scope"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
+    flow_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, index=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, index=True)  # the flow's owner, who shared it
+    scope: Mapped[str] = mapped_column(sa.String(16), default="PUBLIC")
+    permission_level: Mapped[str] = mapped_column(sa.String(16), default="execute")
+    created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)

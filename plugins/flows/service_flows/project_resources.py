@@ -6,8 +6,9 @@ from flask import Blueprint as FlaskBlueprint
 from flask import Response, redirect, request
 from flask_smorest import Blueprint
 
-from core import db
+from core import db, openapi
 from core.auth import authenticated, current_actor
+from core.requests import body_limit
 from service_flows import projects, schemas, services, transfer
 from service_flows.resources import uploaded_file
 
@@ -87,6 +88,11 @@ def delete_project(project_id):
 
 @projects_blp.route("/download/<project_id>", methods=["GET"])
 @projects_blp.response(200, description="ZIP of the project's flows (secrets blanked)")
+@projects_blp.doc(
+    responses={
+        "200": openapi.binary_response("ZIP of the project's flows (secrets blanked)", "application/x-zip-compressed")
+    }
+)
 @authenticated("user")
 def download_project(project_id):
     """A ZIP with one JSON file per flow of the project."""
@@ -98,7 +104,12 @@ def download_project(project_id):
 
 
 @projects_blp.route("/upload/", methods=["POST"])
+@body_limit("upload")
 @projects_blp.response(201, schemas.FlowReadSchema(many=True))
+@projects_blp.doc(
+    requestBody=openapi.file_body("A project JSON, a flows JSON or a ZIP of flow JSON files."),
+    responses={"422": openapi.response_name(422)},
+)
 @authenticated("user")
 def upload_project():
     """Create a new project from a project JSON, a flows JSON or a ZIP (flows get new ids); all or nothing."""

@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 
 from core import db
 from core.errors import ApiError
-from service_flows import services, transfer
+from service_flows import services, shares, transfer
+from service_flows.mcp_projects import public_auth_settings
 from service_flows.models import Flow, Folder
 from service_flows.services import default_folder, own_folder
 
@@ -68,7 +69,7 @@ def create_project(s: Session, user_id: uuid.UUID, body: dict[str, Any]) -> Fold
         user_id=user_id,
         name=unique_project_name(s, user_id, body["name"]),
         description=body.get("description"),
-        auth_settings=body.get("auth_settings"),
+        auth_settings=public_auth_settings(body.get("auth_settings")),
         created_at=db.utcnow(),
         updated_at=db.utcnow(),
     )
@@ -110,7 +111,7 @@ def update_project(s: Session, user_id: uuid.UUID, folder_id: Any, body: dict[st
     if body.get("description") is not None:
         folder.description = body["description"]
     if body.get("auth_settings") is not None:
-        folder.auth_settings = body["auth_settings"]
+        folder.auth_settings = public_auth_settings(body["auth_settings"])
     if "parent_id" in body:
         folder.parent_id = _checked_parent(s, user_id, folder, body["parent_id"])
     _move_flows(s, user_id, folder.id, [*(body.get("components") or []), *(body.get("flows") or [])])
@@ -136,7 +137,10 @@ def _checked_parent(s: Session, user_id: uuid.UUID, folder: Folder, parent_id: u
 def delete_project(s: Session, user_id: uuid.UUID, folder_id: Any) -> None:
     """Delete the project with its flows; its sub-projects move to the top level."""
     folder = own_folder(s, user_id, folder_id)
+    ids = list(s.scalars(sa.select(Flow.id).where(Flow.user_id == user_id, Flow.folder_id == folder.id)))
+    shares.delete_for_flows(s, ids)
     s.execute(sa.delete(Flow).where(Flow.user_id == user_id, Flow.folder_id == folder.id))
+    services.notify_deleted(ids, user_id)
     s.execute(sa.update(Folder).where(Folder.user_id == user_id, Folder.parent_id == folder.id).values(parent_id=None))
     s.delete(folder)
     s.flush()

@@ -15,11 +15,11 @@ from flask import Response, g, request
 from flask_smorest import Blueprint
 from marshmallow import fields
 
-from core import db
+from core import db, openapi
 from core.auth import allowed, authenticated, current_actor
 from core.errors import ApiError, ValidationFailed
-from core.requests import json_list
-from service_flows import examples, schemas, services, transfer
+from core.requests import body_limit, json_list
+from service_flows import examples, governance, schemas, services, transfer
 
 flows_blp = Blueprint("flows", __name__, url_prefix="/api/v1/flows", description="Flows")
 starter_blp = Blueprint(
@@ -80,28 +80,34 @@ def list_flows(query):
 
 
 @flows_blp.route("/", methods=["POST"])
+@body_limit("flow")
 @flows_blp.arguments(schemas.FlowCreateSchema)
 @flows_blp.response(201, schemas.FlowReadSchema)
 @authenticated("user")
 def create_flow(body):
     """Create a flow; a taken name becomes ``"<name> (n)"``, a taken endpoint name ``"<endpoint>-n"``."""
     with db.transaction() as s:
-        return services.flow_out(services.create_flow(s, _user(), body))
+        out = services.flow_out(services.create_flow(s, _user(), body))
+    return out, 201, governance.mark_headers(out)
 
 
 @flows_blp.route("/batch/", methods=["POST"])
+@body_limit("flow")
 @flows_blp.arguments(schemas.FlowBatchSchema)
 @flows_blp.response(201, schemas.FlowReadSchema(many=True))
 @authenticated("user")
 def create_flows(body):
     """Create several flows at once (all or none)."""
     with db.transaction() as s:
-        return [services.flow_out(services.create_flow(s, _user(), flow)) for flow in body["flows"]]
+        out = [services.flow_out(services.create_flow(s, _user(), flow)) for flow in body["flows"]]
+    return out, 201, governance.mark_headers(out)
 
 
 @flows_blp.route("/upload/", methods=["POST"])
+@body_limit("upload")
 @flows_blp.arguments(schemas.FlowUploadQuerySchema, location="query")
 @flows_blp.response(201, schemas.FlowReadSchema(many=True))
+@flows_blp.doc(requestBody=openapi.file_body("A flow JSON, a {flows: [...]} JSON, or a ZIP of flow JSON files."))
 @authenticated("user")
 def upload_flows(query):
     """Import a JSON (a flow, ``{"flows": [...]}``) or a ZIP of JSON flows; all or nothing.
@@ -114,11 +120,18 @@ def upload_flows(query):
     with db.transaction() as s:
         user_id = _user()
         folder_id = services.own_folder(s, user_id, query["folder_id"]).id if query["folder_id"] else None
-        return [services.flow_out(f) for f in transfer.import_flows(s, user_id, flows, folder_id)]
+        out = [services.flow_out(f) for f in transfer.import_flows(s, user_id, flows, folder_id)]
+    headers = governance.mark_headers(out)
+    missing = transfer.missing_components(flows)
+    if missing:
+        # The flows are stored and editable; the header says which components this install lacks.
+        headers["X-Service-Missing-Components"] = json.dumps(missing, ensure_ascii=True)
+    return out, 201, headers
 
 
 @flows_blp.route("/", methods=["DELETE"])
 @flows_blp.response(200, schemas.FlowsDeletedSchema)
+@flows_blp.doc(requestBody=openapi.ID_LIST_BODY, responses={"422": openapi.response_name(422)})
 @authenticated("user")
 def delete_many():
     """Delete the caller's flows among a JSON array of ids; ``deleted`` counts only those."""
@@ -129,6 +142,19 @@ def delete_many():
 
 @flows_blp.route("/download/", methods=["POST"])
 @flows_blp.response(200, description="one flow as JSON, or a ZIP archive of several")
+@flows_blp.doc(
+    requestBody=openapi.ID_LIST_BODY,
+    responses={
+        "200": {
+            "description": "one flow as JSON, or a ZIP archive of several",
+            "content": {
+                "application/json": {"schema": {"type": "object", "description": "the flow, secrets blanked"}},
+                "application/x-zip-compressed": {"schema": {"type": "string", "format": "binary"}},
+            },
+        },
+        "422": openapi.response_name(422),
+    },
+)
 @authenticated("user")
 def download_many():
     """Export the caller's flows among a JSON array of ids, secrets blanked; 404 when none is found."""
@@ -161,7 +187,8 @@ def download_many():
 def basic_examples(query):
     """The example flows (anonymous callers allowed)."""
     _check_include_blocked(query)
-    return json_response(dump_flows(examples.all_examples()))
+    found = examples.all_examples()
+    return json_response(dump_flows(found if query["include_blocked"] else governance.visible_examples(found)))
 
 
 def _check_include_blocked(query: dict[str, Any]) -> None:
@@ -172,7 +199,7 @@ def _check_include_blocked(query: dict[str, Any]) -> None:
 @flows_blp.route("/public_flow/<flow_id>", methods=["GET"])
 @flows_blp.response(200, schemas.PublicFlowSchema)
 def public_flow(flow_id):
-    """A PUBLIC flow, anonymously: password fields removed, owner ids withheld; 404 otherwise."""
+    """A publicly granted flow (share or legacy grant), anonymously: password fields removed, owner ids withheld."""
     return services.public_flow(db.session(), flow_id)
 
 
@@ -182,20 +209,24 @@ def public_flow(flow_id):
 @authenticated("user")
 def read_flow(flow_id):
     """One of the caller's flows, or an example flow; 404 for anything else."""
-    return services.readable_flow(db.session(), _user(), flow_id)
+    flow = services.readable_flow(db.session(), _user(), flow_id)
+    return flow, 200, governance.mark_headers(flow)
 
 
 @flows_blp.route("/<flow_id>", methods=["PATCH"])
+@body_limit("flow")
 @flows_blp.arguments(schemas.FlowUpdateSchema)
 @flows_blp.response(200, schemas.FlowReadSchema)
 @authenticated("user")
 def update_flow(body, flow_id):
     """Update members of the caller's flow (null or absent members are unchanged)."""
     with db.transaction() as s:
-        return services.flow_out(services.update_flow(s, _user(), flow_id, body))
+        out = services.flow_out(services.update_flow(s, _user(), flow_id, body))
+    return out, 200, governance.mark_headers(out)
 
 
 @flows_blp.route("/<flow_id>", methods=["PUT"])
+@body_limit("flow")
 @flows_blp.arguments(schemas.FlowCreateSchema)
 @flows_blp.response(200, schemas.FlowReadSchema)
 @flows_blp.alt_response(201, schema=schemas.FlowReadSchema, description="created", success=True)
@@ -205,7 +236,7 @@ def upsert_flow(body, flow_id):
     with db.transaction() as s:
         flow, created = services.upsert_flow(s, _user(), flow_id, body)
         out = services.flow_out(flow)
-    return out, 201 if created else 200
+    return out, 201 if created else 200, governance.mark_headers(out)
 
 
 @flows_blp.route("/<flow_id>", methods=["DELETE"])
@@ -214,12 +245,20 @@ def upsert_flow(body, flow_id):
 def delete_flow(flow_id):
     """Delete one of the caller's flows."""
     with db.transaction() as s:
-        s.delete(services.own_flow(s, _user(), flow_id))
+        services.delete_flow(s, _user(), flow_id)
     return {"message": "Flow deleted successfully"}
 
 
 @flows_blp.route("/<flow_id>/note_translations", methods=["GET"])
 @flows_blp.response(200, description="node id -> translated markdown")
+@flows_blp.doc(
+    responses={
+        "200": {
+            "description": "node id -> translated markdown",
+            "content": {"application/json": {"schema": {"type": "object", "additionalProperties": {"type": "object"}}}},
+        }
+    }
+)
 @authenticated("user")
 def note_translations(flow_id):
     """Translations of the flow's note nodes for the caller's ``Accept-Language``."""
@@ -237,4 +276,7 @@ def starter_projects(query):
     """The example flows as starter projects."""
     _check_include_blocked(query)
     keys = ("data", "is_component", "name", "name_key", "description", "endpoint_name")
-    return [{k: e[k] for k in keys} for e in examples.all_examples()]
+    found = examples.all_examples()
+    if not query["include_blocked"]:
+        found = governance.visible_examples(found)
+    return [{k: e[k] for k in keys} for e in found]

@@ -269,3 +269,28 @@ def one_of_doc(description: str, *page_members: str, array: bool = True) -> dict
         "description": description,
         "content": {"application/json": {"schema": {"anyOf": shapes} if len(shapes) > 1 else shapes[0]}},
     }
+
+
+# --- shares ---------------------------------------------------------------------------------------------
+class ShareCreateSchema(Body):
+    """Only ``execute`` at ``PUBLIC`` scope is accepted for flows (checked by ``shares.check_body``)."""
+
+    scope = fields.String(load_default="PUBLIC")
+    permission_level = fields.String(load_default="execute")
+
+
+class ShareSchema(Schema):
+    id = fields.String()
+    flow_id = fields.String()
+    scope = fields.String()
+    permission_level = fields.String()
+    created_at = fields.String(allow_none=True)
+
+
+class ShareStatusSchema(Schema):
+    flow_id = fields.String()
+    shares = fields.List(fields.Nested(ShareSchema))
+    effective_grant = fields.String(
+        allow_none=True, metadata={"description": "share | access_type | a2a_folder | null"}
+    )
+    public_url = fields.String(allow_none=True)

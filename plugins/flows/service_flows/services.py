@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from core import db
 from core.app import state
 from core.errors import ApiError
-from service_flows import examples, sanitize
+from service_flows import examples, sanitize, shares
 from service_flows.models import Flow, Folder
 
 FLOW_NOT_FOUND = "Flow not found"
@@ -222,11 +222,10 @@ def find_flow(s: Session, user_id: str | None, flow_id_or_name: str, public: boo
         params = {"owner": owner, "key": key} if key else {"owner": owner, "name": flow_id_or_name}
         found = s.connection().execute(by_id if key else by_name, params).mappings().first()
         return None if found is None else _flow_json(found)
-    if public:
-        if key is None:
-            return None
-        query = query.where(t.id == key, t.access_type == "PUBLIC")
-    elif key is not None:  # any owner: trusted internal callers (webhooks with authentication off)
+    if public:  # the effective anonymous grant: a canonical share or a legacy grant (service_flows.shares)
+        found_public = shares.public_grant(s, key) if key is not None else None
+        return None if found_public is None else _flow_json(found_public[1])
+    if key is not None:  # any owner: trusted internal callers (webhooks with authentication off)
         query = query.where(t.id == key)
     else:
         query = query.where(t.endpoint_name == flow_id_or_name).limit(2)
@@ -237,6 +236,30 @@ def find_flow(s: Session, user_id: str | None, flow_id_or_name: str, public: boo
     # ``FlowReadSchema().dump(flow_out(flow))``; tests/flows/test_find_flow_fast.py holds them together.
     row = s.connection().execute(query).mappings().first()
     return None if row is None else _flow_json(row)
+
+
+def published_agents(s: Session, user_id: str) -> list[dict[str, Any]]:
+    """The ``published_agents`` hook: the owner's agent flows with A2A on, by name (no ``data``)."""
+    owner = _uuid(user_id)
+    if owner is None:
+        return []
+    t = Flow.__table__.c
+    query = (
+        sa.select(Flow.__table__)
+        .where(t.user_id == owner, t.flow_type == "agent", t.a2a_enabled.is_(True))
+        .order_by(t.name)
+    )
+    return [{**_flow_json(row), "data": None} for row in s.connection().execute(query).mappings()]
+
+
+def project_auth_type(s: Session, folder_id: str) -> str | None:
+    """The ``project_auth_type`` hook: only ``auth_settings.auth_type`` (the rest may hold secrets)."""
+    key = _uuid(folder_id)
+    if key is None:
+        return None
+    settings_ = s.scalar(sa.select(Folder.auth_settings).where(Folder.id == key))
+    value = settings_.get("auth_type") if isinstance(settings_, Mapping) else None
+    return str(value) if value else None
 
 
 _owner_lookups: tuple[Any, Any] | None = None
@@ -343,6 +366,27 @@ def unique_endpoint(
 
 
 # --- writes ---------------------------------------------------------------------------------------------
+def notify_changed(flow: Flow) -> None:
+    """Tell other plugins (``on_flow_changed``) a flow was written, inside this transaction."""
+    state().host.hook.on_flow_changed(
+        flow_id=str(flow.id),
+        user_id=str(flow.user_id) if flow.user_id else None,
+        flow={
+            "id": str(flow.id),
+            "name": flow.name,
+            "user_id": str(flow.user_id),
+            "data": flow.data,
+            "updated_at": flow.updated_at,
+        },
+    )
+
+
+def notify_deleted(flow_ids: list[uuid.UUID], user_id: uuid.UUID | None) -> None:
+    hook = state().host.hook
+    for fid in flow_ids:
+        hook.on_flow_changed(flow_id=str(fid), user_id=str(user_id) if user_id else None, flow=None)
+
+
 def _store_data(data: Any) -> Any:
     """Flow data as stored: secrets blanked first when ``SERVICE_REMOVE_API_KEYS`` is on."""
     if state().settings.remove_api_keys:
@@ -400,6 +444,7 @@ def create_flow(
     )
     s.add(flow)
     _flush(s)
+    notify_changed(flow)
     return flow
 
 
@@ -435,6 +480,7 @@ def apply_changes(
         setattr(flow, key, value)
     flow.updated_at = db.utcnow()
     _flush(s, clash_status)
+    notify_changed(flow)
     return flow
 
 
@@ -461,8 +507,36 @@ def delete_flows(s: Session, user_id: uuid.UUID, flow_ids: list[uuid.UUID]) -> i
     """Delete those of ``flow_ids`` the caller owns; others are ignored (and not counted)."""
     if not flow_ids:
         return 0
-    result = s.execute(sa.delete(Flow).where(Flow.user_id == user_id, Flow.id.in_(flow_ids)))
+    owned_ids = list(s.scalars(sa.select(Flow.id).where(Flow.user_id == user_id, Flow.id.in_(flow_ids))))
+    if not owned_ids:
+        return 0
+    shares.delete_for_flows(s, owned_ids)
+    result = s.execute(sa.delete(Flow).where(Flow.user_id == user_id, Flow.id.in_(owned_ids)))
+    notify_deleted(owned_ids, user_id)
     return int(result.rowcount or 0)
+
+
+def delete_flow(s: Session, user_id: uuid.UUID, flow_id: Any) -> None:
+    flow = own_flow(s, user_id, flow_id)
+    shares.delete_for_flows(s, [flow.id])  # a share never outlives its flow (ids can be reused by PUT)
+    s.delete(flow)
+    s.flush()
+    notify_deleted([flow.id], user_id)
+
+
+def stored_flows(s: Session, after_id: str | None, limit: int) -> list[dict[str, Any]]:
+    """Every stored flow and example, ordered by id, after ``after_id`` (trusted internal scans)."""
+    query = sa.select(Flow.id, Flow.name, Flow.user_id, Flow.data).order_by(Flow.id).limit(limit)
+    after = _uuid(after_id) if after_id else None
+    if after is not None:
+        query = query.where(Flow.id > after)
+    rows = [{"id": str(r.id), "name": r.name, "user_id": str(r.user_id), "data": r.data} for r in s.execute(query)]
+    extra = [
+        {"id": str(e["id"]), "name": e["name"], "user_id": None, "data": e["data"]}
+        for e in examples.all_examples()
+        if after is None or e["id"] > after
+    ]
+    return sorted(rows + extra, key=lambda f: uuid.UUID(f["id"]))[:limit]
 
 
 def delete_user_rows(s: Session, user_id: str) -> None:
@@ -471,6 +545,7 @@ def delete_user_rows(s: Session, user_id: str) -> None:
         return
     s.execute(sa.delete(Flow).where(Flow.user_id == owner))
     s.execute(sa.delete(Folder).where(Folder.user_id == owner))
+    shares.delete_for_user(s, owner)
 
 
 # --- listing --------------------------------------------------------------------------------------------
@@ -511,9 +586,9 @@ def list_flows(s: Session, user_id: uuid.UUID, q: dict[str, Any]) -> list[dict[s
 
 # --- public read and notes ------------------------------------------------------------------------------
 def public_flow(s: Session, flow_id: Any) -> dict[str, Any]:
-    """A PUBLIC flow for anonymous readers: password fields removed, owner ids withheld."""
-    key = _uuid(flow_id)
-    flow = s.scalar(sa.select(Flow).where(Flow.id == key, Flow.access_type == "PUBLIC")) if key else None
+    """A publicly granted flow for anonymous readers: password fields removed, owner ids withheld."""
+    granted = shares.public_grant(s, flow_id)
+    flow = s.get(Flow, _uuid(flow_id)) if granted is not None else None
     if flow is None:
         raise ApiError(404, FLOW_NOT_FOUND)
     out = flow_out(flow)
@@ -549,3 +624,28 @@ def note_translations(flow: dict[str, Any], languages: list[str]) -> dict[str, s
                 out[str(node.get("id"))] = text
                 break
     return out
+
+
+def flows_using_components(s: Session, component_keys: list[str]) -> list[dict[str, Any]]:
+    """The ``flows_using_components`` hook: flows (any owner) with nodes of the given component types.
+
+    A text pre-filter (the key quoted, as JSON writes it) keeps the scan to the candidate rows;
+    each candidate's graph is then read node by node, so a key that only appears in a text field
+    does not count.
+    """
+    keys = {k for k in component_keys if k}
+    if not keys:
+        return []
+    t = Flow.__table__.c
+    text = sa.cast(t.data, sa.Text)
+    query = sa.select(t.id, t.name, t.user_id, t.data).where(sa.or_(*(text.contains(f'"{k}"') for k in keys)))
+    found: list[dict[str, Any]] = []
+    for row in s.connection().execute(query):
+        nodes = []
+        for node in (row.data or {}).get("nodes") or []:
+            data = node.get("data") if isinstance(node, Mapping) else None
+            if isinstance(data, Mapping) and data.get("type") in keys:
+                nodes.append({"id": str(node.get("id")), "type": data["type"]})
+        if nodes:
+            found.append({"flow_id": str(row.id), "name": row.name, "user_id": str(row.user_id), "nodes": nodes})
+    return found

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import logging
 import re
 import uuid
 import zipfile
@@ -20,21 +21,23 @@ from marshmallow import ValidationError
 from sqlalchemy.orm import Session
 
 from core.errors import ApiError, ValidationFailed, flatten_marshmallow
+from core.requests import parse_json
 from service_flows import examples, services
 from service_flows.models import Flow
 from service_flows.schemas import FlowCreateSchema
 
+log = logging.getLogger(__name__)
 MAX_ENTRIES = 1000
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 MAX_TOTAL_BYTES = 256 * 1024 * 1024
 
+log = logging.getLogger(__name__)
+
 
 # --- reading ------------------------------------------------------------------------------------------
 def _json(raw: bytes, where: str) -> Any:
-    try:
-        return json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ApiError(400, f"Invalid JSON in {where}: {exc}") from None
+    """One uploaded document, through the core's hardened JSON parser (422 naming the entry)."""
+    return parse_json(raw, loc=["body", "file", where])
 
 
 def read_documents(filename: str, raw: bytes) -> list[tuple[str, Any]]:
@@ -102,6 +105,10 @@ def validate_flows(documents: list[tuple[str, Any]]) -> list[dict[str, Any]]:
                     }
                 )
                 continue
+            if item.get("fs_path") not in (None, ""):
+                # exports of the reference may carry the path it wrote the flow to: ignored, never written
+                log.warning("upload %s: flow %s: ignoring fs_path %r", where, index, str(item["fs_path"])[:200])
+                item = {**item, "fs_path": None}
             try:
                 loaded.append(schema.load(item))
             except ValidationError as exc:
@@ -183,3 +190,19 @@ def dumps(value: Any) -> str:
 
 def timestamp() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y%m%d_%H%M%S")
+
+
+def missing_components(flows: list[dict[str, Any]]) -> list[str]:
+    """``component X is not installed (bundle Y)`` for each component key of ``flows`` this install lacks."""
+    from core.app import state
+    from core.engine.catalog import missing_components as missing_in
+
+    registry = state().components.current
+    messages: list[str] = []
+    for body in flows:
+        for item in missing_in(body.get("data") or {}, registry):
+            if item["message"] not in messages:
+                messages.append(item["message"])
+    if messages:
+        log.warning("Imported flows use components that are not installed: %s", "; ".join(messages))
+    return messages

@@ -9,11 +9,12 @@ from flask import Response
 from flask_smorest import Blueprint
 from marshmallow import fields
 
-from core import db
+from core import db, openapi
 from core.app import state
 from core.auth import authenticated, current_actor
 from core.errors import ApiError
 from core.requests import json_list
+from core.runs import shared_flow_id
 from service_monitor import logbuffer, schemas, services
 
 blp = Blueprint("monitor", __name__, url_prefix="/api/v1/monitor", description="Messages, builds, transactions")
@@ -77,6 +78,7 @@ def get_messages(query):
 
 @blp.route("/messages", methods=["DELETE"])
 @blp.response(204)
+@blp.doc(requestBody=openapi.ID_LIST_BODY, responses={"422": openapi.response_name(422)})
 @authenticated("user")
 def delete_messages():
     """Delete messages by id (a JSON array of UUIDs)."""
@@ -98,6 +100,14 @@ def get_sessions(query):
 
 @blp.route("/messages/sessions", methods=["DELETE"])
 @blp.response(200, schemas.DeleteSessionsSchema)
+@blp.doc(
+    requestBody={
+        "required": True,
+        "description": "A JSON array of session ids (at most 500).",
+        "content": {"application/json": {"schema": {"type": "array", "items": {"type": "string"}, "maxItems": 500}}},
+    },
+    responses={"422": openapi.response_name(422)},
+)
 @authenticated("user")
 def delete_sessions():
     """Delete up to 500 sessions at once (a JSON array of session ids); 400 above that."""
@@ -122,6 +132,7 @@ def delete_session(session_id):
 @blp.route("/messages/session/<path:old_session_id>", methods=["PATCH"])
 @blp.arguments(schemas.RenameSessionSchema, location="query")
 @blp.response(200, schemas.ChatMessageSchema(many=True))
+@blp.doc(requestBody=openapi.no_body("the new session id is the new_session_id query parameter"))
 @authenticated("user")
 def rename_session(query, old_session_id):
     """Move a session's messages to a new session id."""
@@ -142,7 +153,7 @@ def update_message(body, message_id):
 
 # --- shared messages (the caller's conversations with flows shared with them) -----------------------------------
 def _shared(source_flow_id):  # type: ignore[no-untyped-def]
-    return services.shared_flow_id(current_actor().id, source_flow_id)
+    return shared_flow_id(current_actor().id, source_flow_id)
 
 
 @blp.route("/messages/shared", methods=["GET"])
@@ -180,6 +191,7 @@ def delete_shared_session(query, session_id):
 @blp.route("/messages/shared/session/<path:old_session_id>", methods=["PATCH"])
 @blp.arguments(schemas.SharedRenameSessionSchema, location="query")
 @blp.response(200, schemas.ChatMessageSchema(many=True))
+@blp.doc(requestBody=openapi.no_body("the new session id is the new_session_id query parameter"))
 @authenticated("user")
 def rename_shared_session(query, old_session_id):
     """Rename one of the caller's sessions with a shared flow."""

@@ -6,6 +6,7 @@ invisible (a missing id and someone else's id are the same 404).
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import uuid
 from collections.abc import Iterable, Mapping
@@ -20,7 +21,6 @@ from core.errors import ApiError
 from service_monitor.models import Message, Transaction, VertexBuild
 
 MAX_SESSIONS_PER_DELETE = 500
-SHARED_NAMESPACE = uuid.UUID("5c3f3f1e-6f0a-4bb5-9a8e-6f5d2d8f3a10")
 ORDERABLE = {"timestamp", "sender", "sender_name", "session_id", "text", "id"}
 UPDATABLE = (
     "category",
@@ -36,11 +36,6 @@ UPDATABLE = (
     "session_metadata",
     "text",
 )
-
-
-def shared_flow_id(user_id: uuid.UUID | str, source_flow_id: uuid.UUID | str) -> uuid.UUID:
-    """The virtual flow id under which a user's messages with someone's shared flow are kept."""
-    return uuid.uuid5(SHARED_NAMESPACE, f"{user_id}:{source_flow_id}")
 
 
 def _uuid(value: Any) -> uuid.UUID | None:
@@ -62,14 +57,20 @@ def store_messages(s: Session, user_id: str, messages: Iterable[Mapping[str, Any
     """
     owner = uuid.UUID(str(user_id))
     rows = []
+    previous = None
     for m in messages:
+        stamp = _timestamp(m.get("timestamp"))
+        if previous is not None and stamp <= previous:
+            # a run's messages keep the order they were produced in, even within one microsecond
+            stamp = previous + dt.timedelta(microseconds=1)
+        previous = stamp
         rows.append(
             dict(
                 id=_uuid(m.get("id")) or uuid.uuid4(),
                 user_id=owner,
                 flow_id=_uuid(m.get("flow_id")),
                 run_id=_uuid(m.get("run_id")),
-                timestamp=_timestamp(m.get("timestamp")),
+                timestamp=stamp,
                 sender=str(m.get("sender") or ""),
                 sender_name=str(m.get("sender_name") or ""),
                 session_id=str(m.get("session_id") or ""),
@@ -116,9 +117,7 @@ def _upsert(dialect: str) -> Any:
     return statement
 
 
-def _timestamp(value: Any):  # type: ignore[no-untyped-def]
-    import datetime as dt
-
+def _timestamp(value: Any) -> dt.datetime:
     if isinstance(value, dt.datetime):
         return value
     if isinstance(value, str) and value:
@@ -135,7 +134,7 @@ def history(s: Session, user_id: str, flow_id: str | None, session_id: str, limi
     flow = _uuid(flow_id)
     if flow is not None:
         query = query.where(Message.flow_id == flow)
-    rows = list(s.scalars(query.order_by(Message.timestamp.desc()).limit(max(limit, 0))))
+    rows = list(s.scalars(query.order_by(Message.timestamp.desc(), Message.id.desc()).limit(max(limit, 0))))
     return [message_dict(m) for m in reversed(rows)]
 
 

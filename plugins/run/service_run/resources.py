@@ -17,11 +17,12 @@ from flask import Response, request
 from flask_smorest import Blueprint
 from marshmallow import Schema, ValidationError
 
+from core import runs
 from core.app import state
 from core.auth import allowed, authenticated, current_actor, resolve_actor
 from core.errors import ApiError, ValidationFailed, flatten_marshmallow
 from core.runs import registry, request_variables
-from service_run import catalog, schemas, services, tweaks, validate
+from service_run import catalog, schemas, services, validate
 from service_run.jobs import WEBHOOK_JOB
 
 run_blp = Blueprint("run", __name__, url_prefix="/api/v1", description="Run flows")
@@ -41,13 +42,8 @@ _STREAM_FALSE = {"false", "0", "no", "off", ""}
 def json_body(schema: Schema) -> dict[str, Any]:
     """The JSON body (any content type; empty means ``{}``) loaded with ``schema``; 422 otherwise."""
     raw = request.get_data(cache=True)
-    body: Any = {}
-    if raw.strip():
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            msg = "Invalid JSON: the request body could not be decoded"
-            raise ValidationFailed([{"loc": ["body"], "msg": msg, "type": "json_invalid"}]) from None
+    # any content type; parsed by core.requests.parse_json (through Flask's JSON provider), at most once
+    body: Any = request.get_json(force=True) if raw.strip() else {}
     if body is None:
         body = {}
     if not isinstance(body, dict):
@@ -71,8 +67,8 @@ def stream_flag() -> bool:
     raise ValidationFailed([{"loc": ["query", "stream"], "msg": "Not a valid boolean.", "type": "bool_parsing"}])
 
 
-def stream_response(spec: services.RunSpec) -> Response:
-    response = Response(services.stream(spec), mimetype=STREAM_MIMETYPE)
+def stream_response(prepared: runs.PreparedRun, respond: services.Respond) -> Response:
+    response = Response(services.stream(prepared, respond), mimetype=STREAM_MIMETYPE)
     response.headers["Content-Type"] = "text/event-stream; charset=utf-8"
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"
@@ -89,27 +85,24 @@ def simplified_run(flow_id_or_name: str) -> Response:
     body = json_body(_SIMPLIFIED)
     streaming = stream_flag()
     actor = current_actor()
-    flow = services.find_flow(actor.owner_id, flow_id_or_name)
-    data = flow["data"]
-    tweak_map = body["tweaks"]
     input_type = body["input_type"] or "chat"
-    tweaks.check_tweaks(data, tweak_map, state().settings.tweaks_policy)
-    tweaks.check_input_conflict(data, tweak_map, body["input_value"], input_type)
-    graph = services.build_graph(flow, tweak_map)
-    spec = services.RunSpec(
-        user_id=actor.owner_id,
-        flow=flow,
-        graph=graph,
-        session_id=body["session_id"] or None,
-        request_vars=services.request_vars(request_variables(request.headers), body["context"]),
-        inputs=[(body["input_value"], input_type, None, None)],
-        respond=services.simplified_response(
-            body["input_value"], body["output_type"] or "chat", body["output_component"] or ""
-        ),
+    prepared = runs.prepare(
+        runs.RunRequest(
+            flow=flow_id_or_name,
+            user_id=actor.owner_id,
+            surface="run",
+            inputs=[runs.RunInput(body["input_value"], input_type)],
+            tweaks=body["tweaks"] or None,
+            session_id=body["session_id"] or None,
+            request_vars=services.request_vars(request_variables(request.headers), body["context"]),
+        )
+    )
+    respond = services.simplified_response(
+        body["input_value"], body["output_type"] or "chat", body["output_component"] or ""
     )
     if streaming:
-        return stream_response(spec)
-    return json_response(services.run_now(spec))
+        return stream_response(prepared, respond)
+    return json_response(services.run_now(prepared, respond))
 
 
 _RUN_DOC = {
@@ -154,47 +147,43 @@ def run_flow_advanced(flow_id_or_name: str):
     """Run a flow with the complete request: several inputs, chosen outputs, tweaks, session (API key only)."""
     body = json_body(_ADVANCED)
     actor = current_actor()
-    flow = services.find_flow(actor.owner_id, flow_id_or_name)
-    data = flow["data"]
-    tweak_map = body["tweaks"]
-    tweaks.check_tweaks(data, tweak_map, state().settings.tweaks_policy)
-    session_id = body["session_id"]
-    if session_id and not services.session_known(actor.owner_id, flow, session_id):
-        raise ApiError(404, f"Session {session_id} not found")
-    if not session_id:
-        session_id = services.new_session_id(str(flow["id"]))
     inputs = (
         body["inputs"]
         if body["inputs"] is not None
         else [{"components": [], "input_value": "", "session": None, "type": "chat"}]
     )
-    for item in inputs:
-        tweaks.check_input_conflict(data, tweak_map, item.get("input_value"), item.get("type") or "chat")
-    graph = services.build_graph(flow, tweak_map)
-    values = [item.get("input_value") for item in inputs]
-    spec = services.RunSpec(
+    req = runs.RunRequest(
+        flow=flow_id_or_name,
         user_id=actor.owner_id,
-        flow=flow,
-        graph=graph,
-        session_id=session_id,
-        request_vars=services.request_vars(request_variables(request.headers), None),
+        surface="run_advanced",
         inputs=[
-            (item.get("input_value"), item.get("type") or "chat", item.get("components") or None, item.get("session"))
+            runs.RunInput(
+                item.get("input_value"), item.get("type") or "chat", item.get("components") or None, item.get("session")
+            )
             for item in inputs
         ],
-        respond=services.advanced_response(body["outputs"], session_id, values),
+        tweaks=body["tweaks"] or None,
+        request_vars=services.request_vars(request_variables(request.headers), None),
     )
+    prepared = runs.resolve(req)
+    session_id = body["session_id"]
+    if session_id and not services.session_known(actor.owner_id, prepared.flow, session_id):
+        raise ApiError(404, f"Session {session_id} not found")
+    req.session_id = session_id or services.new_session_id(str(prepared.flow["id"]))
+    runs.build(prepared)
+    respond = services.advanced_response(body["outputs"], req.session_id, [item.value for item in req.inputs])
     if body["stream"]:
-        return stream_response(spec)
-    return json_response(services.run_now(spec))
+        return stream_response(prepared, respond)
+    return json_response(services.run_now(prepared, respond))
 
 
 # --- webhook -------------------------------------------------------------------------------------------
 WEBHOOK_STARTED = "Task started in the background"
 
 
-def _webhook_actor_id(flow_id_or_name: str) -> tuple[str, dict[str, Any]]:
-    """The user the webhook runs as and the flow, per ``SERVICE_WEBHOOK_AUTH_ENABLE``."""
+def _webhook_run(flow_id_or_name: str, payload: str) -> runs.PreparedRun:
+    """The webhook's run, resolved as the user it runs as (per ``SERVICE_WEBHOOK_AUTH_ENABLE``)."""
+    user_id: str | None = None
     if state().settings.webhook_auth_enable:
         if not (request.args.get("x-api-key") or request.headers.get("x-api-key")):
             raise ApiError(403, "API key required when webhook authentication is enabled")
@@ -204,13 +193,17 @@ def _webhook_actor_id(flow_id_or_name: str) -> tuple[str, dict[str, Any]]:
             raise ApiError(403, "Invalid API key") from exc
         if actor is None:
             raise ApiError(403, "Invalid API key")
-        return actor.owner_id, services.find_flow(actor.owner_id, flow_id_or_name)
-    # no key: the flow's owner is the actor (looked up across owners by the flows plugin)
-    flow = services.find_flow(None, flow_id_or_name)
-    owner = flow.get("user_id")
-    if not owner:
-        raise ApiError(404, f"Flow identifier {flow_id_or_name} not found")
-    return str(owner), flow
+        user_id = actor.owner_id
+    req = runs.RunRequest(
+        flow=flow_id_or_name, user_id=user_id, surface="webhook", inputs=[runs.RunInput("")], webhook_payload=payload
+    )
+    prepared = runs.resolve(req)  # without a key: any owner's flow (the flows plugin looks across owners)
+    if req.user_id is None:
+        owner = prepared.flow.get("user_id")
+        if not owner:
+            raise ApiError(404, f"Flow identifier {flow_id_or_name} not found")
+        req.user_id = str(owner)
+    return prepared
 
 
 @webhook_blp.route("/webhook/<flow_id_or_name>", methods=["POST"])
@@ -224,15 +217,15 @@ def _webhook_actor_id(flow_id_or_name: str) -> tuple[str, dict[str, Any]]:
 def webhook_run(flow_id_or_name: str):
     """Start a flow in the background with the raw request body as the Webhook component's payload."""
     raw = request.get_data(cache=False)
-    user_id, flow = _webhook_actor_id(flow_id_or_name)
+    body = raw.decode("utf-8", errors="replace")
+    prepared = _webhook_run(flow_id_or_name, body)
     if not raw or not raw.strip():
         raise ApiError(400, "Request body is empty. You should provide a JSON payload containing the flow ID.")
-    body = raw.decode("utf-8", errors="replace")
-    flow_id = str(flow["id"])
+    flow_id = str(prepared.flow["id"])
     job_id = state().jobs.enqueue(
         WEBHOOK_JOB,
-        owner=user_id,
-        kwargs={"flow_id": flow_id, "user_id": user_id, "body": body},
+        owner=str(prepared.request.user_id),
+        kwargs={"request": prepared.request.to_json(), "flow": prepared.flow},
         meta={"flow_id": flow_id},
     )
     return json_response(
@@ -275,6 +268,14 @@ def webhook_job(job_id: str):
 @base_blp.route("/all", methods=["GET"])
 @base_blp.arguments(schemas.CatalogQuerySchema, location="query")
 @base_blp.response(200, description="``{category: {key: node}, component_display_names: {...}}``, gzip-encoded")
+@base_blp.doc(
+    responses={
+        "200": {
+            "description": "``{category: {key: node}, component_display_names: {...}}``, gzip-encoded",
+            "content": {"application/json": {"schema": {"type": "object", "additionalProperties": {"type": "object"}}}},
+        }
+    }
+)
 @authenticated("user")
 def all_components(query: Mapping[str, Any]):
     """Every component type by category, display names in the ``Accept-Language`` locale."""
@@ -282,7 +283,10 @@ def all_components(query: Mapping[str, Any]):
         raise ApiError(403, "Only superusers can include blocked components")
     reg = registry()
     locale = request.accept_languages.best_match(catalog.locales(reg), default=catalog.DEFAULT_LOCALE)
-    raw, packed = catalog.encoded(reg, locale or catalog.DEFAULT_LOCALE)
+    hidden: frozenset[str] = frozenset()
+    if not query["include_blocked"]:
+        hidden = frozenset(k for answer in state().host.hook.blocked_components() if answer for k in answer)
+    raw, packed = catalog.encoded(reg, locale or catalog.DEFAULT_LOCALE, hidden)
     response = Response(raw, mimetype="application/json")
     response.vary.add("Accept-Encoding")
     response.vary.add("Accept-Language")
@@ -301,6 +305,30 @@ def all_components(query: Mapping[str, Any]):
 def validate_code(body: Mapping[str, Any]):
     """Check Python code for syntax errors and unknown imports, with the AST only (nothing runs)."""
     return validate.validate_code(body["code"])
+
+
+@base_blp.route("/custom_component/update", methods=["POST"])
+@base_blp.arguments(schemas.CustomComponentUpdateSchema)
+@base_blp.response(200, description="the component node with the field updated")
+@base_blp.doc(
+    responses={
+        "200": {
+            "description": "the component node with the field updated",
+            "content": {"application/json": {"schema": {"type": "object", "description": "a frontend node"}}},
+        }
+    }
+)
+@authenticated("user")
+def update_custom_component(body: Mapping[str, Any]):
+    """Set one field of a custom component node (allowed by SERVICE_ALLOW_CUSTOM_COMPONENTS, else 403).
+
+    With ``SERVICE_CUSTOM_COMPONENT_ADMIN_ONLY`` only superusers may. The code is
+    checked for syntax with the AST only; it is never executed here.
+    """
+    from core.builtin.hardening import require_custom_code
+
+    require_custom_code(state().settings, current_actor())
+    return validate.update_custom_component(dict(body))
 
 
 @base_blp.route("/validate/prompt", methods=["POST"])

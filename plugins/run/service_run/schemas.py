@@ -90,6 +90,15 @@ class CodeSchema(Body):
     code = fields.String(required=True)
 
 
+class CustomComponentUpdateSchema(Body):
+    code = fields.String(required=True)
+    frontend_node = fields.Dict(load_default=None, allow_none=True)
+    field = fields.String(required=True)
+    field_value = fields.Raw(load_default=None, allow_none=True)
+    template = fields.Dict(required=True)
+    tool_mode = fields.Boolean(load_default=False)
+
+
 class ErrorListSchema(Schema):
     errors = fields.List(fields.Raw())
 

@@ -1,66 +1,28 @@
-"""Running flows for the HTTP surfaces and the webhook job (no Flask routing here).
+"""The run plugin's part of running flows: its response shapes, stream framing and sessions.
 
-Every run goes through :func:`core.runs.make_context`, so variables, sub-flows,
-message storage (``on_messages``) and vertex records reach the plugins that
-answer those hooks.
+Everything else (lookup, ``check_run``, tweaks, the graph, the run context,
+message storage, cancellation) is the core's run service (:mod:`core.runs`);
+the views build a :class:`core.runs.RunRequest` and call it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
-import queue
 import secrets
-import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from flask import Flask, current_app
-
+from core import runs
 from core.app import state
-from core.engine import Graph, GraphValidationError, RunResult, result_data, run_graph, simplified_run_response
-from core.errors import ApiError, ValidationFailed
-from core.runs import make_context, registry
+from core.engine import RunEvent, RunResult, result_data, simplified_run_response
+from core.errors import ApiError
+from core.runs.wire import frame, is_run_stream_event
 
 log = logging.getLogger(__name__)
 
-#: events of the engine a streamed run forwards (the reference's stream kinds)
-STREAMED_EVENTS = frozenset({"add_message", "token"})
-
-
-# --- flows ---------------------------------------------------------------------------------------
-def find_flow(user_id: str | None, flow_id_or_name: str) -> dict[str, Any]:
-    """The caller's flow by id or endpoint name; 404 ``Flow identifier X not found`` otherwise."""
-    flow: dict[str, Any] | None = state().host.hook.find_flow(
-        user_id=user_id, flow_id_or_name=flow_id_or_name, public=False
-    )
-    if flow is None or not isinstance(flow.get("data"), Mapping):
-        raise ApiError(404, f"Flow identifier {flow_id_or_name} not found")
-    return flow
-
-
-def build_graph(flow: Mapping[str, Any], tweaks: Mapping[str, Any] | None = None) -> Graph:
-    """Validate and build the flow; a bad graph is a 422 naming node and field."""
-    try:
-        return Graph.build(flow["data"], registry(), tweaks=tweaks or None)
-    except GraphValidationError as exc:
-        raise ValidationFailed(list(exc.errors)) from None
-
-
-def failure_text(result: RunResult) -> str:
-    """The 500 message of a failed run: the failing component and its error, never a traceback."""
-    error = result.error or {}
-    if result.status == "timed_out":
-        return "Run time limit exceeded"
-    if result.status == "cancelled":
-        return "Run cancelled"
-    name = error.get("display_name") or "component"
-    vid = error.get("vertex_id")
-    where = f"{name} ({vid})" if vid else name
-    return f"Error running component {where}: {error.get('message') or 'failed'}"
+Respond = Callable[[list[RunResult]], dict[str, Any]]
 
 
 def request_vars(header_vars: Mapping[str, str], context: Mapping[str, Any] | None) -> dict[str, str]:
@@ -84,137 +46,39 @@ def request_vars(header_vars: Mapping[str, str], context: Mapping[str, Any] | No
 
 
 # --- one run ------------------------------------------------------------------------------------
-@dataclass
-class RunSpec:
-    """Everything a run needs, resolved from the request while it is still available."""
-
-    user_id: str
-    flow: dict[str, Any]
-    graph: Graph
-    session_id: str | None = None
-    request_vars: dict[str, str] = field(default_factory=dict)
-    #: one run per item: (input_value, input_type, input_components, session)
-    inputs: list[tuple[str | None, str, list[str] | None, str | None]] = field(default_factory=list)
-    respond: Callable[[list[RunResult]], dict[str, Any]] = lambda results: {}
+def _answer(outcome: runs.RunOutcome, respond: Respond) -> dict[str, Any]:
+    body = respond(outcome.results)
+    if outcome.suspended is not None:
+        body["suspended"] = {k: outcome.suspended[k] for k in ("request_id", "vertex_id", "request", "expires_at")}
+    return body
 
 
-def _batch_messages(ctx: Any, user_id: str) -> Callable[[], None]:
-    """Store a run's chat messages with one ``on_messages`` call (one transaction) instead of one per message.
-
-    Messages are collected while the run goes and handed over when it ends (also when it fails or
-    is cancelled), still inside the request or job; a history read during the run (Message History)
-    flushes what is pending first, so it sees them. ``add_message`` events are not delayed.
-    """
-    if ctx.store_message is None:
-        return lambda: None
-    hook = state().host.hook
-    pending: list[dict[str, Any]] = []
-
-    def flush() -> None:
-        if pending:
-            batch = list(pending)
-            pending.clear()
-            hook.on_messages(user_id=user_id, messages=batch)
-
-    def collect(message: dict[str, Any]) -> None:
-        pending.append(message)
-
-    read = ctx.get_messages
-
-    def get_messages(*args: Any) -> list[dict[str, Any]]:
-        flush()
-        return read(*args) if read is not None else []
-
-    ctx.store_message = collect
-    ctx.get_messages = get_messages
-    return flush
-
-
-def execute(
-    spec: RunSpec,
-    *,
-    emit: Callable[[str, dict[str, Any]], None] | None = None,
-    cancelled: Callable[[], bool] | None = None,
-    job_id: str | None = None,
-) -> tuple[list[RunResult], RunResult | None]:
-    """Run every input of ``spec``; returns the results and the first failed one (or None)."""
-    results: list[RunResult] = []
-    for input_value, input_type, components, session in spec.inputs:
-        ctx = make_context(
-            user_id=spec.user_id,
-            flow=spec.flow,
-            session_id=session or spec.session_id,
-            emit=emit,
-            cancelled=cancelled,
-            request_vars=spec.request_vars,
-            job_id=job_id,
-        )
-        flush = _batch_messages(ctx, spec.user_id)
-        try:
-            result = run_graph(
-                spec.graph, ctx, input_value=input_value, input_type=input_type, input_components=components or None
-            )
-        finally:
-            flush()
-        results.append(result)
-        if not result.ok:
-            return results, result
-    return results, None
-
-
-def run_now(spec: RunSpec) -> dict[str, Any]:
+def run_now(prepared: runs.PreparedRun, respond: Respond) -> dict[str, Any]:
     """Run in the request; 500 naming the failing component when a vertex fails."""
-    results, failed = execute(spec)
-    if failed is not None:
-        raise ApiError(500, failure_text(failed))
-    return spec.respond(results)
+    outcome = runs.execute(prepared)
+    if outcome.failed is not None:
+        raise ApiError(500, runs.failure_text(outcome.failed))
+    return _answer(outcome, respond)
 
 
-def frame(event: str, data: Any) -> bytes:
-    """One event of the v1 run stream: a bare JSON object and a blank line (no ``data:`` prefix)."""
-    return (json.dumps({"event": event, "data": data}) + "\n\n").encode()
+def stream(prepared: runs.PreparedRun, respond: Respond) -> Iterator[bytes]:
+    """The v1 run stream: ``add_message``/``token`` as they come, then ``end {result}`` or ``error {error}``.
 
-
-def stream(spec: RunSpec) -> Iterator[bytes]:
-    """Run in a worker thread (a greenlet under gevent) and yield its events as they come.
-
-    ``add_message``/``token`` are forwarded; the stream ends with ``end`` ``{result}`` or
-    ``error`` ``{error}``. A client that goes away cancels the run at the next vertex.
+    A client that goes away cancels the run at the next vertex.
     """
-    app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
-    events: queue.SimpleQueue[tuple[str, Any] | None] = queue.SimpleQueue()
-    stop = threading.Event()
-
-    def emit(event: str, data: dict[str, Any]) -> None:
-        if event in STREAMED_EVENTS:
-            events.put((event, data))
-
-    def work() -> None:
-        try:
-            with app.app_context():
-                results, failed = execute(spec, emit=emit, cancelled=stop.is_set)
-                if failed is not None:
-                    events.put(("error", {"error": failure_text(failed)}))
-                else:
-                    events.put(("end", {"result": spec.respond(results)}))
-        except Exception:
-            log.exception("streamed run of flow %s failed", spec.flow.get("id"))
-            events.put(("error", {"error": "Internal Server Error"}))
-        finally:
-            events.put(None)
-
-    worker = threading.Thread(target=work, name="run-stream", daemon=True)
-    worker.start()
+    items = runs.stream(prepared, keep=is_run_stream_event)  # started now, in the request's app context
 
     def generate() -> Iterator[bytes]:
-        try:
-            while True:
-                item = events.get()
-                if item is None:
-                    return
-                yield frame(*item)
-        finally:
-            stop.set()
+        for item in items:
+            if isinstance(item, RunEvent):
+                yield frame(item.name, item.payload()).encode()
+            elif isinstance(item, runs.RunOutcome):
+                if item.failed is not None:
+                    yield frame("error", {"error": runs.failure_text(item.failed)}).encode()
+                else:
+                    yield frame("end", {"result": _answer(item, respond)}).encode()
+            else:  # the run stopped on an unexpected exception (logged by the run service)
+                yield frame("error", {"error": "Internal Server Error"}).encode()
 
     return generate()
 

@@ -131,3 +131,26 @@ def validate_prompt(body: Mapping[str, Any]) -> dict[str, Any]:
     node["template"] = template
     node["custom_fields"] = custom
     return {"input_variables": variables, "frontend_node": node}
+
+
+def update_custom_component(body: dict[str, Any]) -> dict[str, Any]:
+    """The node of an update request with ``template[field].value`` set (the code is parsed, never run)."""
+    code = body["code"]
+    if len(code) > MAX_CODE_CHARS:
+        raise ApiError(400, f"Code is longer than {MAX_CODE_CHARS} characters")
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        raise ApiError(400, f"Invalid code: {exc.msg} (line {exc.lineno})") from None
+    node = dict(body.get("frontend_node") or {})
+    template = dict(body["template"])
+    field = body["field"]
+    entry = template.get(field)
+    if not isinstance(entry, dict):
+        raise ApiError(400, f"Field '{field}' is not in the component's template")
+    template[field] = {**entry, "value": body.get("field_value")}
+    if isinstance(template.get("code"), dict):
+        template["code"] = {**template["code"], "value": code}
+    node["template"] = template
+    node["tool_mode"] = bool(body.get("tool_mode"))
+    return node

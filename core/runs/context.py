@@ -1,11 +1,9 @@
-"""Glue between the engine and the service: what every run surface shares.
+"""The run context: a :class:`core.engine.RunContext` wired to the plugins through hooks.
 
-The run endpoints, webhooks, build jobs (and later A2A, MCP, responses and v2
-workflows) all call :func:`make_context` to get a :class:`core.engine.RunContext`
-wired to the plugins through hooks: variables (``get_variable``), flows for
-sub-flow runs (``find_flow``), message storage and history (``on_messages``,
-``message_history``) and vertex records (``on_vertex_built``). Nothing here
-imports a plugin.
+Variables (``get_variable``), flows for sub-flow runs (``find_flow``), message
+storage and history (``on_messages``, ``message_history``) and vertex records
+(``on_vertex_built``). Only :mod:`core.runs.service` builds contexts; nothing
+here imports a plugin.
 """
 
 from __future__ import annotations
@@ -16,7 +14,8 @@ from typing import Any
 from flask import Flask
 
 from core.app import state
-from core.engine import EgressPolicy, Registry, RunContext
+from core.engine import EgressPolicy, Registry, RunContext, RunEvent, VertexFinished
+from core.engine.hardening import Hardening
 
 GLOBAL_VAR_HEADER = "X-SERVICE-GLOBAL-VAR-"
 
@@ -24,6 +23,9 @@ GLOBAL_VAR_HEADER = "X-SERVICE-GLOBAL-VAR-"
 def registry(app: Flask | None = None) -> Registry:
     """The component registry snapshot in force (swapped atomically on bundle reload)."""
     return state(app).components.current
+
+
+current_registry = registry  # make_context's ``registry`` argument shadows the name
 
 
 def request_variables(headers: Mapping[str, str]) -> dict[str, str]:
@@ -37,14 +39,23 @@ def make_context(
     user_id: str,
     flow: Mapping[str, Any],
     session_id: str | None = None,
-    emit: Callable[[str, dict[str, Any]], None] | None = None,
+    emit: Callable[[RunEvent], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     request_vars: Mapping[str, str] | None = None,
     job_id: str | None = None,
     store_messages: bool = True,
+    log_builds: bool = True,
+    messages_user_id: str | None = None,
+    registry: Registry | None = None,
     app: Flask | None = None,
 ) -> RunContext:
-    """A RunContext for ``user_id`` running ``flow`` (a dict from ``find_flow`` or an unsaved graph)."""
+    """A RunContext for ``user_id`` running ``flow`` (a dict from ``find_flow`` or an unsaved graph).
+
+    ``messages_user_id`` keeps the run's messages (and reads its history) in another user's
+    store than the run's principal: a signed-in visitor's public-playground conversation is
+    kept for the visitor while the run itself acts as an anonymous principal.
+    """
+    keeper = messages_user_id or user_id
     svc = state(app)
     hook = svc.host.hook
     settings = svc.settings
@@ -59,20 +70,30 @@ def make_context(
         return found
 
     def store_message(message: dict[str, Any]) -> dict[str, Any]:
-        hook.on_messages(user_id=user_id, messages=[message])
+        hook.on_messages(user_id=keeper, messages=[message])
         return message
 
     def get_messages(session: str | None, flow_ref: str | None, n: int, order: str) -> list[dict[str, Any]]:
         history: list[dict[str, Any]] = (
-            hook.message_history(user_id=user_id, flow_id=flow_ref or flow_id, session_id=session or "", limit=n) or []
+            hook.message_history(user_id=keeper, flow_id=flow_ref or flow_id, session_id=session or "", limit=n) or []
         )
         return history if order.upper() == "ASC" else list(reversed(history))
 
-    def emit_and_record(event: str, data: dict[str, Any]) -> None:
-        if event == "end_vertex":
-            _record_vertex(hook, user_id, flow_id, job_id, data)
+    def mcp_server(name: str) -> dict[str, Any] | None:
+        config: dict[str, Any] | None = hook.mcp_server_config(user_id=user_id, name=name)
+        return config
+
+    def read_file(ref: str) -> bytes:
+        content: bytes | None = hook.read_user_file(user_id=user_id, ref=ref)
+        if content is None:
+            raise FileNotFoundError(f"File not found: {ref}")
+        return content
+
+    def emit_and_record(event: RunEvent) -> None:
+        if log_builds and isinstance(event, VertexFinished):
+            _record_vertex(hook, user_id, flow_id, job_id, event.payload())
         if emit is not None:
-            emit(event, data)
+            emit(event)
 
     return RunContext(
         user_id=user_id,
@@ -82,13 +103,24 @@ def make_context(
         resolve_variable=resolve_variable,
         request_variables=dict(request_vars or {}),
         load_flow=load_flow,
-        emit=emit_and_record,
+        emit=emit_and_record if (emit is not None or log_builds) else None,
         store_message=store_message if store_messages else None,
         get_messages=get_messages,
         cancelled=cancelled,
         time_limit=float(settings.run_time_limit_seconds) if settings.run_time_limit_seconds else None,
-        egress=EgressPolicy.from_settings(settings.ssrf_protection_enabled, settings.ssrf_allowed_hosts),
-        registry=registry(app),
+        egress=EgressPolicy.from_settings(
+            settings.ssrf_protection_enabled,
+            settings.ssrf_allowed_hosts,
+            connector_validation=settings.connector_ssrf_validation_enabled,
+            connector_allow_loopback=settings.connector_ssrf_allow_loopback,
+        ),
+        hardening=Hardening.from_settings(settings),
+        registry=registry if registry is not None else current_registry(app),
+        mcp_server=mcp_server,
+        read_file=read_file,
+        provider_allowed=lambda provider_id: (
+            not any(answer is False for answer in hook.model_provider_allowed(provider_id=provider_id))
+        ),
     )
 
 

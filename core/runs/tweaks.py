@@ -33,13 +33,13 @@ _INPUT_KEYS = {"chat": ("ChatInput", "Chat Input"), "text": ("TextInput", "Text 
 
 def _nodes(flow_data: Mapping[str, Any]) -> list[tuple[str, str, str, Mapping[str, Any]]]:
     """``(id, type, display name, template)`` of every component node (notes skipped)."""
-    out = []
+    out: list[tuple[str, str, str, Mapping[str, Any]]] = []
     for node in flow_data.get("nodes") or []:
         if not isinstance(node, Mapping) or node.get("type") == "noteNode":
             continue
-        data = node.get("data") if isinstance(node.get("data"), Mapping) else {}
-        fnode = data.get("node") if isinstance(data.get("node"), Mapping) else {}
-        template = fnode.get("template") if isinstance(fnode.get("template"), Mapping) else {}
+        data: Mapping[str, Any] = node["data"] if isinstance(node.get("data"), Mapping) else {}
+        fnode: Mapping[str, Any] = data["node"] if isinstance(data.get("node"), Mapping) else {}
+        template: Mapping[str, Any] = fnode["template"] if isinstance(fnode.get("template"), Mapping) else {}
         node_id = str(node.get("id") or data.get("id") or "")
         display = str(fnode.get("display_name") or data.get("display_name") or "")
         out.append((node_id, str(data.get("type") or ""), display, template))

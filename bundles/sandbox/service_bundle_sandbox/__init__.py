@@ -1,0 +1,1 @@
+"""Code-execution components, contained by core.sandbox."""

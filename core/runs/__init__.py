@@ -1,0 +1,46 @@
+"""The run service: every surface runs flows through here (see :mod:`core.runs.service`).
+
+* :mod:`core.runs.service`: ``RunRequest`` -> ``prepare`` -> ``execute`` | ``stream``
+* :mod:`core.runs.jobs`: the same in the background (``enqueue``), and ``resume`` from a checkpoint
+* :mod:`core.runs.checkpoints`: suspended runs in the database
+* :mod:`core.runs.wire`: the typed events in the reference's wire framings
+* :mod:`core.runs.tweaks`: ``SERVICE_TWEAKS_POLICY``
+* :mod:`core.runs.context`: the engine's ``RunContext`` wired to the plugins' hooks
+"""
+
+from core.runs.context import GLOBAL_VAR_HEADER, make_context, registry, request_variables
+from core.runs.service import (
+    FlowNotFound,
+    PreparedRun,
+    Resume,
+    RunInput,
+    RunOutcome,
+    RunRequest,
+    build,
+    execute,
+    failure_text,
+    prepare,
+    resolve,
+    shared_flow_id,
+    stream,
+)
+
+__all__ = [
+    "GLOBAL_VAR_HEADER",
+    "FlowNotFound",
+    "PreparedRun",
+    "Resume",
+    "RunInput",
+    "RunOutcome",
+    "RunRequest",
+    "build",
+    "execute",
+    "failure_text",
+    "make_context",
+    "prepare",
+    "registry",
+    "request_variables",
+    "resolve",
+    "shared_flow_id",
+    "stream",
+]

