@@ -1,0 +1,1 @@
+"""Model providers (any OpenAI-style endpoint), the Agent component and its tools."""

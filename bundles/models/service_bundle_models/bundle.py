@@ -1,0 +1,28 @@
+"""Hook implementations of the models bundle: its components and the model providers they call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core import hookimpl
+from core.records import ModelProvider
+from service_bundle_models import agent, models
+from service_bundle_models.provider import DISPLAY, PROVIDER_IDS, discover, provider_for
+
+
+@hookimpl
+def register_components() -> list[type]:
+    return [*models.COMPONENTS, *agent.COMPONENTS]
+
+
+@hookimpl
+def register_model_providers() -> list[ModelProvider]:
+    return [ModelProvider(pid, name, "openai") for pid, name in DISPLAY.items()]
+
+
+@hookimpl
+def list_models(context: Any, provider: str, refresh: bool) -> list[str] | None:
+    if provider not in PROVIDER_IDS:
+        return None
+    pid, url, key = provider_for(provider, context)
+    return discover(pid, url, key, context.egress, refresh=refresh)
