@@ -1,0 +1,1 @@
+"""The MCP Tools component: a flow uses the tools of any MCP server (official ``mcp`` client SDK)."""

@@ -1,0 +1,31 @@
+"""The MCP plugin's settings (``SERVICE_MCP_*``), a section of its own.
+
+``SERVICE_MCP_SERVER_DOCKER_HARDENING``, ``SERVICE_MCP_BASE_URL`` and
+``SERVICE_MCP_SERVERS_LOCKED`` are the spec's and live in the core settings
+(``/api/v1/config`` shows the last two); these are this plugin's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SETTINGS_NAME = "mcp"
+SETTINGS_PREFIX = "SERVICE_MCP_"
+
+
+@dataclass(frozen=True)
+class MCPConfig:
+    #: hand out ``Mcp-Session-Id`` sessions on ``initialize`` (state in the shared store); off: stateless
+    sessions: bool = False
+    #: answer Streamable HTTP requests with one JSON body instead of an SSE stream (the reference frames as SSE)
+    json_response: bool = False
+    #: serve the legacy SSE transport (``GET .../sse`` + ``POST`` messages); off answers 404
+    sse_enabled: bool = True
+    #: idle lifetime of a session (Streamable HTTP or SSE) in the shared store
+    session_ttl_seconds: int = 3600
+    #: how often an open SSE stream checks whether its tools changed (``notifications/tools/list_changed``)
+    tools_poll_seconds: float = 2.0
+    #: keep-alive comment interval of open SSE streams
+    keepalive_seconds: float = 15.0
+    #: let ``POST .../install`` write the MCP client's config file on this machine (off: only the snippet)
+    write_client_config: bool = False

@@ -1,0 +1,44 @@
+"""Hook implementations of the MCP plugin (thin: the logic is in services, tools, transport)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core import hookimpl
+from core.records import Migrations, SettingsSection
+
+
+@hookimpl
+def register_settings():
+    from service_mcp.config import SETTINGS_NAME, SETTINGS_PREFIX, MCPConfig
+
+    return [SettingsSection(SETTINGS_NAME, MCPConfig, SETTINGS_PREFIX)]
+
+
+@hookimpl
+def register_blueprints():
+    from service_mcp.resources import projects_blp, transport_bp
+    from service_mcp.servers import servers_blp
+
+    return [projects_blp, transport_bp, servers_blp]
+
+
+@hookimpl
+def register_migrations():
+    return [Migrations("mcp", Path(__file__).parent / "migrations")]
+
+
+@hookimpl
+def on_user_deleted(user_id: str) -> None:
+    from core import db
+    from service_mcp import servers
+
+    servers.delete_user_rows(db.session(), user_id)
+
+
+@hookimpl
+def mcp_server_config(user_id: str, name: str):
+    from core import db
+    from service_mcp import servers
+
+    return servers.config_for_run(db.session(), user_id, name)

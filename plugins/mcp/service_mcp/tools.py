@@ -1,0 +1,207 @@
+"""A project's flows as MCP tools: listing (names, descriptions, input schemas) and calling.
+
+A call is a run of the flow through the run service (``core.runs``) as the flow's owner,
+``surface="mcp"``; a failure of any kind is a tool result with ``isError`` (never a 500).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core import db, runs
+from core.app import state
+from core.engine.events import RunEvent, VertexFinished, VerticesSorted
+from core.errors import ApiError
+
+MAX_NAME = 64
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "input_value": {"type": "string", "description": "Message to send to the flow"},
+        "session_id": {"type": "string", "description": "Session (conversation) id; the flow id when omitted"},
+    },
+    "required": [],
+}
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Whose tools: the owner's flows of one project (``project_id``), or all of them (global server)."""
+
+    owner_id: str
+    project_id: str | None
+    server_name: str
+
+    @property
+    def all_flows(self) -> bool:
+        return self.project_id is None
+
+
+@dataclass(frozen=True)
+class FlowTool:
+    name: str
+    description: str
+    flow_id: str
+    flow_name: str
+
+
+def sanitize(name: str) -> str:
+    """A tool name clients accept: lower case ``[a-z0-9_]``, at most 64 characters, never empty."""
+    text = re.sub(r"[^a-z0-9_]+", "_", (name or "").strip().lower())
+    text = re.sub(r"_+", "_", text).strip("_") or "flow"
+    if text[0].isdigit():
+        text = f"_{text}"
+    return text[:MAX_NAME]
+
+
+def flows(scope: Scope) -> list[dict[str, Any]]:
+    """The scope's flows (as the flows plugin lists them); a foreign or missing project is 404."""
+    found = state().host.hook.list_project_flows(user_id=scope.owner_id, project_id=scope.project_id, with_data=False)
+    if found is None:
+        raise ApiError(404, "Project not found")
+    return list(found)
+
+
+def tools(scope: Scope) -> list[FlowTool]:
+    """The scope's tools: ``mcp_enabled`` flows of a project (every flow for the global server)."""
+    out: list[FlowTool] = []
+    taken: set[str] = set()
+    for flow in flows(scope):
+        if not scope.all_flows and not flow.get("mcp_enabled"):
+            continue
+        base = sanitize(flow.get("action_name") or flow["name"])
+        name, n = base, 2
+        while name in taken:  # two flows with one name: the second gets a suffix
+            suffix = f"_{n}"
+            name, n = base[: MAX_NAME - len(suffix)] + suffix, n + 1
+        taken.add(name)
+        description = flow.get("action_description") or flow.get("description") or f"Run the flow {flow['name']}"
+        out.append(FlowTool(name, description, flow["id"], flow["name"]))
+    return out
+
+
+def listing(scope: Scope) -> list[dict[str, Any]]:
+    """``tools/list`` items (validated by the ``mcp`` package's ``Tool`` type in the protocol layer)."""
+    return [{"name": t.name, "description": t.description, "inputSchema": INPUT_SCHEMA} for t in tools(scope)]
+
+
+def fingerprint(scope: Scope) -> str:
+    """Changes whenever the tool list does (names, descriptions, which flows): list_changed detection."""
+    try:
+        items = listing(scope)
+    except ApiError:
+        items = []
+    return hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest()
+
+
+def error_result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def call(
+    scope: Scope,
+    name: str,
+    arguments: dict[str, Any] | None,
+    progress: Callable[[float, float | None, str], None] | None = None,
+    request_vars: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run the tool's flow as its owner; the ``tools/call`` result (``isError`` on any failure)."""
+    args = arguments or {}
+    tool = _remembered(scope, name)
+    fresh = tool is None
+    if tool is None:
+        tool = next((t for t in tools(scope) if t.name == name), None)
+        if tool is None:
+            return error_result(f"Unknown tool: {name}")
+        _remember(scope, tool)
+    value = args.get("input_value")
+    session = args.get("session_id")
+    if value is not None and not isinstance(value, str):
+        value = json.dumps(value)
+    req = runs.RunRequest(
+        flow=tool.flow_id,
+        user_id=scope.owner_id,
+        surface="mcp",
+        inputs=[runs.RunInput(value, "chat", None, str(session) if session else None)],
+        request_vars=request_vars or {},
+    )
+    try:
+        prepared = runs.resolve(req)
+        if not fresh and not _still(scope, tool, prepared.flow):  # the remembered name leads elsewhere now
+            _forget(scope, tool.name)
+            return call(scope, name, arguments, progress, request_vars)
+        outcome = _run(runs.build(prepared), progress)
+    except ApiError as exc:
+        detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
+        return error_result(f"Error running {tool.name}: {detail}")
+    if outcome.failed is not None:
+        return error_result(runs.failure_text(outcome.failed))
+    if outcome.suspended is not None:
+        return error_result("The flow paused for input, which MCP tool calls cannot give")
+    answer = outcome.results[-1].answer() if outcome.results else None
+    return {"content": [{"type": "text", "text": answer if answer is not None else ""}], "isError": False}
+
+
+# --- which flow a tool name leads to -----------------------------------------------------------------
+# A hint kept per process so a call does not list the whole project: it is checked against the flow
+# the run service loads anyway (still enabled, still in the project, still the name), and on any
+# mismatch the listing decides. Never state: any process may answer without it.
+_HINTS: dict[tuple[str, str | None, str], FlowTool] = {}
+_HINTS_MAX = 10_000
+
+
+def _remembered(scope: Scope, name: str) -> FlowTool | None:
+    return _HINTS.get((scope.owner_id, scope.project_id, name))
+
+
+def _remember(scope: Scope, tool: FlowTool) -> None:
+    if len(_HINTS) >= _HINTS_MAX:
+        _HINTS.clear()
+    _HINTS[(scope.owner_id, scope.project_id, tool.name)] = tool
+
+
+def _forget(scope: Scope, name: str) -> None:
+    _HINTS.pop((scope.owner_id, scope.project_id, name), None)
+
+
+def _still(scope: Scope, tool: FlowTool, flow: dict[str, Any]) -> bool:
+    """The loaded flow is still this tool: in scope, enabled, and named the same (a rename frees a name)."""
+    if str(flow.get("user_id")) != scope.owner_id or flow.get("is_component"):
+        return False
+    if not scope.all_flows and (not flow.get("mcp_enabled") or str(flow.get("folder_id")) != scope.project_id):
+        return False
+    base = sanitize(flow.get("action_name") or flow.get("name") or "")
+    return tool.name == base or tool.name.startswith(f"{base}_")  # a clash suffix stays with its flow
+
+
+def _release() -> None:
+    db.session().close()
+
+
+def _run(prepared: runs.PreparedRun, progress: Callable[[float, float | None, str], None] | None) -> runs.RunOutcome:
+    if progress is None:
+        return runs.execute(prepared)
+    _release()  # the run's own thread needs a connection (SQLite has one per process)
+    total: list[int] = []
+    done = 0
+
+    def keep(event: RunEvent) -> bool:
+        return isinstance(event, (VerticesSorted, VertexFinished))
+
+    outcome: Any = None
+    for item in runs.stream(prepared, keep=keep):
+        if isinstance(item, VerticesSorted):
+            total.append(len(item.to_run or item.ids))
+        elif isinstance(item, VertexFinished):
+            done += 1
+            progress(float(done), float(total[0]) if total else None, f"{item.display_name} finished")
+        else:
+            outcome = item
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome  # type: ignore[no-any-return]
