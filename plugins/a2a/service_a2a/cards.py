@@ -1,0 +1,90 @@
+"""Agent cards: the reference's v0.3 card of an agent flow, overrides applied, checked by the a2a-sdk models."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from a2a.compat.v0_3 import types as v03
+from pydantic import ValidationError
+
+from core.errors import ApiError
+
+#: members of ``a2a_card_overrides`` (everything else is refused when a card is built)
+OVERRIDABLE = ("name", "description", "version", "tags", "examples")
+#: folder auth types whose JSON-RPC needs the flow owner's API key (the card names the scheme)
+KEYED = ("apikey", "oauth")
+
+
+def overrides(flow: Mapping[str, Any]) -> dict[str, Any]:
+    """The flow's card overrides, checked: known members with the right types (422 otherwise)."""
+    raw = flow.get("a2a_card_overrides") or {}
+    if not isinstance(raw, Mapping):
+        raise ApiError(422, "a2a_card_overrides must be an object")
+    unknown = sorted(set(raw) - set(OVERRIDABLE))
+    if unknown:
+        raise ApiError(422, f"a2a_card_overrides: unknown members {', '.join(unknown)}")
+    out: dict[str, Any] = {}
+    for key in ("name", "description", "version"):
+        if raw.get(key) is not None:
+            if not isinstance(raw[key], str) or not raw[key].strip():
+                raise ApiError(422, f"a2a_card_overrides.{key} must be a non-empty string")
+            out[key] = raw[key]
+    for key in ("tags", "examples"):
+        if raw.get(key) is not None:
+            value = raw[key]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ApiError(422, f"a2a_card_overrides.{key} must be a list of strings")
+            out[key] = list(value)
+    return out
+
+
+def build_card(flow: Mapping[str, Any], *, rpc_url: str, auth_type: str | None, server_version: str) -> dict[str, Any]:
+    """The agent card JSON of ``flow`` (reference-api.md section 6), validated as an a2a-sdk ``AgentCard``."""
+    extra = overrides(flow)
+    name = extra.get("name") or str(flow.get("name") or "Agent")
+    description = extra.get("description") or str(flow.get("description") or name)
+    skill: dict[str, Any] = {
+        "id": str(flow["id"]),
+        "name": name,
+        "description": description,
+        "tags": extra.get("tags") or ["service"],
+        "inputModes": ["text/plain", "application/json"],
+        "outputModes": ["text/plain", "application/json"],
+    }
+    if extra.get("examples"):
+        skill["examples"] = extra["examples"]
+    card: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "version": extra.get("version") or server_version,
+        "protocolVersion": "0.3.0",
+        "url": rpc_url,
+        "preferredTransport": "JSONRPC",
+        "capabilities": {"streaming": True, "pushNotifications": False},
+        "defaultInputModes": ["text/plain", "application/json"],
+        "defaultOutputModes": ["text/plain", "application/json"],
+        "skills": [skill],
+    }
+    if (auth_type or "apikey") in KEYED:
+        card["securitySchemes"] = {
+            "apiKey": {
+                "type": "apiKey",
+                "in": "header",
+                "name": "x-api-key",
+                "description": "An API key of the agent's owner",
+            }
+        }
+        card["security"] = [{"apiKey": []}]
+    try:
+        model = v03.AgentCard.model_validate(card)
+    except ValidationError as exc:  # an override the protocol does not accept
+        raise ApiError(422, f"Invalid agent card: {exc.errors()[0].get('msg')}") from None
+    dumped = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    # the reference publishes the flow's input schema on the skill (an extension member the model drops)
+    dumped["skills"][0]["inputSchema"] = {
+        "type": "object",
+        "properties": {"input_value": {"type": "string"}, "session_id": {"type": "string"}},
+        "required": [],
+    }
+    return dumped

@@ -1,0 +1,121 @@
+"""A2A routes: the caller's agents, agent cards, JSON-RPC. All 404 before auth while the surface is off."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from flask import Response, abort, request, stream_with_context
+from flask_smorest import Blueprint
+
+import core
+from core.app import state
+from core.auth import authenticated, current_actor, resolve_actor
+from core.errors import ApiError
+from core.openapi import json_response
+from core.requests import body_limit
+from service_a2a import cards, rpc, services
+from service_a2a import openapi_docs as docs
+
+blp = Blueprint("a2a", __name__, url_prefix="/api/v1/a2a", description="Agent-to-agent (A2A) protocol")
+
+API_KEY_REQUIRED = "API key required"
+INVALID_API_KEY = "Invalid API key"
+
+
+@blp.before_request
+def _gate() -> None:
+    """``SERVICE_A2A_ENABLED`` off: every route is 404, before any credential is looked at."""
+    if not state().settings.a2a_enabled:
+        abort(404)
+
+
+def _base() -> str:
+    return request.url_root.rstrip("/")
+
+
+def _card_url(flow_id: str) -> str:
+    return f"{_base()}/api/v1/a2a/{flow_id}/.well-known/agent-card.json"
+
+
+def _agent(flow_id: str) -> dict[str, Any]:
+    try:
+        uuid.UUID(flow_id)
+    except ValueError:
+        abort(404)
+    flow = services.find_agent(flow_id)
+    if flow is None:
+        abort(404)
+    return flow
+
+
+@blp.route("/agents", methods=["GET"])
+@blp.doc(responses={"200": json_response("the caller's published agents", docs.AGENTS)})
+@authenticated("user")
+def list_agents() -> Any:
+    """The caller's published agents (``flow_type=agent`` and ``a2a_enabled``), each with its card URL."""
+    return [
+        {
+            "id": flow["id"],
+            "name": flow.get("name"),
+            "description": flow.get("description"),
+            "cardUrl": _card_url(flow["id"]),
+        }
+        for flow in services.agents_of(current_actor().owner_id)
+    ]
+
+
+@blp.route("/<flow_id>/.well-known/agent-card.json", methods=["GET"])
+@blp.doc(responses={"200": json_response("the agent card", docs.CARD)})
+def agent_card(flow_id: str) -> Any:
+    """The agent card (public by direct link; it names the key scheme when the project requires one)."""
+    flow = _agent(flow_id)
+    return cards.build_card(
+        flow,
+        rpc_url=f"{_base()}/api/v1/a2a/{flow_id}/jsonrpc",
+        auth_type=flow["_auth_type"],
+        server_version=core.__version__,
+    )
+
+
+def _access(flow: dict[str, Any]) -> services.Access:
+    """Who runs the agent: the public principal (project ``auth_type`` none) or its owner, by the owner's key."""
+    auth_type = flow["_auth_type"]
+    owner = str(flow["user_id"])
+    if auth_type == "none":
+        return services.Access(str(flow["id"]), owner, public=True)
+    if auth_type not in cards.KEYED:
+        raise ApiError(403, f"Unsupported project auth type {auth_type!r} for A2A")
+    if not (request.headers.get("x-api-key") or request.args.get("x-api-key")):
+        raise ApiError(401, API_KEY_REQUIRED)
+    try:
+        actor = resolve_actor("api_key")
+    except ApiError:
+        raise ApiError(401, INVALID_API_KEY) from None
+    if actor is None or actor.owner_id != owner:
+        raise ApiError(401, INVALID_API_KEY)
+    return services.Access(str(flow["id"]), owner, public=False)
+
+
+@blp.route("/<flow_id>/jsonrpc", methods=["POST"])
+@blp.doc(requestBody=docs.RPC_REQUEST, responses={"200": json_response("a JSON-RPC response", docs.RPC_RESPONSE)})
+@body_limit("raw")  # a malformed body is a JSON-RPC parse error (HTTP 200), not the core's 422
+def jsonrpc(flow_id: str) -> Any:
+    """A2A JSON-RPC (v0.3 and 1.0 method names); JSON-RPC errors are HTTP 200."""
+    flow = _agent(flow_id)
+    access = _access(flow)
+    try:
+        call = rpc.parse(request.get_data())
+    except rpc.RpcError as exc:
+        return rpc.error(exc.rid, exc.code, exc.message, exc.data)
+    try:
+        if call.streaming:
+            row = rpc.open_stream(call, access)
+            return Response(
+                stream_with_context(rpc.stream(call, row)),
+                mimetype="text/event-stream",
+                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            )
+        return rpc.success(call.rid, rpc.handle(call, access))
+    except rpc.RpcError as exc:
+        return rpc.error(call.rid, exc.code, exc.message, exc.data)

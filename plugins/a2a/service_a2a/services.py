@@ -1,0 +1,358 @@
+"""A2A logic without request objects: which flows are agents, who may call them, tasks as run jobs.
+
+A task is a row of ``a2a_task`` (so ``tasks/get`` works on any process and after a
+restart) plus a ``runs.flow`` job of the core run service. The job's stream holds the
+run's typed events; :func:`follow` decodes them (``core.engine.events.decode``) into
+the task's A2A events (status, artifact), and whoever sees a task end first writes
+its final state to the row (:func:`finish`, idempotent).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from a2a.compat.v0_3 import types as v03
+
+from core import db, runs
+from core.app import state
+from core.engine import events as run_events
+from core.errors import ApiError
+from core.jobs import JobState
+from core.runs import jobs as run_jobs
+from core.runs import public
+from service_a2a.models import Task
+
+log = logging.getLogger(__name__)
+
+#: anonymous callers of an agent in an ``auth_type=none`` project run as this flow's stable principal
+TERMINAL = ("completed", "failed", "canceled", "rejected", "input-required")
+FAILED_TEXT = "Flow execution failed"
+#: how long a blocked read of the job's stream waits before it looks at the job again
+READ_BLOCK_SECONDS = 5.0
+
+
+# --- flows and access ---------------------------------------------------------------------------------
+def is_agent(flow: Mapping[str, Any] | None) -> bool:
+    return bool(flow) and flow.get("flow_type") == "agent" and bool(flow.get("a2a_enabled"))  # type: ignore[union-attr]
+
+
+def find_agent(flow_id: str) -> dict[str, Any] | None:
+    """The published agent flow ``flow_id`` whoever owns it (None: 404), with its project's auth type."""
+    hook = state().host.hook
+    flow = hook.find_flow(user_id=None, flow_id_or_name=flow_id, public=False)
+    if not is_agent(flow):
+        return None
+    folder = flow.get("folder_id")
+    flow["_auth_type"] = (hook.project_auth_type(folder_id=folder) if folder else None) or "apikey"
+    return flow
+
+
+def agents_of(user_id: str) -> list[dict[str, Any]]:
+    return list(state().host.hook.published_agents(user_id=user_id) or [])
+
+
+def public_principal(flow_id: str) -> str:
+    """The stable non-user principal anonymous callers of agent ``flow_id`` run as (nobody's variables)."""
+    return public.principal(f"a2a:{flow_id}")  # the run service's one naming rule for anonymous principals
+
+
+@dataclass(frozen=True)
+class Access:
+    """How a JSON-RPC call runs the agent: as its owner (key checked) or as the public principal."""
+
+    flow_id: str
+    owner_id: str
+    public: bool
+
+    @property
+    def job_owner(self) -> str:
+        return public.job_owner(f"a2a:{self.flow_id}") if self.public else self.owner_id
+
+    def run_request(self, text: str, session: str) -> runs.RunRequest:
+        return runs.RunRequest(
+            flow=self.flow_id,
+            # anonymous: the public lookup (the flows plugin's effective grant: an A2A project with
+            # auth_type none), acting as the flow's stable public principal
+            user_id=None if self.public else self.owner_id,
+            surface="a2a",
+            inputs=[runs.RunInput(text, "chat", None, session)],
+            public=self.public,
+            principal=public_principal(self.flow_id) if self.public else None,
+        )
+
+
+def session_for(flow_id: str, context_id: str) -> str:
+    """The run session a context maps to (namespaced, so it never meets a playground session)."""
+    return f"a2a:{flow_id}:{context_id}"
+
+
+# --- messages in and out ------------------------------------------------------------------------------
+def message_text(message: v03.Message) -> str:
+    """The run input of a user message: its text parts, and data parts as JSON, one per line."""
+    import json
+
+    lines: list[str] = []
+    for part in message.parts:
+        root = part.root
+        if isinstance(root, v03.TextPart):
+            lines.append(root.text)
+        elif isinstance(root, v03.DataPart):
+            lines.append(json.dumps(root.data))
+    if not lines:
+        raise ApiError(422, "The message has no text or data part")
+    return "\n".join(lines)
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat()
+
+
+def status(row: Task) -> v03.TaskStatus:
+    message = None
+    if row.status_text:
+        message = v03.Message(
+            role=v03.Role.agent,
+            message_id=str(uuid.uuid5(row.id, row.state)),
+            parts=[v03.Part(root=v03.TextPart(text=row.status_text))],
+            context_id=row.context_id,
+            task_id=str(row.id),
+        )
+    stamp = row.updated_at if row.updated_at.tzinfo else row.updated_at.replace(tzinfo=dt.UTC)
+    return v03.TaskStatus(state=v03.TaskState(row.state), message=message, timestamp=stamp.isoformat())
+
+
+def artifact(row: Task, text: str) -> v03.Artifact:
+    return v03.Artifact(
+        artifact_id=str(uuid.uuid5(row.id, "result")),
+        name="result",
+        parts=[v03.Part(root=v03.TextPart(text=text))],
+    )
+
+
+def task_model(row: Task, history_length: int | None = None) -> v03.Task:
+    history = [v03.Message.model_validate(row.request)] if row.request and history_length != 0 else None
+    return v03.Task(
+        id=str(row.id),
+        context_id=row.context_id,
+        status=status(row),
+        artifacts=[artifact(row, row.answer)] if row.answer is not None else None,
+        history=history,
+    )
+
+
+# --- tasks --------------------------------------------------------------------------------------------
+#: the run events a task's job keeps in its stream (what :func:`follow` translates)
+JOB_EVENTS = ["vertex_start", "token", "error"]
+
+
+def start(access: Access, message: v03.Message, *, store: bool = True) -> Task:
+    """Start the task's run job (``runs.flow``, owned by the caller's principal) and store the task.
+
+    ``store=False`` (a blocking ``message/send``, whose caller learns the task id only from the
+    answer) writes the task once, when it ends (:func:`finish`): one database write instead of two.
+    """
+    text = message_text(message)
+    context_id = message.context_id or str(uuid.uuid4())
+    task_id = uuid.uuid4()
+    job_id = str(uuid.uuid4())
+    stored = message.model_copy(update={"context_id": context_id, "task_id": str(task_id)})
+    now = db.utcnow()
+    row = Task(
+        id=task_id,
+        flow_id=uuid.UUID(access.flow_id),
+        owner_id=uuid.UUID(access.owner_id),
+        context_id=context_id,
+        job_id=job_id,
+        state="submitted",
+        public=access.public,
+        request=stored.model_dump(mode="json", by_alias=True, exclude_none=True),
+        created_at=now,
+        updated_at=now,
+    )
+    req = access.run_request(text, session_for(access.flow_id, context_id))
+    if store:
+        with db.transaction() as s:
+            s.add(row)
+    else:  # end this request's read transaction: the job needs the connection (SQLite keeps one)
+        db.session().close()
+    # the job looks the flow up and asks check_run: a refusal is a failed task, as any flow failure
+    run_jobs.enqueue(req, owner=access.job_owner, job_id=job_id, events=JOB_EVENTS, meta={"a2a_task": str(task_id)})
+    return row
+
+
+def get(flow_id: str, task_id: str) -> Task | None:
+    """The task ``task_id`` of agent ``flow_id`` (a task of another flow is not found)."""
+    try:
+        key = uuid.UUID(str(task_id))
+    except ValueError:
+        return None
+    row = db.session().get(Task, key)
+    return row if row is not None and str(row.flow_id) == str(flow_id) else None
+
+
+def finish(row: Task, new_state: str, *, answer: str | None = None, status_text: str | None = None) -> Task:
+    """Write a task's final state once: the first process to see the end wins, later calls read it."""
+    now = db.utcnow()
+    if sa.inspect(row).transient:  # not stored yet (a blocking message/send): one insert, ended
+        row.state, row.answer, row.status_text, row.updated_at = new_state, answer, status_text, now
+        with db.transaction() as s:
+            s.add(row)
+        return row
+    t = Task.__table__.c
+    with db.transaction() as s:
+        s.execute(
+            sa.update(Task)
+            .where(t.id == row.id, t.state.not_in(TERMINAL))
+            .values(state=new_state, answer=answer, status_text=status_text, updated_at=now)
+        )
+    # the row read back (the caller's instance may belong to a session that ended, as in a stream)
+    return db.session().get(Task, row.id, populate_existing=True) or row
+
+
+def failure_text(row: Task, error: str | None) -> str:
+    """A failed task's message: the reason for the owner's key, only "Flow execution failed" for the public."""
+    if row.public or not error:
+        return FAILED_TEXT
+    return f"{FAILED_TEXT}: {error}"
+
+
+def answer_of(result: Any) -> str:
+    """The answer of a finished ``runs.flow`` job: the last message of its simplified run response."""
+    texts: list[str] = []
+    for run in (result or {}).get("outputs") or []:
+        for out in run.get("outputs") or []:
+            for message in out.get("messages") or []:
+                if message.get("message") is not None:
+                    texts.append(str(message["message"]))
+    return texts[-1] if texts else ""
+
+
+def sync(row: Task) -> Task:
+    """Bring a running task's row up to date with its job (the job may have ended on another process)."""
+    if row.state in TERMINAL or not row.job_id:
+        return row
+    info = state().jobs.info(row.job_id)
+    if info is None:
+        return finish(row, "failed", status_text="Task interrupted: its run is gone (the server restarted)")
+    if info.state is JobState.FINISHED:
+        return finish(row, "completed", answer=answer_of(info.result))
+    if info.state is JobState.FAILED:
+        return finish(row, "failed", status_text=failure_text(row, info.error))
+    if info.state is JobState.CANCELLED:
+        return finish(row, "canceled", status_text="Task canceled")
+    if info.state is JobState.SUSPENDED:
+        return finish(row, "input-required", status_text="The flow paused for input (not answerable over A2A)")
+    if info.state is JobState.RUNNING and row.state == "submitted":
+        row.state = "working"  # shown, not stored: the row keeps the states that matter after a restart
+    return row
+
+
+def cancel(row: Task) -> Task:
+    """Cancel a running task through the job queue; a task that ended is not cancelable (-32002)."""
+    row = sync(row)
+    if row.state in TERMINAL:
+        raise TaskNotCancelable()
+    state().jobs.cancel(str(row.job_id))
+    return finish(row, "canceled", status_text="Task canceled")
+
+
+class TaskNotCancelable(Exception):
+    pass
+
+
+# --- events -------------------------------------------------------------------------------------------
+@dataclass
+class Update:
+    """One A2A event of a task: a status change or an artifact chunk."""
+
+    kind: str  # "status" | "artifact"
+    state: str | None = None
+    text: str | None = None
+    append: bool = False
+    last: bool = False
+    final: bool = False
+    row: Task | None = None  # the task as it ended (final updates)
+
+
+@dataclass
+class _Follow:
+    chunks: list[str] = field(default_factory=list)
+    answer: str | None = None
+    error: str | None = None
+    working: bool = False
+
+
+def follow(row: Task, *, block_seconds: float = READ_BLOCK_SECONDS) -> Iterator[Update]:
+    """The task's events from its start, translated from the run's typed events in the job's stream.
+
+    Yields ``working``, the answer's token chunks as artifact chunks (or the whole answer at the
+    end when the flow did not stream), and the final status; the row is finished on the way.
+    """
+    jobs = state().jobs
+    seen = _Follow()
+    cursor: str | None = None
+    ended = False
+    if row.state in TERMINAL and not row.job_id:
+        ended = True
+    while not ended:
+        batch = jobs.read_events(str(row.job_id), cursor, block_seconds=block_seconds)
+        if not batch:
+            info = jobs.info(str(row.job_id))
+            if info is None or info.state.terminal:
+                break
+            continue
+        for event in batch:
+            cursor = event.id
+            if event.name in ("finished", "cancelled", "suspended") or (
+                event.name == "error" and isinstance(event.data, dict) and set(event.data) == {"error"}
+            ):
+                ended = True
+                break
+            typed = run_events.decode(event.name, event.data)
+            if typed is None:
+                continue
+            if not seen.working:
+                seen.working = True
+                yield Update("status", state="working")
+            if isinstance(typed, run_events.TokenChunk) and typed.chunk:
+                yield Update("artifact", text=typed.chunk, append=bool(seen.chunks))
+                seen.chunks.append(typed.chunk)
+            elif isinstance(typed, run_events.RunFailed):
+                seen.error = typed.message
+    row = sync(_wait_ended(row))
+    if not seen.working and row.state != "canceled":
+        yield Update("status", state="working")
+    if row.state == "completed":
+        text = row.answer or ""
+        if seen.chunks:
+            rest = text[len("".join(seen.chunks)) :] if text.startswith("".join(seen.chunks)) else ""
+            yield Update("artifact", text=rest, append=True, last=True)
+        else:
+            yield Update("artifact", text=text, last=True)
+    yield Update("status", state=row.state, final=True, row=row)
+
+
+def _wait_ended(row: Task, limit: float = 5.0) -> Task:
+    """After the job's end event, its info may lag a moment behind on another backend: wait for it."""
+    deadline = time.monotonic() + limit
+    row = sync(row)
+    while row.state not in TERMINAL and time.monotonic() < deadline:
+        time.sleep(0.02)
+        row = sync(row)
+    return row
+
+
+def delete_user_rows(user_id: str) -> None:
+    try:
+        owner = uuid.UUID(str(user_id))
+    except ValueError:
+        return
+    with db.transaction() as s:
+        s.execute(sa.delete(Task).where(Task.__table__.c.owner_id == owner))
