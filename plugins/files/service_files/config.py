@@ -1,0 +1,48 @@
+"""The files plugin's settings (``SERVICE_FILES_*``) and its per-app storage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from flask import Flask, current_app
+
+from service_files.storage import LocalStorage, Storage
+
+EXTENSION = "service.files"
+SETTINGS_PREFIX = "SERVICE_FILES_"
+SHIPPED_PICTURES = Path(__file__).parent / "profile_pictures"
+
+
+@dataclass(frozen=True)
+class FilesConfig:
+    #: where uploaded bytes are kept (default ``<config_dir>/files``); share it between web processes
+    storage_dir: Path | None = None
+
+
+@dataclass
+class FilesRuntime:
+    storage: Storage
+    root: Path
+    config_dir: Path
+
+    @property
+    def picture_roots(self) -> list[Path]:
+        return [self.config_dir / "profile_pictures", SHIPPED_PICTURES]
+
+
+def init_app(app: Flask) -> FilesRuntime:
+    from core.app import plugin_settings, state
+
+    config: FilesConfig = plugin_settings("files", app)
+    config_dir = state(app).settings.resolved_config_dir
+    root = config.storage_dir or (config_dir / "files")
+    rt = FilesRuntime(storage=LocalStorage(root), root=root, config_dir=config_dir)
+    app.extensions[EXTENSION] = rt
+    return rt
+
+
+def runtime(app: Flask | None = None) -> FilesRuntime:
+    target = app if app is not None else current_app
+    rt = target.extensions.get(EXTENSION)
+    return rt if rt is not None else init_app(target)

@@ -1,0 +1,80 @@
+"""Hook implementations of the files plugin (thin: the logic is in services)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core import hookimpl
+from core.records import Migrations, SettingsSection
+
+
+@hookimpl
+def register_settings():
+    from service_files.config import SETTINGS_PREFIX, FilesConfig
+
+    return [SettingsSection("files", FilesConfig, SETTINGS_PREFIX)]
+
+
+@hookimpl
+def register_blueprints():
+    from service_files.resources import files_blp, flow_files_blp
+
+    return [files_blp, flow_files_blp]
+
+
+@hookimpl
+def register_migrations():
+    return [Migrations("files", Path(__file__).parent / "migrations")]
+
+
+@hookimpl
+def on_app_created(app: Any) -> None:
+    from service_files.config import init_app
+
+    init_app(app)
+
+
+@hookimpl
+def read_user_file(user_id: str, ref: str) -> bytes | None:
+    import uuid
+
+    from core import db
+    from core.app import state
+    from service_files import services
+    from service_files.config import runtime
+
+    rt = runtime()
+    return services.read_for_user(
+        db.session(),
+        rt.storage,
+        rt.root,
+        rt.config_dir,
+        uuid.UUID(str(user_id)),
+        ref,
+        restrict=state().settings.restrict_local_file_access,
+    )
+
+
+@hookimpl
+def on_user_deleted(user_id: str) -> None:
+    import uuid
+
+    import sqlalchemy as sa
+
+    from core import db
+    from service_files.config import runtime
+    from service_files.models import StoredFile
+
+    s = db.session()
+    keys = list(s.scalars(sa.select(StoredFile.storage_key).where(StoredFile.user_id == uuid.UUID(str(user_id)))))
+    s.execute(sa.delete(StoredFile).where(StoredFile.user_id == uuid.UUID(str(user_id))))
+    s.flush()
+    storage = runtime().storage
+
+    def _remove_bytes(_session: Any) -> None:  # only once the deletion is committed
+        from service_files.services import remove_bytes
+
+        remove_bytes(storage, keys)
+
+    sa.event.listen(s, "after_commit", _remove_bytes, once=True)

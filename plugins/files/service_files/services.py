@@ -1,0 +1,275 @@
+"""File logic: owner-scoped metadata in the database, bytes in the storage (no request objects).
+
+Every lookup is scoped by owner (another user's file answers 404 like a
+missing one). Bytes are written before their row and deleted after it, so a
+row never points at a half-written file; a failure in between leaves at
+worst unreferenced bytes, never a readable half file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import uuid
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from core.db import utcnow
+from core.errors import ApiError, validation_error
+from service_files.models import StoredFile
+from service_files.storage import PathRefused, Storage, contained, storage_key
+from service_files.uploads import Received
+
+log = logging.getLogger(__name__)
+NOT_FOUND = "File not found"
+MAX_CONTENT_BYTES = 10 * 1024 * 1024  # largest file returned inline by return_content=true
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value
+
+
+def file_out(row: StoredFile, *, listing: bool = False) -> dict[str, Any]:
+    """The reference's shape: ``{id, name, path, size, provider}``; the list form adds owner and times."""
+    out: dict[str, Any] = {"id": row.id, "name": row.name, "path": row.path, "size": row.size, "provider": row.provider}
+    if listing:
+        out.update(user_id=row.user_id, created_at=_aware(row.created_at), updated_at=_aware(row.updated_at))
+    return out
+
+
+def _uuid(value: Any) -> uuid.UUID | None:
+    try:
+        return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+def own(s: Session, user_id: uuid.UUID, file_id: Any) -> StoredFile:
+    key = _uuid(file_id)
+    row = None if key is None else s.scalar(_mine(user_id).where(StoredFile.id == key))
+    if row is None:
+        raise ApiError(404, NOT_FOUND)
+    return row
+
+
+def _mine(user_id: uuid.UUID) -> sa.Select[tuple[StoredFile]]:
+    return sa.select(StoredFile).where(StoredFile.user_id == user_id)
+
+
+def _user_files(user_id: uuid.UUID) -> sa.Select[tuple[StoredFile]]:
+    return _mine(user_id).where(StoredFile.flow_id.is_(None))
+
+
+def list_files(s: Session, user_id: uuid.UUID) -> list[StoredFile]:
+    """The user's files (per-flow and ephemeral uploads excluded), oldest first."""
+    query = _user_files(user_id).where(StoredFile.ephemeral.is_(False)).order_by(StoredFile.created_at)
+    return list(s.scalars(query))
+
+
+def _split(filename: str) -> tuple[str, str]:
+    stem, dot, ext = filename.rpartition(".")
+    return (stem, dot + ext) if dot and stem else (filename, "")
+
+
+def _free_path(s: Session, user_id: uuid.UUID, prefix: str, filename: str) -> str:
+    """``prefix/filename``, or ``prefix/stem (n).ext`` with the first free ``n``."""
+    stem, ext = _split(filename)
+    taken = set(s.scalars(sa.select(StoredFile.path).where(StoredFile.user_id == user_id)))
+    candidate, n = f"{prefix}/{filename}", 1
+    while candidate in taken:
+        candidate, n = f"{prefix}/{stem} ({n}){ext}", n + 1
+    return candidate
+
+
+def store_upload(
+    s: Session,
+    storage: Storage,
+    user_id: uuid.UUID,
+    upload: Received,
+    *,
+    append: bool = False,
+    ephemeral: bool = False,
+    flow_id: uuid.UUID | None = None,
+    path: str | None = None,
+) -> StoredFile:
+    """Keep ``upload`` for ``user_id``: a new file, or appended to the file of the same path when ``append``."""
+    prefix = str(flow_id) if flow_id else str(user_id)
+    wanted = path or f"{prefix}/{upload.filename}"
+    existing = s.scalar(_mine(user_id).where(StoredFile.path == wanted)) if append else None
+    if existing is not None:
+        existing.size = storage.commit(upload.token, existing.storage_key, append=True)
+        existing.updated_at = utcnow()
+        return existing
+    row = StoredFile(
+        id=uuid.uuid4(),
+        user_id=user_id,
+        flow_id=flow_id,
+        name=_split(upload.filename)[0] if flow_id is None else wanted.rsplit("/", 1)[-1],
+        path=wanted if path else _free_path(s, user_id, prefix, upload.filename),
+        provider="Local",
+        content_type=upload.content_type,
+        ephemeral=ephemeral,
+    )
+    row.storage_key = storage_key(user_id, row.id)
+    row.size = storage.commit(upload.token, row.storage_key)
+    s.add(row)
+    try:
+        s.flush()
+    except Exception:
+        storage.delete(row.storage_key)
+        raise
+    return row
+
+
+def rename(s: Session, user_id: uuid.UUID, file_id: Any, name: str) -> StoredFile:
+    name = name.strip()
+    if not name or len(name) > 255 or "/" in name or "\\" in name or "\x00" in name:
+        raise validation_error(["query", "name"], "A file name of 1 to 255 characters without slashes is required")
+    row = own(s, user_id, file_id)
+    row.name = name
+    row.updated_at = utcnow()
+    return row
+
+
+def delete_rows(s: Session, storage: Storage, rows: Iterable[StoredFile]) -> list[str]:
+    """Delete rows now; returns the storage keys to remove once the transaction commits."""
+    keys = []
+    for row in rows:
+        keys.append(row.storage_key)
+        s.delete(row)
+    return keys
+
+
+def remove_bytes(storage: Storage, keys: Iterable[str]) -> None:
+    for key in keys:
+        try:
+            storage.delete(key)
+        except OSError:
+            log.warning("could not remove stored bytes %s", key)
+
+
+def delete_all(s: Session, storage: Storage, user_id: uuid.UUID) -> list[str]:
+    return delete_rows(s, storage, s.scalars(_user_files(user_id)))
+
+
+def by_ids(s: Session, user_id: uuid.UUID, ids: list[uuid.UUID]) -> list[StoredFile]:
+    """The caller's files among ``ids`` (404 when none is found)."""
+    rows = list(s.scalars(_mine(user_id).where(StoredFile.id.in_(ids)).order_by(StoredFile.created_at)))
+    if not rows:
+        raise ApiError(404, "No files found")
+    return rows
+
+
+def zip_names(rows: list[StoredFile]) -> Iterator[tuple[StoredFile, str]]:
+    """Each row with a unique archive name (its file name; ``name (n).ext`` on clashes)."""
+    seen: set[str] = set()
+    for row in rows:
+        filename = row.path.rsplit("/", 1)[-1]
+        stem, ext = _split(filename)
+        candidate, n = filename, 1
+        while candidate in seen:
+            candidate, n = f"{stem} ({n}){ext}", n + 1
+        seen.add(candidate)
+        yield row, candidate
+
+
+def read_content(storage: Storage, row: StoredFile) -> str:
+    if row.size > MAX_CONTENT_BYTES:
+        raise ApiError(413, f"File is larger than {MAX_CONTENT_BYTES // (1024 * 1024)}MB; download it instead")
+    with storage.open(row.storage_key) as handle:
+        return handle.read().decode("utf-8", "replace")
+
+
+# --- per-flow (deprecated) --------------------------------------------------------
+def flow_files(s: Session, user_id: uuid.UUID, flow_id: uuid.UUID) -> list[StoredFile]:
+    query = _mine(user_id).where(StoredFile.flow_id == flow_id).order_by(StoredFile.created_at)
+    return list(s.scalars(query))
+
+
+def flow_file(s: Session, user_id: uuid.UUID, flow_id: uuid.UUID, file_name: str) -> StoredFile:
+    row = s.scalar(_mine(user_id).where(StoredFile.path == f"{flow_id}/{file_name}"))
+    if row is None:
+        raise ApiError(404, NOT_FOUND)
+    return row
+
+
+def flow_upload_path(flow_id: uuid.UUID, filename: str) -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d_%H-%M-%S")
+    return f"{flow_id}/{stamp}_{filename}"
+
+
+# --- reading for runs ----------------------------------------------------------------
+def find_for_user(s: Session, user_id: uuid.UUID, ref: str) -> StoredFile | None:
+    """The caller's file named by ``ref``: its id, its path, or a path under the files directory."""
+    ref = ref.strip()
+    key = _uuid(ref)
+    if key is not None:
+        row = s.scalar(_mine(user_id).where(StoredFile.id == key))
+        if row is not None:
+            return row
+    return s.scalar(_mine(user_id).where(StoredFile.path == ref.lstrip("/")))
+
+
+def read_for_user(
+    s: Session, storage: Storage, root: Path, config_dir: Path, user_id: uuid.UUID, ref: str, *, restrict: bool
+) -> bytes | None:
+    """Bytes of ``ref`` for a run of ``user_id``, or None when it names nothing the user may read.
+
+    Stored files are matched by id or path, owner first. A local path is read
+    only when ``restrict`` is off, and never inside the config directory (other
+    users' files, keys and the database live there); with ``restrict`` on
+    (``SERVICE_RESTRICT_LOCAL_FILE_ACCESS``) nothing but the user's stored files is read.
+    """
+    row = find_for_user(s, user_id, ref)
+    if row is None and ref.startswith(str(root.resolve())):
+        # an absolute path into the storage: only the caller's own bytes
+        tail = ref[len(str(root.resolve())) :].lstrip("/")
+        row = s.scalar(_mine(user_id).where(StoredFile.storage_key == tail))
+    if row is not None:
+        with storage.open(row.storage_key) as handle:
+            return handle.read()
+    if restrict:
+        return None
+    candidate = Path(ref).expanduser()
+    if not candidate.is_absolute():
+        return None
+    try:
+        resolved = candidate.resolve(strict=True)
+    except OSError:
+        return None
+    private = (config_dir.resolve(), root.resolve())
+    if any(resolved.is_relative_to(p) for p in private) or not resolved.is_file():
+        return None
+    return resolved.read_bytes()
+
+
+# --- profile pictures -----------------------------------------------------------------
+PICTURE_TYPES = {".svg": "image/svg+xml", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
+
+
+def list_pictures(roots: list[Path]) -> list[str]:
+    """``folder/file`` of every picture, config directory first, then the shipped ones (names deduplicated)."""
+    seen: dict[str, None] = {}
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
+            for item in sorted(folder.iterdir()):
+                if item.suffix.lower() in PICTURE_TYPES and item.is_file() and not item.is_symlink():
+                    seen.setdefault(f"{folder.name}/{item.name}", None)
+    return list(seen)
+
+
+def find_picture(roots: list[Path], folder: str, file_name: str) -> Path:
+    for root in roots:
+        try:
+            path = contained(root, f"{folder}/{file_name}")
+        except PathRefused:
+            raise ApiError(404, "Profile picture not found") from None
+        if path.is_file() and path.suffix.lower() in PICTURE_TYPES:
+            return path
+    raise ApiError(404, "Profile picture not found")

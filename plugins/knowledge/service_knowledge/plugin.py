@@ -1,0 +1,59 @@
+"""Hook implementations of the knowledge plugin (thin: the logic is in services)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core import hookimpl
+from core.records import Job, Migrations
+
+
+@hookimpl
+def register_blueprints():
+    from service_knowledge.resources import knowledge_blp
+
+    return [knowledge_blp]
+
+
+@hookimpl
+def register_migrations():
+    return [Migrations("knowledge", Path(__file__).parent / "migrations")]
+
+
+@hookimpl
+def register_jobs():
+    from service_knowledge.jobs import INGEST, ingest
+
+    return [Job(INGEST, ingest, "Chunk, embed and store sources in a knowledge base")]
+
+
+@hookimpl
+def register_components():
+    from service_knowledge.components import COMPONENTS
+
+    return list(COMPONENTS)
+
+
+@hookimpl
+def extend_config(actor: Any, public: bool) -> dict[str, Any] | None:
+    from service_knowledge.embeddings import local_available
+
+    # true only when a knowledge base can actually be embedded and searched on this server
+    return {"local_vector_store_available": local_available()}
+
+
+@hookimpl
+def on_user_deleted(user_id: str) -> None:
+    import uuid
+
+    import sqlalchemy as sa
+
+    from core import db
+    from service_knowledge import services
+    from service_knowledge.models import KnowledgeBase
+
+    s = db.session()
+    for kb in s.scalars(sa.select(KnowledgeBase).where(KnowledgeBase.user_id == uuid.UUID(str(user_id)))):
+        services.delete(s, kb)
+    s.flush()
