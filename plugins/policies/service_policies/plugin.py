@@ -1,0 +1,134 @@
+"""Hook implementations of the policies plugin (thin: the logic is in services, usage and enforce)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core import hookimpl
+from core.auth import Actor
+from core.records import Migrations, SettingsSection
+
+
+@hookimpl
+def register_settings():
+    from service_policies.config import POLICIES_PREFIX, PoliciesConfig, UsageConfig
+
+    return [
+        SettingsSection("policies", PoliciesConfig, POLICIES_PREFIX),
+        SettingsSection("usage", UsageConfig, "SERVICE_"),
+    ]
+
+
+@hookimpl
+def register_blueprints():
+    from service_policies.resources import catalog_blp, provider_blp
+
+    return [catalog_blp, provider_blp]
+
+
+@hookimpl
+def register_migrations():
+    return [Migrations("policies", Path(__file__).parent / "migrations")]
+
+
+@hookimpl
+def register_commands():
+    from service_policies.cli import policies_group
+
+    return [policies_group]
+
+
+def _blocked() -> Any:
+    from service_policies.runtime import runtime
+
+    return runtime().snapshot.get()
+
+
+@hookimpl
+def blocked_components() -> list[str] | None:
+    from core.runs import registry
+    from service_policies.enforce import expanded
+
+    snap = _blocked()
+    if not snap.components:
+        return None
+    return sorted(expanded(snap.components, snap.revisions, registry()))
+
+
+@hookimpl
+def blocked_templates() -> list[str] | None:
+    snap = _blocked()
+    return sorted(snap.templates) or None
+
+
+@hookimpl
+def check_run(user_id: str | None, flow: dict[str, Any], surface: str) -> None:
+    # on every run's path: one snapshot read, one cached expansion, one cached node-type lookup
+    snap = _blocked()
+    if not snap.components:
+        return
+    from core.app import state
+    from service_policies.enforce import check, expanded
+
+    check(flow, expanded(snap.components, snap.revisions, state().components.current))
+
+
+@hookimpl
+def extend_config(actor: Actor | None, public: bool) -> dict[str, Any] | None:
+    from core.runs import registry
+    from service_policies.enforce import display_names
+
+    snap = _blocked()
+    return {
+        "catalog_governance_enabled": bool(snap.components or snap.templates),
+        "blocked_component_types": display_names(snap.components, registry()),
+    }
+
+
+@hookimpl
+def model_provider_allowed(provider_id: str) -> bool | None:
+    from service_policies.providers import approved
+
+    return approved(provider_id)
+
+
+@hookimpl
+def on_flow_changed(flow_id: str, user_id: str | None, flow: dict[str, Any] | None) -> None:
+    from core import db
+    from service_policies import usage
+    from service_policies.runtime import canonical, runtime
+
+    s = db.session()
+    if flow is None:
+        usage.unindex_flow(s, flow_id)
+    else:
+        usage.index_flow(s, {**flow, "id": flow_id, "user_id": user_id}, canonical())
+    runtime().counts.clear()
+
+
+@hookimpl
+def on_user_deleted(user_id: str) -> None:
+    import uuid
+
+    import sqlalchemy as sa
+
+    from core import db
+    from service_policies.models import FlowComponent, FlowEntry
+    from service_policies.runtime import runtime
+
+    s = db.session()
+    uid = uuid.UUID(str(user_id))
+    ids = sa.select(FlowEntry.flow_id).where(FlowEntry.user_id == uid)
+    s.execute(sa.delete(FlowComponent).where(FlowComponent.flow_id.in_(ids)))
+    s.execute(sa.delete(FlowEntry).where(FlowEntry.user_id == uid))
+    runtime().counts.clear()
+
+
+@hookimpl
+def on_app_created(app: Any) -> None:
+    """A small or new server gets its usage index at start-up; a large one on the first usage read."""
+    from service_policies.resources import ensure_index_if_small
+
+    with app.app_context():
+        ensure_index_if_small()
