@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import flowkit
 from tests.flowkit import reference_path
 
 CHROMIUM = "/usr/bin/chromium"
@@ -402,7 +403,7 @@ def test_api_key_and_run_snippet(page, server):
     assert status == 200, result
     assert result["outputs"][0]["outputs"][0]["results"]["message"]["text"] == "ping from the snippet"
     for tab in ("Python", "JavaScript", "Webhook"):
-        panel.get_by_role("tab", name=tab).click()
+        panel.get_by_role("tab", name=tab, exact=True).click()
         assert key in panel.get_by_test_id("api-snippet").inner_text()
 
     # the key is listed (masked) in the settings
@@ -555,11 +556,166 @@ def test_profile_password_change(page, server):
         form.get_by_label("Current password").fill(old)
         form.get_by_label("New password", exact=True).fill(new)
         form.get_by_label("Repeat new password").fill(new)
-        form.get_by_role("button", name="Change password").click()
-        expect(page.get_by_text("Password changed.")).to_be_visible()
+        # wait for this pass's own request, not for a toast (the first pass's toast may still show)
+        with page.expect_response(
+            lambda r: r.url.endswith("/reset-password") and r.request.method == "PATCH"
+        ) as changed:
+            form.get_by_role("button", name="Change password").click()
+        assert changed.value.status == 200, changed.value.text()
+        expect(page.get_by_text("Password changed.").first).to_be_visible()
         page.get_by_role("button", name="Sign out").click()
         page.get_by_label("Username").fill(ADMIN)
         page.get_by_label("Password").fill(new)
         page.get_by_role("button", name="Sign in").click()
         expect(page.get_by_role("heading", name="Profile")).to_be_visible()  # back where we signed out
     shot(page, "12-profile")
+
+
+def test_share_from_the_editor_and_chat_anonymously(page, server, browser):
+    fixture = reference_path("chat-echo.json")
+    sign_in(page)
+    page.get_by_test_id("import-input").set_input_files(str(fixture))
+    expect(page.get_by_text("Imported 1 flow")).to_be_visible()
+    name = json.loads(fixture.read_text())["name"]
+    page.get_by_role("link", name=re.compile(re.escape(name))).first.click()
+    expect(page.get_by_test_id("node-ChatInput")).to_be_visible()
+
+    # v2 snippets in the API panel
+    page.get_by_role("button", name="API", exact=True).click()
+    panel = page.get_by_test_id("api-panel")
+    panel.get_by_role("tab", name="v2 cURL").click()
+    snippet = panel.get_by_test_id("api-snippet").inner_text()
+    assert "/api/v2/workflows" in snippet and '"stream_protocol":"agui"' in snippet and '"mode":"background"' in snippet
+    panel.get_by_role("tab", name="v2 Python").click()
+    assert "/api/v2/workflows" in panel.get_by_test_id("api-snippet").inner_text()
+    page.keyboard.press("Escape")
+
+    # share: create the public link
+    page.get_by_role("button", name="Share", exact=True).click()
+    dialog = page.get_by_test_id("share-dialog")
+    expect(dialog.get_by_test_id("share-state")).to_have_text("This flow is private.")
+    dialog.get_by_role("button", name="Create public link").click()
+    link = dialog.get_by_test_id("share-link")
+    expect(link).to_contain_text("/playground/")
+    url = link.inner_text().strip()
+    shot(page, "20-share-dialog")
+
+    # a private window: no session, no cookies
+    visitor = browser.new_context(viewport={"width": 1024, "height": 700})
+    anon = visitor.new_page()
+    anon.set_default_timeout(15_000)
+    errors: list[str] = []
+    anon.on("pageerror", lambda e: errors.append(str(e)))
+    anon.goto(url)
+    expect(anon.get_by_test_id("public-playground")).to_be_visible()
+    expect(anon.get_by_role("heading", name="Sign in")).to_have_count(0)
+    box = anon.get_by_label("Message", exact=True)
+    box.fill("hello from a stranger")
+    box.press("Enter")
+    expect(anon.get_by_test_id("msg-ai").last).to_have_text("hello from a stranger", timeout=30_000)
+    assert any(c["name"] == "client_id" for c in visitor.cookies())
+    anon.screenshot(path=str(ARTIFACTS / "e2e-21-public-playground.png"))
+
+    # revoke: the next message is refused, the owner's page says private again
+    dialog.get_by_role("button", name="Revoke public link").click()
+    expect(dialog.get_by_test_id("share-state")).to_have_text("This flow is private.")
+    box.fill("still there?")
+    box.press("Enter")
+    expect(anon.get_by_test_id("msg-error").last).to_contain_text("no longer shared")
+    anon.reload()
+    expect(anon.get_by_test_id("public-missing")).to_be_visible()
+    visitor.close()
+    assert not errors, errors
+
+
+def test_component_errors_and_logs_are_shown(page, server):
+    """A blocked request is an error on its node and in the playground, or (continuing) a Logs tab."""
+    sign_in(page)
+    blocked = "http://10.255.0.1/"  # a private address: the SSRF rules refuse it without a connection
+
+    def make(name: str, continue_on_failure: bool) -> str:
+        url = flowkit.node("URLComponent", "URL-00001", urls=[blocked], continue_on_failure=continue_on_failure)
+        out = flowkit.node("ChatOutput", "ChatOutput-00001")
+        out["position"] = {"x": 450, "y": 0}
+        data = flowkit.flow([url, out], [flowkit.edge(url, "raw_results", out, "input_value")])
+        status, created = api(
+            server, "POST", "/api/v1/flows/", body={"name": name, "data": data}, cookies=cookie_header(page)
+        )
+        assert status == 201, created
+        return created["id"]
+
+    page.goto(f"/flow/{make('blocked request fails', False)}")
+    page.get_by_role("button", name="Run", exact=True).click()
+    error = page.get_by_test_id("error-URL-00001")
+    expect(error).to_contain_text("10.255.0.1", timeout=30_000)
+    expect(page.get_by_test_id("status-URL-00001")).to_have_text("Error")
+    expect(page.locator(".gnode.run-error")).to_have_count(1)  # Chat Output never ran: skipped, not failed
+    expect(page.get_by_test_id("status-ChatOutput-00001")).to_have_text("Skipped")
+    page.get_by_role("button", name="Playground").click()
+    expect(page.get_by_test_id("playground").get_by_role("alert")).to_contain_text("10.255.0.1")
+    shot(page, "13-component-error")
+
+    page.goto(f"/flow/{make('blocked request continues', True)}")
+    page.get_by_role("button", name="Run", exact=True).click()
+    status = page.get_by_test_id("status-URL-00001")
+    expect(status).to_contain_text("1 log", timeout=30_000)
+    expect(page.get_by_test_id("preview-URL-00001")).to_contain_text("see the logs")
+    page.get_by_test_id("logs-tab-URL-00001").click()
+    expect(page.get_by_test_id("logs-URL-00001")).to_contain_text("10.255.0.1")
+    shot(page, "14-component-logs")
+
+
+def test_first_loads_log_no_errors_and_polish(page, server):
+    """Console quiet on load, dark mode with a toggle, legacy components folded, the shortcut sheet."""
+    failed: list[str] = []
+    page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.status} {r.url}"))
+    page.goto("/")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    # this server has auto-login off: the only refusal is the auto-login question itself, asked once
+    assert [f for f in failed if "/auto_login" not in f] == [], failed
+    page.reload()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    failed.clear()
+    sign_in(page)
+    page.reload()
+    expect(page.get_by_role("button", name="New flow")).to_be_visible()
+    assert failed == [], failed  # a signed-in reload asks no question that fails (no whoami 401, no refresh)
+
+    # the theme follows the system until the toggle picks one
+    page.emulate_media(color_scheme="dark")
+    background = "() => getComputedStyle(document.documentElement).getPropertyValue('--bg').trim()"
+    dark = page.evaluate(background)
+    page.emulate_media(color_scheme="light")
+    light = page.evaluate(background)
+    assert dark != light
+    page.get_by_test_id("theme-toggle").click()
+    assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+    assert page.evaluate(background) == dark
+    page.get_by_test_id("theme-toggle").click()
+    assert page.evaluate("() => document.documentElement.dataset.theme") == "light"
+
+    # the palette folds legacy components away; the shortcut sheet opens with "?"
+    page.get_by_role("button", name="New flow").click()
+    page.get_by_role("button", name=re.compile("empty canvas")).click()
+    expect(page.get_by_test_id("component-ChatInput")).to_be_visible()
+    legacy = page.get_by_test_id("component-TextInput")  # legacy in the reference catalog
+    expect(legacy).to_be_hidden()
+    page.get_by_test_id("legacy-input_output").locator("summary").click()
+    expect(legacy).to_be_visible()
+    page.get_by_placeholder("Search components").fill("Text Input")
+    expect(legacy).to_be_visible()
+    page.get_by_placeholder("Search components").fill("")
+    page.locator(".react-flow__pane").click()
+    page.keyboard.press("?")
+    expect(page.get_by_test_id("shortcuts")).to_contain_text("Duplicate the selection")
+    shot(page, "15-shortcuts")
+    page.keyboard.press("Escape")
+    expect(page.get_by_test_id("shortcuts")).to_have_count(0)
+    page.set_viewport_size({"width": 800, "height": 700})
+    page.goto("/")
+    card = page.locator(".flow-card").first
+    expect(card).to_be_visible()
+    title, date = card.locator(".flow-open"), card.locator(".muted.small").first
+    title_box, date_box = title.bounding_box(), date.bounding_box()
+    assert title_box and date_box and date_box["y"] >= title_box["y"] + title_box["height"] - 1  # no overlap
+    shot(page, "16-flow-list-800")

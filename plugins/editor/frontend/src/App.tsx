@@ -1,8 +1,10 @@
 import { lazy, Suspense, useEffect } from "react";
 import { setSignedOutHandler } from "./api/client";
 import { Toasts } from "./components/toast";
+import { GovernancePage } from "./pages/Governance";
 import { HomePage } from "./pages/Home";
 import { LoginPage } from "./pages/Login";
+import { PublicPlaygroundPage } from "./pages/PublicPlayground";
 import { SettingsPage } from "./pages/Settings";
 import { match, navigate, usePath } from "./router";
 import { bootstrap, markSignedOut, useSession } from "./session";
@@ -19,7 +21,10 @@ export function App() {
     void bootstrap();
   }, []);
 
+  const publicFlow = match("/playground/:id", path);
+
   useEffect(() => {
+    if (publicFlow) return; // the public playground needs no session
     if (session.status === "signed-out" && path !== "/login") {
       const next = path + window.location.search;
       navigate(`/login${next && next !== "/" ? `?next=${encodeURIComponent(next)}` : ""}`, true);
@@ -31,7 +36,8 @@ export function App() {
   }, [session.status, path]);
 
   let page;
-  if (session.status === "loading") page = <div className="splash" aria-busy="true">Loading…</div>;
+  if (publicFlow) page = <PublicPlaygroundPage flowId={publicFlow.id} />;
+  else if (session.status === "loading") page = <div className="splash" aria-busy="true">Loading…</div>;
   else if (session.status === "signed-out" || path === "/login") page = <LoginPage />;
   else {
     let m: Record<string, string> | null;
@@ -44,6 +50,8 @@ export function App() {
     else if (path === "/" || path === "/flows") page = <HomePage />;
     else if ((m = match("/projects/:id", path))) page = <HomePage projectId={m.id} />;
     else if (path === "/settings" || (m = match("/settings/:tab", path))) page = <SettingsPage tab={m?.tab ?? "api-keys"} />;
+    else if (path === "/admin/governance" || (m = match("/admin/governance/:tab", path)))
+      page = <GovernancePage tab={m?.tab ?? "components"} />;
     else
       page = (
         <div className="splash">

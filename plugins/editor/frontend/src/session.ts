@@ -33,30 +33,81 @@ export function getSession() {
   return session;
 }
 
+// Remembered between visits so a first load asks only questions that succeed (no 401/403 in the
+// console): whether this browser had a session (then an expired access token is worth a refresh),
+// and whether the server refused auto-login (then the login page shows at once).
+const HAD_SESSION = "service.hadSession";
+const AUTO_LOGIN_OFF = "service.autoLoginOff";
+
+function remember(key: string, on: boolean) {
+  try {
+    if (on) localStorage.setItem(key, "1");
+    else localStorage.removeItem(key);
+  } catch {
+    /* private mode */
+  }
+}
+
+function remembered(key: string): boolean {
+  try {
+    return localStorage.getItem(key) === "1";
+  } catch {
+    return false;
+  }
+}
+
 async function loadSignedIn() {
   const [user, config] = await Promise.all([api.whoami(), api.config().catch(() => session.config)]);
+  remember(HAD_SESSION, true);
   set({ status: "signed-in", user, config, error: undefined });
 }
 
-/** On start: an existing cookie session, else auto-login when the server allows it, else the login page. */
+function signedOut(autoLogin: boolean | undefined, error?: string) {
+  set({ status: "signed-out", autoLogin, error });
+  api.config().then((config) => set({ config })).catch(() => undefined);
+}
+
+/** On start: an existing cookie session, else auto-login when the server allows it, else the login page.
+ *
+ * ``GET /session`` answers 200 either way, so nothing fails before we know what to ask next.
+ */
 export async function bootstrap() {
+  let authenticated = false;
   try {
-    await loadSignedIn();
-    return;
+    authenticated = (await api.session()).authenticated;
   } catch (e) {
-    if (!(e instanceof ApiError) || (e.status !== 401 && e.status !== 403)) {
-      set({ status: "signed-out", error: e instanceof Error ? e.message : String(e) });
+    set({ status: "signed-out", error: e instanceof Error ? e.message : String(e) });
+    return;
+  }
+  if (!authenticated && remembered(HAD_SESSION)) {
+    // the access token may have expired while the refresh token is still good
+    authenticated = await api.refresh().then(
+      () => true,
+      () => false,
+    );
+    if (!authenticated) remember(HAD_SESSION, false);
+  }
+  if (authenticated) {
+    try {
+      await loadSignedIn();
       return;
+    } catch (e) {
+      if (!(e instanceof ApiError) || (e.status !== 401 && e.status !== 403)) {
+        set({ status: "signed-out", error: e instanceof Error ? e.message : String(e) });
+        return;
+      }
     }
   }
+  if (remembered(AUTO_LOGIN_OFF)) return signedOut(false);
   try {
     await api.autoLogin();
+    remember(AUTO_LOGIN_OFF, false);
     set({ autoLogin: true });
     await loadSignedIn();
   } catch (e) {
     const autoOff = e instanceof ApiError && e.status === 403;
-    set({ status: "signed-out", autoLogin: autoOff ? false : undefined, error: autoOff ? undefined : (e as Error).message });
-    api.config().then((config) => set({ config })).catch(() => undefined);
+    if (autoOff) remember(AUTO_LOGIN_OFF, true);
+    signedOut(autoOff ? false : undefined, autoOff ? undefined : (e as Error).message);
   }
 }
 
@@ -66,6 +117,7 @@ export async function signIn(username: string, password: string) {
 }
 
 export async function signOut() {
+  remember(HAD_SESSION, false);
   try {
     await api.logout();
   } finally {

@@ -1,5 +1,6 @@
 // The public HTTP API, with cookie sessions (HttpOnly cookies set by the server) and one refresh on 401.
 import { ApiError, describeError } from "../lib/errors";
+import type { ExtensionEvents } from "../lib/extensions";
 import type { Catalog, FlowData, FlowRecord, Project } from "../lib/types";
 
 type Json = Record<string, unknown> | unknown[];
@@ -116,6 +117,7 @@ export interface Config {
 
 export const api = {
   config: () => request<Config>("/api/v1/config"),
+  session: () => request<{ authenticated: boolean }>("/api/v1/session", { noRefresh: true }),
   whoami: () => request<User>("/api/v1/users/whoami", { noRefresh: false }),
   login: (username: string, password: string) =>
     request<{ access_token: string }>("/api/v1/login", { method: "POST", form: { username, password }, noRefresh: true }),
@@ -158,12 +160,36 @@ export const api = {
   downloadFlows: (ids: string[]) => request<Response>("/api/v1/flows/download/", { method: "POST", json: ids, raw: true }),
   starterProjects: () => request<StarterProject[]>("/api/v1/starter-projects/"),
   components: () => request<Catalog>("/api/v1/all"),
+  extensionEvents: (since: number) => request<ExtensionEvents>("/api/v1/extensions/events", { query: { since: String(since) } }),
+
+  // governance (superusers)
+  catalogAll: () => request<Catalog>("/api/v1/all", { query: { include_blocked: "true" } }),
+  allStarterProjects: () => request<StarterProject[]>("/api/v1/starter-projects/", { query: { include_blocked: "true" } }),
+  componentPolicy: () => request<CatalogPolicy>("/api/v1/catalog-policy/components"),
+  setComponentPolicy: (blocked: string[]) =>
+    request<CatalogPolicy>("/api/v1/catalog-policy/components", { method: "PUT", json: { blocked } }),
+  templatePolicy: () => request<CatalogPolicy>("/api/v1/catalog-policy/templates"),
+  setTemplatePolicy: (blocked: string[]) =>
+    request<CatalogPolicy>("/api/v1/catalog-policy/templates", { method: "PUT", json: { blocked } }),
+  componentUsage: () => request<{ components: Record<string, number>; flows_scanned: number }>("/api/v1/catalog-policy/usage"),
+  providerPolicy: () => request<ProviderPolicy>("/api/v1/model-provider-policy"),
+  setProviderPolicy: (approved_provider_ids: string[]) =>
+    request<ProviderPolicy>("/api/v1/model-provider-policy", { method: "PUT", json: { approved_provider_ids } }),
+  policyChanges: () => request<PolicyChange[]>("/api/v1/policy-changes", { query: { limit: "200" } }),
 
   // build jobs and monitor
   startBuild: (flowId: string, body: unknown, query: Record<string, string | undefined>) =>
     request<{ job_id: string }>(`/api/v1/build/${flowId}/flow`, { method: "POST", json: body, query: { event_delivery: "polling", ...query } }),
   buildEvents: (jobId: string, signal?: AbortSignal) =>
     request<Response>(`/api/v1/build/${jobId}/events`, { query: { event_delivery: "streaming" }, raw: true, signal, headers: { Accept: "application/x-ndjson" } }),
+  modelList: (provider: string, refresh = false) =>
+    request<{ provider: string; models: string[] }>("/api/v1/model_providers/models", { query: { provider, refresh: refresh ? "true" : undefined } }),
+  /** answer a paused run (the v2 workflows endpoint: the reference's decision body, plus `edit`) */
+  resumeRun: (jobId: string, requestId: string, actionId: string, values: Record<string, unknown> = {}) =>
+    request<{ job_id?: string }>(`/api/v2/workflows/${encodeURIComponent(jobId)}/resume`, {
+      method: "POST",
+      json: { request_id: requestId, decision: { action_id: actionId, values } },
+    }),
   cancelBuild: (jobId: string) => request(`/api/v1/build/${jobId}/cancel`, { method: "POST" }),
   sessions: (flowId: string) => request<string[]>("/api/v1/monitor/messages/sessions", { query: { flow_id: flowId } }),
   messages: (flowId: string, sessionId: string) =>
@@ -171,7 +197,103 @@ export const api = {
   renameSession: (oldId: string, newId: string) =>
     request(`/api/v1/monitor/messages/session/${encodeURIComponent(oldId)}`, { method: "PATCH", query: { new_session_id: newId } }),
   deleteSession: (id: string) => request(`/api/v1/monitor/messages/session/${encodeURIComponent(id)}`, { method: "DELETE" }),
+
+  // MCP: a project's server, and the user's MCP servers for the MCP Tools component
+  mcpProjectTools: (projectId: string) =>
+    request<McpProjectTools>(`/api/v1/mcp/project/${projectId}`, { query: { mcp_enabled: "false" } }),
+  updateMcpProject: (projectId: string, settings: McpToolSetting[], auth_settings: { auth_type: string }) =>
+    request<{ message: string; error_message?: string }>(`/api/v1/mcp/project/${projectId}`, {
+      method: "PATCH",
+      json: { settings, auth_settings },
+    }),
+  mcpComposerUrl: (projectId: string) => request<McpUrls>(`/api/v1/mcp/project/${projectId}/composer-url`),
+  mcpInstall: (projectId: string, client: string, transport: string) =>
+    request<McpInstall>(`/api/v1/mcp/project/${projectId}/install`, { method: "POST", json: { client, transport } }),
+  mcpServers: () => request<McpServer[]>("/api/v2/mcp/servers"),
+  addMcpServer: (name: string, body: McpServerBody) =>
+    request<McpServer>(`/api/v2/mcp/servers/${encodeURIComponent(name)}`, { method: "POST", json: body }),
+  deleteMcpServer: (name: string) => request(`/api/v2/mcp/servers/${encodeURIComponent(name)}`, { method: "DELETE" }),
+  mcpServerTools: (name: string) => request<McpTool[]>(`/api/v2/mcp/servers/${encodeURIComponent(name)}/tools`),
 };
+
+export interface CatalogPolicy {
+  blocked: string[];
+  managed_externally: boolean;
+}
+
+export interface ProviderPolicy {
+  approved_provider_ids: string[];
+  registered_providers: { provider_id: string; display_name: string; provider: string }[];
+  managed_externally: boolean;
+}
+
+export interface PolicyChange {
+  id: string;
+  policy: "components" | "templates" | "providers";
+  actor: string | null;
+  at: string;
+  added: string[];
+  removed: string[];
+  after: string[];
+}
+
+export interface McpToolSetting {
+  id: string;
+  mcp_enabled: boolean;
+  action_name: string | null;
+  action_description: string | null;
+  name?: string;
+  description?: string | null;
+}
+
+export interface McpProjectTools {
+  tools: McpToolSetting[];
+  auth_settings: { auth_type?: string } | null;
+  server_name: string;
+}
+
+export interface McpUrls {
+  project_id: string;
+  uses_composer: boolean;
+  streamable_http_url: string;
+  legacy_sse_url: string;
+  error_message: string | null;
+}
+
+export interface McpInstall {
+  message: string;
+  client: string;
+  transport: string;
+  config: Json;
+  written: boolean;
+}
+
+export interface McpServer {
+  id: string;
+  name: string;
+  transport: string;
+  url?: string;
+  command?: string;
+  args?: string[];
+  headers?: Record<string, string>;
+  env?: Record<string, string>;
+  toolsCount: number | null;
+  error: string | null;
+}
+
+export interface McpServerBody {
+  url?: string;
+  headers?: Record<string, string>;
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+export interface McpTool {
+  name: string;
+  description: string;
+  inputSchema: { properties?: Record<string, { type?: string; description?: string }>; required?: string[] };
+}
 
 export interface ApiKey {
   id: string;

@@ -1,4 +1,6 @@
-import type { ReactNode } from "react";
+import { useState, type ReactNode } from "react";
+import { applyTheme, storedTheme, toggled } from "../lib/theme";
+import { Icon } from "./Icon";
 import { navigate } from "../router";
 import { signOut, useSession } from "../session";
 import { notifyError } from "./toast";
@@ -30,6 +32,12 @@ export function TopBar({ children }: { children?: ReactNode }) {
       </Link>
       <div className="topbar-middle">{children}</div>
       <nav className="topbar-right" aria-label="Account">
+        {session.user?.is_superuser && (
+          <Link to="/admin/governance" className="btn btn-ghost">
+            Governance
+          </Link>
+        )}
+        <ThemeToggle />
         <Link to="/settings" className="btn btn-ghost">
           Settings
         </Link>
@@ -43,5 +51,27 @@ export function TopBar({ children }: { children?: ReactNode }) {
         )}
       </nav>
     </header>
+  );
+}
+
+/** Light/dark switch; until it is used the theme follows the system. */
+function ThemeToggle() {
+  const [choice, setChoice] = useState(storedTheme);
+  const next = toggled(choice);
+  return (
+    <button
+      type="button"
+      className="btn btn-ghost theme-toggle"
+      data-testid="theme-toggle"
+      title={`Switch to the ${next} theme`}
+      aria-label={`Switch to the ${next} theme`}
+      onClick={() => {
+        const chosen = toggled(choice); // what is shown now, read at click time (the system may have changed)
+        applyTheme(chosen);
+        setChoice(chosen);
+      }}
+    >
+      <Icon name={next === "dark" ? "moon" : "sun"} size={16} />
+    </button>
   );
 }

@@ -2,7 +2,7 @@ import { useMemo, useState } from "react";
 import type { ApiKey } from "../api/client";
 import { CopyButton } from "../components/CopyButton";
 import { Modal } from "../components/Modal";
-import { makeSnippets } from "../lib/snippets";
+import { makeSnippets, makeV2Snippets } from "../lib/snippets";
 import { CreateKeyDialog } from "../pages/Settings";
 
 const TABS = [
@@ -10,6 +10,9 @@ const TABS = [
   { id: "python", label: "Python" },
   { id: "javascript", label: "JavaScript" },
   { id: "webhook", label: "Webhook" },
+  { id: "v2-curl", label: "v2 cURL" },
+  { id: "v2-python", label: "v2 Python" },
+  { id: "v2-javascript", label: "v2 JavaScript" },
 ] as const;
 
 export function ApiPanel(props: { flowId: string; endpointName?: string | null; tweaks: Record<string, Record<string, unknown>>; hasWebhook: boolean; onClose: () => void }) {
@@ -30,11 +33,26 @@ export function ApiPanel(props: { flowId: string; endpointName?: string | null; 
       }),
     [props.flowId, props.endpointName, key, sessionId, withTweaks, props.tweaks],
   );
-  const code = tab === "curl" ? s.curl : tab === "python" ? s.python : tab === "javascript" ? s.javascript : s.webhookCurl;
+  const v2 = useMemo(
+    () => makeV2Snippets({ baseUrl: window.location.origin, flowId: props.flowId, apiKey: key?.api_key, sessionId, tweaks: withTweaks ? props.tweaks : undefined }),
+    [props.flowId, key, sessionId, withTweaks, props.tweaks],
+  );
+  const codes: Record<(typeof TABS)[number]["id"], string> = {
+    curl: s.curl,
+    python: s.python,
+    javascript: s.javascript,
+    webhook: s.webhookCurl,
+    "v2-curl": v2.curl,
+    "v2-python": v2.python,
+    "v2-javascript": v2.javascript,
+  };
+  const code = codes[tab];
+  const endpoint = tab === "webhook" ? s.webhookUrl : tab.startsWith("v2-") ? v2.url : s.runUrl;
   return (
     <Modal title="API access" onClose={props.onClose} wide testId="api-panel">
       <p className="muted">
-        Run this flow from any program with <code>POST {tab === "webhook" ? s.webhookUrl : s.runUrl}</code> and an API key in the <code>x-api-key</code> header.
+        Run this flow from any program with <code>POST {endpoint}</code> and an API key in the <code>x-api-key</code> header.
+        {tab.startsWith("v2-") && " The v2 workflows API runs it synchronously, as a stream (AG-UI or the reference framing) or in the background."}
         {tab === "webhook" && !props.hasWebhook && " Add a Webhook component to the flow to receive the request body."}
       </p>
       <div className="api-key-row">

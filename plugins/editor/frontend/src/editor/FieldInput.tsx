@@ -2,7 +2,71 @@ import { memo, useEffect, useState } from "react";
 import { operationOptionsFor, selectedOperation } from "../lib/dynamic";
 import type { FrontendNode, TemplateField } from "../lib/types";
 import { Icon } from "../components/Icon";
+import { McpServerField } from "./McpField";
 import { useEditor } from "./store";
+import { api } from "../api/client";
+import { notifyError } from "../components/toast";
+
+const PROVIDERS = ["OpenAI Compatible", "OpenAI", "Ollama"];
+
+interface ModelEntry {
+  name: string;
+  provider: string;
+}
+
+function modelEntry(v: unknown): ModelEntry | null {
+  const e = Array.isArray(v) ? v[0] : v;
+  if (e && typeof e === "object" && "name" in e) return { name: String((e as ModelEntry).name), provider: String((e as ModelEntry).provider ?? PROVIDERS[0]) };
+  return typeof e === "string" && e ? { name: e, provider: PROVIDERS[0] } : null;
+}
+
+/** The reference's model field: a provider, and a model its `GET /models` lists (live, refreshable). */
+function ModelPicker({ id, label, value, onSet }: { id: string; label: string; value: unknown; onSet: (v: unknown) => void }) {
+  const current = modelEntry(value);
+  const [provider, setProvider] = useState(current?.provider ?? PROVIDERS[0]);
+  const [models, setModels] = useState<string[] | null>(null);
+  const [loading, setLoading] = useState(false);
+  const load = async (refresh: boolean) => {
+    setLoading(true);
+    try {
+      setModels((await api.modelList(provider, refresh)).models);
+    } catch (e) {
+      setModels([]);
+      notifyError(e, `Could not list the models of ${provider}`);
+    } finally {
+      setLoading(false);
+    }
+  };
+  useEffect(() => {
+    void load(false);
+  }, [provider]); // eslint-disable-line react-hooks/exhaustive-deps
+  const choose = (name: string) =>
+    onSet(name ? [{ name, provider, icon: "", category: provider, metadata: {} }] : []);
+  const names = models ?? [];
+  return (
+    <div className="nf-model nodrag" data-testid="model-picker">
+      <select aria-label={`${label} provider`} value={provider} onChange={(e) => setProvider(e.target.value)}>
+        {PROVIDERS.map((p) => (
+          <option key={p} value={p}>
+            {p}
+          </option>
+        ))}
+      </select>
+      <select id={id} aria-label={label} value={current?.name ?? ""} onChange={(e) => choose(e.target.value)}>
+        <option value="">{loading ? "Loading models…" : "Choose a model…"}</option>
+        {current && !names.includes(current.name) && <option value={current.name}>{current.name}</option>}
+        {names.map((m) => (
+          <option key={m} value={m}>
+            {m}
+          </option>
+        ))}
+      </select>
+      <button type="button" className="icon-btn" aria-label="Refresh the model list" title="Refresh" onClick={() => void load(true)}>
+        ↻
+      </button>
+    </div>
+  );
+}
 
 interface Props {
   nodeId: string;
@@ -49,6 +113,8 @@ function asText(v: unknown): string {
 
 function kindOf(f: TemplateField): string {
   const it = f._input_type ?? "";
+  if (f.type === "mcp" || it === "McpInput") return "mcp";
+  if (f.type === "model" || it === "ModelInput") return "model";
   if (f.type === "code" || it === "CodeInput") return "code";
   if (f.type === "prompt" || it === "PromptInput") return "prompt";
   if (f.type === "tab" || it === "TabInput") return "tab";
@@ -77,6 +143,10 @@ export const FieldInput = memo(function FieldInput({ nodeId, componentKey, name,
   switch (kind) {
     case "handle":
       return null;
+    case "mcp":
+      return <McpServerField nodeId={nodeId} node={node} field={field} />;
+    case "model":
+      return <ModelPicker id={id} label={label} value={field.value} onSet={set} />;
     case "bool":
       return (
         <label className="nf-bool nodrag" htmlFor={id}>

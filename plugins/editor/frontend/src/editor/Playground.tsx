@@ -3,7 +3,7 @@ import { api, type MonitorMessage } from "../api/client";
 import { Icon } from "../components/Icon";
 import { ConfirmDialog, PromptDialog } from "../components/Modal";
 import { notifyError } from "../components/toast";
-import type { ChatMessage } from "../lib/build";
+import type { ChatMessage, PendingApproval, ToolCallView } from "../lib/build";
 import { ApiError } from "../lib/errors";
 import { useBuildState } from "./store";
 
@@ -13,6 +13,8 @@ interface Props {
   onRun: (input: string, session: string) => Promise<void>;
   onStop: () => void;
   onClose: () => void;
+  /** answer a paused run (approve / reject / edit a tool call) */
+  onDecide?: (requestId: string, actionId: string, values: Record<string, unknown>) => Promise<void>;
   /** messages of finished builds, kept here when the monitor API is not available */
   archive: ChatMessage[];
 }
@@ -21,7 +23,83 @@ function fromMonitor(m: MonitorMessage): ChatMessage {
   return { id: m.id, sender: m.sender, sender_name: m.sender_name, text: m.text ?? "", session_id: m.session_id, timestamp: m.timestamp, error: !!m.error };
 }
 
-export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archive }: Props) {
+function ToolCalls({ calls }: { calls: ToolCallView[] }) {
+  if (!calls.length) return null;
+  return (
+    <div className="pg-tools" data-testid="tool-calls">
+      {calls.map((c) => (
+        <details key={c.id} className="pg-tool" data-testid="tool-call">
+          <summary>
+            {c.done ? "✓" : "…"} <code>{c.tool}</code>
+          </summary>
+          <div className="small muted">Arguments</div>
+          <pre>{c.arguments || "{}"}</pre>
+          {c.result !== undefined && (
+            <>
+              <div className="small muted">Result</div>
+              <pre>{c.result}</pre>
+            </>
+          )}
+        </details>
+      ))}
+    </div>
+  );
+}
+
+function ApprovalCard({ pending, onDecide }: { pending: PendingApproval; onDecide: NonNullable<Props["onDecide"]> }) {
+  const [editing, setEditing] = useState(false);
+  const [args, setArgs] = useState(JSON.stringify(pending.arguments ?? {}, null, 2));
+  const [reason, setReason] = useState("");
+  const [busy, setBusy] = useState(false);
+  const decide = async (action: string, values: Record<string, unknown>) => {
+    setBusy(true);
+    try {
+      await onDecide(pending.request_id, action, values);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div className="msg msg-approval" role="group" aria-label="Approval needed" data-testid="approval-card">
+      <div className="msg-sender">Approval needed</div>
+      <div className="msg-text">
+        The agent wants to call <code>{pending.tool}</code>
+        <pre>{JSON.stringify(pending.arguments ?? {}, null, 2)}</pre>
+        {editing && <textarea aria-label="New arguments (JSON)" value={args} rows={4} onChange={(e) => setArgs(e.target.value)} />}
+        <input aria-label="Reason (optional)" placeholder="Reason (optional)" value={reason} onChange={(e) => setReason(e.target.value)} />
+        <div className="row">
+          <button className="btn btn-primary" disabled={busy} onClick={() => void decide("approve", reason ? { message: reason } : {})}>
+            Approve
+          </button>
+          <button className="btn btn-danger" disabled={busy} onClick={() => void decide("reject", reason ? { message: reason } : {})}>
+            Reject
+          </button>
+          {!editing ? (
+            <button className="btn" disabled={busy} onClick={() => setEditing(true)}>
+              Edit
+            </button>
+          ) : (
+            <button
+              className="btn"
+              disabled={busy}
+              onClick={() => {
+                try {
+                  void decide("edit", { arguments: JSON.parse(args) });
+                } catch {
+                  notifyError(new Error("The arguments are not valid JSON"), "Cannot send the edit");
+                }
+              }}
+            >
+              Send edited call
+            </button>
+          )}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archive, onDecide }: Props) {
   const build = useBuildState();
   const [sessions, setSessions] = useState<string[]>([]);
   const [session, setSession] = useState(flowId);
@@ -135,6 +213,8 @@ export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archi
             </div>
           </div>
         ))}
+        <ToolCalls calls={build.toolCalls ?? []} />
+        {build.pending && onDecide && <ApprovalCard key={build.pending.request_id} pending={build.pending} onDecide={onDecide} />}
         {build.error && (
           <div className="msg msg-error" role="alert">
             <div className="msg-sender">Error</div>

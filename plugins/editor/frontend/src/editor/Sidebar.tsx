@@ -1,4 +1,6 @@
 import { memo, useMemo, useState } from "react";
+import { Icon } from "../components/Icon";
+import { categoryIcon } from "../lib/categories";
 import type { Catalog, FrontendNode } from "../lib/types";
 
 export const DRAG_MIME = "application/x-service-component";
@@ -55,32 +57,40 @@ export const ComponentSidebar = memo(function ComponentSidebar(props: {
             ([key, n]) => !query || key.toLowerCase().includes(query) || (n.display_name ?? "").toLowerCase().includes(query) || (n.description ?? "").toLowerCase().includes(query),
           );
           if (!shown.length) return null;
+          const byName = (a: [string, FrontendNode], b: [string, FrontendNode]) => (a[1].display_name ?? a[0]).localeCompare(b[1].display_name ?? b[0]);
+          const item = ([key, n]: [string, FrontendNode]) => (
+            <li key={key}>
+              <button
+                type="button"
+                className="component-item"
+                draggable
+                data-testid={`component-${key}`}
+                title={`${n.description ?? ""}\nDrag onto the canvas, or press Enter to add.`}
+                onDragStart={(e) => {
+                  e.dataTransfer.setData(DRAG_MIME, key);
+                  e.dataTransfer.effectAllowed = "move";
+                }}
+                onClick={() => props.onAdd(key, n)}
+              >
+                <span className="ci-name">{n.display_name || key}</span>
+                {n.legacy ? <span className="tag">legacy</span> : null}
+              </button>
+            </li>
+          );
+          const current = shown.filter(([, n]) => !n.legacy).sort(byName);
+          const legacy = shown.filter(([, n]) => n.legacy).sort(byName);
           return (
             <details key={cat} open>
-              <summary>{categoryLabel(cat)}</summary>
-              <ul>
-                {shown
-                  .sort((a, b) => Number(!!a[1].legacy) - Number(!!b[1].legacy) || (a[1].display_name ?? a[0]).localeCompare(b[1].display_name ?? b[0]))
-                  .map(([key, n]) => (
-                    <li key={key}>
-                      <button
-                        type="button"
-                        className="component-item"
-                        draggable
-                        data-testid={`component-${key}`}
-                        title={`${n.description ?? ""}\nDrag onto the canvas, or press Enter to add.`}
-                        onDragStart={(e) => {
-                          e.dataTransfer.setData(DRAG_MIME, key);
-                          e.dataTransfer.effectAllowed = "move";
-                        }}
-                        onClick={() => props.onAdd(key, n)}
-                      >
-                        <span className="ci-name">{n.display_name || key}</span>
-                        {n.legacy ? <span className="tag">legacy</span> : null}
-                      </button>
-                    </li>
-                  ))}
-              </ul>
+              <summary>
+                <Icon name={categoryIcon(cat)} size={12} /> {categoryLabel(cat)}
+              </summary>
+              <ul>{(query ? [...current, ...legacy] : current).map(item)}</ul>
+              {!query && legacy.length > 0 && (
+                <details className="legacy-group" data-testid={`legacy-${cat}`}>
+                  <summary>Legacy ({legacy.length})</summary>
+                  <ul>{legacy.map(item)}</ul>
+                </details>
+              )}
             </details>
           );
         })}

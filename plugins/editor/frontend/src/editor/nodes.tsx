@@ -4,7 +4,9 @@ import { fieldHasHandle, typeColour } from "../lib/compat";
 import { encodeHandle, primaryType, templateFields, visibleOutputs } from "../lib/flow";
 import type { GenericNodeData, SourceHandle, TargetHandle } from "../lib/types";
 import { Icon } from "../components/Icon";
+import { categoryIcon, categoryOf } from "../lib/categories";
 import { FieldInput } from "./FieldInput";
+import { useSession } from "../session";
 import { useConnectedFields, useEditor, useNodeRun } from "./store";
 
 function StatusBadge({ id }: { id: string }) {
@@ -12,29 +14,61 @@ function StatusBadge({ id }: { id: string }) {
   if (!run) return null;
   const text =
     run.status === "running" ? "Running…" : run.status === "queued" ? "Waiting" : run.status === "done" ? `Done${run.duration ? ` · ${run.duration}` : ""}` : run.status === "error" ? "Error" : "Skipped";
+  const logged = run.logs?.length ?? 0;
   return (
-    <span className={`status status-${run.status}`} data-testid={`status-${id}`} role="status">
+    <span className={`status status-${run.status}${logged && run.status === "done" ? " status-logged" : ""}`} data-testid={`status-${id}`} role="status">
       {text}
+      {logged > 0 && ` · ${logged} log${logged > 1 ? "s" : ""}`}
     </span>
   );
 }
 
+/** Under a node after a run: its output or error, and a Logs tab with what the component logged. */
 function RunOutput({ id }: { id: string }) {
   const run = useNodeRun(id);
-  if (!run) return null;
-  if (run.status === "error" && run.error)
-    return (
-      <div className="node-error" role="alert">
+  const [tab, setTab] = useState<"output" | "logs">("output");
+  if (!run || (run.status !== "done" && run.status !== "error")) return null;
+  const logs = run.logs ?? [];
+  const main =
+    run.status === "error" && run.error ? (
+      <div className="node-error" role="alert" data-testid={`error-${id}`}>
         {run.error}
       </div>
-    );
-  if (run.status === "done" && run.preview)
-    return (
+    ) : run.preview ? (
       <div className="node-preview" title={run.preview} data-testid={`preview-${id}`}>
         {run.preview}
       </div>
+    ) : (
+      <div className="node-preview node-empty" data-testid={`preview-${id}`}>
+        {logs.length ? "No output; see the logs." : "No output."}
+      </div>
     );
-  return null;
+  if (!logs.length) return main;
+  const shown = tab === "logs" ? "logs" : "output";
+  return (
+    <div className="node-run nodrag">
+      <div className="node-tabs" role="tablist" aria-label="Run result">
+        <button type="button" role="tab" aria-selected={shown === "output"} className={shown === "output" ? "active" : ""} onClick={() => setTab("output")}>
+          {run.status === "error" ? "Error" : "Output"}
+        </button>
+        <button type="button" role="tab" aria-selected={shown === "logs"} className={shown === "logs" ? "active" : ""} onClick={() => setTab("logs")} data-testid={`logs-tab-${id}`}>
+          Logs ({logs.length})
+        </button>
+      </div>
+      {shown === "output" ? (
+        main
+      ) : (
+        <ol className="node-logs nowheel" data-testid={`logs-${id}`}>
+          {logs.map((l, i) => (
+            <li key={i}>
+              {l.name && <strong>{l.name}: </strong>}
+              {l.message}
+            </li>
+          ))}
+        </ol>
+      )}
+    </div>
+  );
 }
 
 /** One colour per type; a field or output with several types shows their colours side by side. */
@@ -43,15 +77,6 @@ function handleBackground(types: readonly string[] | null | undefined): string {
   if (colours.length <= 1) return colours[0] ?? typeColour(undefined);
   const step = 100 / colours.length;
   return `conic-gradient(${colours.map((c, i) => `${c} ${i * step}% ${(i + 1) * step}%`).join(", ")})`;
-}
-
-function initials(name: string): string {
-  return name
-    .split(/\s+/)
-    .filter(Boolean)
-    .slice(0, 2)
-    .map((w) => w[0]!.toUpperCase())
-    .join("");
 }
 
 export const GenericNode = memo(function GenericNode({ id, data, selected }: NodeProps) {
@@ -66,14 +91,20 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
   const outputs = visibleOutputs(node);
   const name = node.display_name || d.type;
   const status = run?.status;
+  const blockedTypes = useSession().config.blocked_component_types;
+  const blocked = Array.isArray(blockedTypes) && blockedTypes.includes(d.type);
 
   return (
     <>
     <NodeActions id={id} />
-    <div className={`gnode${selected ? " selected" : ""}${status ? ` run-${status}` : ""}`} data-testid={`node-${d.type}`} aria-label={`${name} component`}>
+    <div
+      className={`gnode${selected ? " selected" : ""}${status ? ` run-${status}` : ""}${blocked ? " gnode-blocked" : ""}`}
+      data-testid={`node-${d.type}`}
+      aria-label={`${name} component`}
+    >
       <div className="gnode-head">
-        <span className="gnode-icon" aria-hidden>
-          {initials(name)}
+        <span className="gnode-icon" aria-hidden data-category={categoryOf(d.type) ?? "other"}>
+          <Icon name={categoryIcon(categoryOf(d.type))} size={14} />
         </span>
         <span className="gnode-title" title={node.description}>
           {name}
@@ -89,6 +120,11 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
           <Icon name="play" size={12} />
         </button>
       </div>
+      {blocked && (
+        <div className="node-error" role="note" data-testid={`blocked-${id}`}>
+          Blocked by the catalog policy: this flow cannot run until an admin unblocks it.
+        </div>
+      )}
       {node.description && <div className="gnode-desc">{node.description}</div>}
       <div className="gnode-fields">
         {fields

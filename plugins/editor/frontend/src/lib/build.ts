@@ -3,11 +3,19 @@ import type { BuildEvent } from "./ndjson";
 
 export type NodeStatus = "queued" | "running" | "done" | "error" | "inactive";
 
+export interface LogEntry {
+  name?: string;
+  message: string;
+  type?: string;
+}
+
 export interface NodeRun {
   status: NodeStatus;
   duration?: string;
   preview?: string;
   error?: string;
+  /** what the component logged (``self.log``): often the reason a result is empty */
+  logs?: LogEntry[];
 }
 
 export interface ChatMessage {
@@ -21,10 +29,30 @@ export interface ChatMessage {
   streaming?: boolean;
 }
 
+/** An agent's tool call as the playground shows it (from `tool_call` events). */
+export interface ToolCallView {
+  id: string;
+  tool: string;
+  arguments: string;
+  result?: string;
+  done: boolean;
+}
+
+/** A run paused for a human decision (the `suspended` event; an agent's tool approval). */
+export interface PendingApproval {
+  request_id: string;
+  vertex_id: string;
+  tool?: string;
+  arguments?: Record<string, unknown>;
+  actions: string[];
+}
+
 export interface BuildState {
   running: boolean;
   nodes: Record<string, NodeRun>;
   messages: ChatMessage[];
+  toolCalls?: ToolCallView[];
+  pending?: PendingApproval;
   error?: string;
   duration?: number;
 }
@@ -70,6 +98,25 @@ function vertexError(buildData: any): string { // eslint-disable-line @typescrip
   return textOf(buildData?.params) || "The component failed.";
 }
 
+/** The vertex's log entries: ``data.logs`` maps each output to the same list, so keep each entry once. */
+export function vertexLogs(buildData: any): LogEntry[] { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const logs = buildData?.data?.logs;
+  if (!logs || typeof logs !== "object") return [];
+  const seen = new Set<string>();
+  const out: LogEntry[] = [];
+  for (const entries of Object.values<any>(logs)) { // eslint-disable-line @typescript-eslint/no-explicit-any
+    for (const e of Array.isArray(entries) ? entries : []) {
+      const entry: LogEntry = { name: e?.name || undefined, message: textOf(e?.message ?? e), type: e?.type };
+      const key = JSON.stringify(entry);
+      if (!seen.has(key)) {
+        seen.add(key);
+        out.push(entry);
+      }
+    }
+  }
+  return out;
+}
+
 function toMessage(d: any): ChatMessage { // eslint-disable-line @typescript-eslint/no-explicit-any
   return {
     id: String(d.id ?? d.data?.id ?? Math.random()),
@@ -106,6 +153,7 @@ export function applyEvent(state: BuildState, ev: BuildEvent): BuildState {
         duration: typeof dur === "number" ? formatSeconds(dur) : dur != null ? String(dur) : undefined,
         preview: valid ? outputPreview(b) : undefined,
         error: valid ? undefined : vertexError(b),
+        logs: vertexLogs(b),
       };
       for (const next of (b.next_vertices_ids ?? []) as string[]) {
         if (!nodes[next] || nodes[next].status === "queued") nodes[next] = { status: "running" };
@@ -132,15 +180,48 @@ export function applyEvent(state: BuildState, ev: BuildEvent): BuildState {
       else messages.push({ id, sender: "Machine", sender_name: "AI", text: chunk, streaming: true });
       return { ...state, messages };
     }
+    case "tool_call": {
+      const id = String(d.id ?? "");
+      const calls = [...(state.toolCalls ?? [])];
+      const i = calls.findIndex((c) => c.id === id);
+      const prev: ToolCallView = i >= 0 ? calls[i] : { id, tool: String(d.tool ?? ""), arguments: "", done: false };
+      const next: ToolCallView = { ...prev, tool: String(d.tool || prev.tool), arguments: String(d.arguments || prev.arguments) };
+      if (d.phase === "result") {
+        next.result = textOf(d.result);
+        next.done = true;
+      }
+      if (i >= 0) calls[i] = next;
+      else calls.push(next);
+      return { ...state, toolCalls: calls };
+    }
+    case "suspended": {
+      const req = d.request ?? {};
+      const pending: PendingApproval = {
+        request_id: String(d.request_id ?? req.request_id ?? ""),
+        vertex_id: String(d.vertex_id ?? ""),
+        tool: req.tool,
+        arguments: req.arguments,
+        actions: Array.isArray(req.actions) ? req.actions.map(String) : ["approve", "reject"],
+      };
+      const nodes = { ...state.nodes };
+      if (pending.vertex_id && nodes[pending.vertex_id]) nodes[pending.vertex_id] = { status: "queued" };
+      return { ...state, running: false, nodes, pending };
+    }
     case "end": {
       const nodes = { ...state.nodes };
       for (const [id, r] of Object.entries(nodes)) if (r.status === "running" || r.status === "queued") nodes[id] = { status: "inactive" };
-      return { ...state, running: false, nodes, duration: typeof d.build_duration === "number" ? d.build_duration : undefined };
+      // a failed component ends the build too: say so where the user is looking (the playground)
+      const failed = Object.values(nodes).find((r) => r.status === "error");
+      const error = state.error ?? (failed ? failed.error || "A component failed." : undefined);
+      return { ...state, running: false, nodes, error, duration: typeof d.build_duration === "number" ? d.build_duration : undefined };
     }
     case "error": {
       const text = textOf(d.text ?? d.error ?? d.detail ?? d.message ?? "The build failed.");
       const nodes = { ...state.nodes };
-      for (const [id, r] of Object.entries(nodes)) if (r.status === "running") nodes[id] = { status: "error", error: text };
+      // when a component already failed, the nodes scheduled after it never ran: skipped, not failed
+      const failedAlready = Object.values(nodes).some((r) => r.status === "error");
+      for (const [id, r] of Object.entries(nodes))
+        if (r.status === "running") nodes[id] = failedAlready ? { status: "inactive" } : { status: "error", error: text };
       for (const [id, r] of Object.entries(nodes)) if (r.status === "queued") nodes[id] = { status: "inactive" };
       return { ...state, running: false, nodes, error: text };
     }

@@ -74,7 +74,7 @@ describe("build state", () => {
   it("tracks node status, durations and previews", () => {
     const s = run(STREAM);
     expect(s.running).toBe(false);
-    expect(s.nodes["ChatInput-AAAAA"]).toEqual({ status: "done", duration: "12 ms", preview: "hello", error: undefined });
+    expect(s.nodes["ChatInput-AAAAA"]).toEqual({ status: "done", duration: "12 ms", preview: "hello", error: undefined, logs: [] });
     expect(s.nodes["ChatOutput-BBBBB"].status).toBe("done");
     expect(s.nodes["ChatOutput-BBBBB"].duration).toBe("1.5 s");
     expect(s.nodes["ChatOutput-BBBBB"].preview).toBe("HELLO");
@@ -107,6 +107,33 @@ describe("build state", () => {
       data: { build_data: { id: "N-1", valid: false, params: "boom", data: { outputs: { out: { message: { errorMessage: "Select an operation.", stackTrace: "" }, type: "error" } } } } },
     });
     expect(s.nodes["N-1"]).toMatchObject({ status: "error", error: "Select an operation." });
+  });
+  it("keeps a component's log entries once each (the logs map repeats them per output)", () => {
+    const entry = { name: "", message: "Blocked: 10.0.0.1 is a private address", type: "text" };
+    const s = applyEvent(initialBuild, {
+      event: "end_vertex",
+      data: { build_data: { id: "U", valid: true, data: { outputs: {}, logs: { page_results: [entry], raw_results: [entry] } } } },
+    });
+    expect(s.nodes.U.logs).toEqual([{ name: undefined, message: "Blocked: 10.0.0.1 is a private address", type: "text" }]);
+  });
+  it("after a failed component, the error event skips the nodes scheduled next", () => {
+    let s = applyEvent(initialBuild, {
+      event: "end_vertex",
+      data: { build_data: { id: "A", valid: false, next_vertices_ids: ["B"], data: { outputs: { o: { message: { errorMessage: "Boom" }, type: "error" } } } } },
+    });
+    expect(s.nodes.B.status).toBe("running");
+    s = applyEvent(s, { event: "error", data: { error: "Boom" } });
+    expect(s.nodes.A).toMatchObject({ status: "error", error: "Boom" });
+    expect(s.nodes.B.status).toBe("inactive");
+  });
+  it("a failed component is the playground's error when the build ends", () => {
+    let s = applyEvent(initialBuild, {
+      event: "end_vertex",
+      data: { build_data: { id: "N-1", valid: false, data: { outputs: { out: { message: { errorMessage: "Boom", stackTrace: "" }, type: "error" } } } } },
+    });
+    s = applyEvent(s, { event: "end", data: {} });
+    expect(s.error).toBe("Boom");
+    expect(run(STREAM).error).toBeUndefined();
   });
   it("an error event ends the build and marks running nodes failed", () => {
     let s = applyEvent(initialBuild, { event: "vertices_sorted", data: { ids: ["A"], to_run: ["A", "B"] } });

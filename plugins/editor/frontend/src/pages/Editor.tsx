@@ -14,17 +14,22 @@ import {
   type Node,
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import { api, type Variable } from "../api/client";
+import { Icon } from "../components/Icon";
 import { Modal, PromptDialog } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
 import { Link, TopBar } from "../components/TopBar";
 import { ApiPanel } from "../editor/ApiPanel";
+import { ShareDialog } from "../editor/ShareDialog";
 import { GenericNode, NoteNode } from "../editor/nodes";
 import { Playground } from "../editor/Playground";
 import { ComponentSidebar, DRAG_MIME, catalogCategories } from "../editor/Sidebar";
+import { type AffectedNode, type PollState, applyEvents, describeAffected } from "../lib/extensions";
 import { BuildContext, BuildStore, ConnectedContext, ConnectedStore, EditorContext, useEditor, type EditorActions } from "../editor/store";
 import { initialBuild, type ChatMessage } from "../lib/build";
+import { indexCategories } from "../lib/categories";
+import { currentTheme, subscribeTheme } from "../lib/theme";
 import { typeColour } from "../lib/compat";
 import { refreshNode } from "../lib/dynamic";
 import { ApiError } from "../lib/errors";
@@ -73,6 +78,8 @@ async function eventsWithRetry(jobId: string, signal: AbortSignal): Promise<Resp
 }
 
 const DRAFT_PREFIX = "service-editor:draft:";
+/** how often an open flow asks for extension events (bundle reloads) */
+const EXTENSION_POLL_MS = 5000;
 
 interface Draft {
   ts: number;
@@ -116,16 +123,54 @@ export default function EditorPage({ flowId }: { flowId: string }) {
   const [catalog, setCatalog] = useState<Catalog | null>(null);
   const [catalogError, setCatalogError] = useState<string | null>(null);
 
+  const [affected, setAffected] = useState<AffectedNode[]>([]);
+
+  const loadCatalog = useCallback(() => {
+    api
+      .components()
+      .then((c) => {
+        setCatalog(c);
+        setCatalogError(null);
+      })
+      .catch((e) => setCatalogError(`Components could not be loaded: ${(e as Error).message}`));
+  }, []);
+
   useEffect(() => {
     api
       .readFlow(flowId)
       .then(setFlow)
       .catch((e) => setError(e instanceof ApiError && e.status === 404 ? "This flow does not exist, or it belongs to someone else." : (e as Error).message));
-    api
-      .components()
-      .then(setCatalog)
-      .catch((e) => setCatalogError(`Components could not be loaded: ${(e as Error).message}`));
-  }, [flowId]);
+    loadCatalog();
+  }, [flowId, loadCatalog]);
+
+  // Bundle reloads while the flow is open: refresh the palette, show the nodes a reload touched.
+  useEffect(() => {
+    let state: PollState = { cursor: Date.now() / 1000, generation: null };
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const poll = () => {
+      api
+        .extensionEvents(state.cursor)
+        .then((answer) => {
+          if (stopped) return;
+          const out = applyEvents(state, answer, flowId);
+          state = out.state;
+          if (out.refreshCatalog) loadCatalog();
+          if (out.affected.length) setAffected((prev) => [...out.affected, ...prev.filter((p) => !out.affected.some((a) => a.id === p.id))]);
+          timer = setTimeout(poll, EXTENSION_POLL_MS);
+        })
+        .catch((e) => {
+          // the extensions plugin is off (404) or the caller cannot read events: stop asking
+          if (stopped || (e instanceof ApiError && (e.status === 404 || e.status === 403))) return;
+          timer = setTimeout(poll, EXTENSION_POLL_MS * 3);
+        });
+    };
+    timer = setTimeout(poll, EXTENSION_POLL_MS);
+    return () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    };
+  }, [flowId, loadCatalog]);
 
   if (error)
     return (
@@ -141,12 +186,24 @@ export default function EditorPage({ flowId }: { flowId: string }) {
   if (!flow) return <div className="splash" aria-busy="true">Opening the flow…</div>;
   return (
     <ReactFlowProvider>
-      <EditorInner initial={flow} catalog={catalog} catalogError={catalogError} />
+      <EditorInner initial={flow} catalog={catalog} catalogError={catalogError} affected={affected} onDismissAffected={() => setAffected([])} />
     </ReactFlowProvider>
   );
 }
 
-function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; catalog: Catalog | null; catalogError: string | null }) {
+function EditorInner({
+  initial,
+  catalog,
+  catalogError,
+  affected,
+  onDismissAffected,
+}: {
+  initial: FlowRecord;
+  catalog: Catalog | null;
+  catalogError: string | null;
+  affected: AffectedNode[];
+  onDismissAffected: () => void;
+}) {
   const session = useSession();
   const rf = useReactFlow();
   const flowId = initial.id;
@@ -167,6 +224,9 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
   const [historyFlags, setHistoryFlags] = useState({ undo: false, redo: false });
   const [showPlayground, setShowPlayground] = useState(false);
   const [showApi, setShowApi] = useState(false);
+  const [showShare, setShowShare] = useState(false);
+  const [showKeys, setShowKeys] = useState(false);
+  const theme = useSyncExternalStore(subscribeTheme, currentTheme);
   const [renaming, setRenaming] = useState(false);
   const [bigEditor, setBigEditor] = useState<{ nodeId: string; field: string } | null>(null);
   const [variables, setVariables] = useState<Variable[]>([]);
@@ -182,6 +242,7 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
   const clipboard = useRef<Clipboard | null>(null);
   const wrapper = useRef<HTMLDivElement>(null);
   const buildStore = useMemo(() => new BuildStore(), []);
+  const pausedJobRef = useRef<string | null>(null);
   const connectedStore = useMemo(() => new ConnectedStore(), []);
   useEffect(() => connectedStore.set(edges), [edges, connectedStore]);
   const jobRef = useRef<string | null>(null);
@@ -506,7 +567,8 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
         const handle = (evs: ReturnType<NdjsonParser["push"]>) => {
           for (const ev of evs) {
             buildStore.apply(ev);
-            if (ev.event === "end" || ev.event === "error") finished = true;
+            if (ev.event === "suspended") pausedJobRef.current = job_id;
+            if (ev.event === "end" || ev.event === "error" || ev.event === "suspended") finished = true;
           }
         };
         for (;;) {
@@ -572,6 +634,11 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const mod = e.ctrlKey || e.metaKey;
+      if (!mod && e.key === "?" && !isEditable(e.target) && !document.querySelector(".modal-backdrop")) {
+        e.preventDefault();
+        setShowKeys(true);
+        return;
+      }
       if (!mod) return;
       const k = e.key.toLowerCase();
       if (k === "s") {
@@ -618,7 +685,11 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
     [setField, runUpTo, setNodeData, duplicateNode, deleteNode, variables, refreshVariables],
   );
 
-  const known = useMemo(() => new Set(catalogCategories(catalog).flatMap(([, entries]) => entries.map(([k]) => k))), [catalog]);
+  const known = useMemo(() => {
+    const cats = catalogCategories(catalog);
+    indexCategories(cats); // the node icons read it
+    return new Set(cats.flatMap(([, entries]) => entries.map(([k]) => k)));
+  }, [catalog]);
   const missing = useMemo(() => (catalog ? unknownComponents(nodes, known) : []), [catalog, nodes, known]);
   const hasChatInput = useMemo(() => nodes.some((n) => n.data?.type === "ChatInput"), [nodes]);
   const hasWebhook = useMemo(() => nodes.some((n) => n.data?.type === "Webhook"), [nodes]);
@@ -652,6 +723,12 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
               <button className="btn" onClick={() => void save()} disabled={saveState === "saved" || saveState === "saving"} title="Save (Ctrl+S)">
                 Save
               </button>
+              <button className="btn" onClick={() => setShowShare(true)}>
+                Share
+              </button>
+              <button className="btn btn-ghost" onClick={() => setShowKeys(true)} title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts">
+                <Icon name="keyboard" size={16} />
+              </button>
               <button className="btn" onClick={() => setShowApi(true)}>
                 API
               </button>
@@ -669,6 +746,14 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
               </button>
             </div>
           </TopBar>
+          {affected.length > 0 && (
+            <div className="banner banner-warn" role="status" data-testid="reload-affected">
+              A bundle reload changed components this flow uses: {describeAffected(affected)}. Check these nodes.{" "}
+              <button className="btn btn-small" onClick={onDismissAffected}>
+                Dismiss
+              </button>
+            </div>
+          )}
           {missing.length > 0 && (
             <div className="banner banner-warn" role="alert">
               Not available on this server: {missing.join(", ")}. The flow cannot run until these components are replaced.
@@ -710,6 +795,7 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
                 fitViewOptions={{ maxZoom: 1, padding: 0.15 }}
                 minZoom={0.05}
                 maxZoom={2}
+                colorMode={theme}
                 deleteKeyCode={["Delete", "Backspace"]}
                 multiSelectionKeyCode={["Shift", "Meta", "Control"]}
                 onlyRenderVisibleElements={nodes.length > 60}
@@ -734,10 +820,23 @@ function EditorInner({ initial, catalog, catalogError }: { initial: FlowRecord; 
                 onRun={(input, s) => runBuild({ input, session: s })}
                 onStop={() => void stopBuild()}
                 onClose={() => setShowPlayground(false)}
+                onDecide={async (requestId, actionId, values) => {
+                  const jobId = pausedJobRef.current;
+                  if (!jobId) return;
+                  try {
+                    await api.resumeRun(jobId, requestId, actionId, values);
+                    buildStore.set({ ...buildStore.state, pending: undefined });
+                    notify("success", `Decision sent (${actionId}): the run goes on.`);
+                  } catch (e) {
+                    notifyError(e, "Could not send the decision");
+                  }
+                }}
               />
             )}
           </div>
         </div>
+        {showShare && <ShareDialog flowId={flowId} onClose={() => setShowShare(false)} />}
+        {showKeys && <ShortcutSheet onClose={() => setShowKeys(false)} />}
         {showApi && <ApiPanel flowId={flowId} endpointName={flow.endpoint_name} tweaks={tweaks} hasWebhook={hasWebhook} onClose={() => setShowApi(false)} />}
         {renaming && (
           <PromptDialog
@@ -815,3 +914,39 @@ function BigEditor({ nodeId, field, nodes, onClose }: { nodeId: string; field: s
   );
 }
 
+
+const SHORTCUTS: [string, string][] = [
+  ["Ctrl+S", "Save"],
+  ["Ctrl+Z", "Undo"],
+  ["Ctrl+Shift+Z or Ctrl+Y", "Redo"],
+  ["Ctrl+C / Ctrl+V", "Copy / paste the selected components"],
+  ["Ctrl+D", "Duplicate the selection"],
+  ["Delete or Backspace", "Delete the selection"],
+  ["Shift+drag", "Select several components"],
+  ["Enter (in the component list)", "Add the focused component"],
+  ["Escape", "Close a dialog"],
+  ["?", "Show this sheet"],
+];
+
+/** The keyboard shortcut sheet (``?``): on a Mac, Ctrl is Cmd. */
+function ShortcutSheet({ onClose }: { onClose: () => void }) {
+  return (
+    <Modal title="Keyboard shortcuts" onClose={onClose} testId="shortcuts">
+      <table className="shortcuts">
+        <tbody>
+          {SHORTCUTS.map(([keys, what]) => (
+            <tr key={keys}>
+              <td>
+                {keys.split(/( or | \/ |\+)/).map((part, i) =>
+                  part === "+" ? "+" : part === " or " || part === " / " ? part : <kbd key={i}>{part}</kbd>,
+                )}
+              </td>
+              <td>{what}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="muted small">On a Mac, use Cmd instead of Ctrl.</p>
+    </Modal>
+  );
+}

@@ -8,6 +8,7 @@ import { safeFileName, saveResponse } from "../lib/download";
 import type { FlowRecord, Project } from "../lib/types";
 import { navigate } from "../router";
 import { useSession } from "../session";
+import { McpServerTab } from "./McpServer";
 
 type Dialog =
   | { kind: "new-project" }
@@ -25,6 +26,7 @@ export function HomePage({ projectId }: { projectId?: string }) {
   const [search, setSearch] = useState("");
   const [dialog, setDialog] = useState<Dialog>(null);
   const [dragging, setDragging] = useState(false);
+  const [view, setView] = useState<"flows" | "mcp">("flows");
   const fileInput = useRef<HTMLInputElement>(null);
 
   const loadProjects = useCallback(async () => {
@@ -169,6 +171,16 @@ export function HomePage({ projectId }: { projectId?: string }) {
         >
           <div className="flows-header">
             <h1>{current?.name ?? "Flows"}</h1>
+            {current && (
+              <div className="segmented" role="tablist" aria-label="Project view">
+                <button type="button" role="tab" aria-selected={view === "flows"} className={view === "flows" ? "active" : ""} onClick={() => setView("flows")}>
+                  Flows
+                </button>
+                <button type="button" role="tab" aria-selected={view === "mcp"} className={view === "mcp" ? "active" : ""} onClick={() => setView("mcp")}>
+                  MCP Server
+                </button>
+              </div>
+            )}
             <div className="flows-actions">
               <input
                 type="search"
@@ -204,7 +216,9 @@ export function HomePage({ projectId }: { projectId?: string }) {
             </div>
           </div>
           <p className="muted drop-hint">Drop .json or .zip files here to import them.</p>
-          {flows === null ? (
+          {view === "mcp" && current ? (
+            <McpServerTab key={current.id} project={current} />
+          ) : flows === null ? (
             <p className="muted">Loading…</p>
           ) : visible.length === 0 ? (
             <div className="empty">

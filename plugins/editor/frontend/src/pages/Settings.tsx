@@ -5,10 +5,12 @@ import { ConfirmDialog, Modal } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
 import { Link, TopBar } from "../components/TopBar";
 import { useSession } from "../session";
+import { McpServersTab } from "./McpServers";
 
 const TABS = [
   { id: "api-keys", label: "API keys" },
   { id: "variables", label: "Global variables" },
+  { id: "mcp-servers", label: "MCP servers" },
   { id: "profile", label: "Profile" },
 ];
 
@@ -30,7 +32,15 @@ export function SettingsPage({ tab }: { tab: string }) {
           </ul>
         </nav>
         <main className="settings-main">
-          {tab === "variables" ? <VariablesTab /> : tab === "profile" ? <ProfileTab /> : <ApiKeysTab />}
+          {tab === "variables" ? (
+            <VariablesTab />
+          ) : tab === "profile" ? (
+            <ProfileTab />
+          ) : tab === "mcp-servers" ? (
+            <McpServersTab />
+          ) : (
+            <ApiKeysTab />
+          )}
         </main>
       </div>
     </div>

@@ -1,0 +1,31 @@
+// Which catalog category each component key belongs to (for the node icons); filled when the catalog loads.
+const byKey = new Map<string, string>();
+
+export function indexCategories(entries: [string, [string, unknown][]][]): void {
+  byKey.clear();
+  for (const [cat, items] of entries) for (const [key] of items) byKey.set(key, cat);
+}
+
+export function categoryOf(key: string): string | undefined {
+  return byKey.get(key);
+}
+
+/** The icon of a category (see components/Icon.tsx). */
+export function categoryIcon(category: string | undefined): string {
+  switch (category) {
+    case "input_output":
+      return "chat";
+    case "data_source":
+      return "database";
+    case "processing":
+      return "sliders";
+    case "flow_controls":
+      return "branch";
+    case "models_and_agents":
+      return "chip";
+    case "utilities":
+      return "wrench";
+    default:
+      return "box";
+  }
+}

@@ -1,0 +1,130 @@
+"""End-to-end in the browser: the model picker fed by live discovery, streamed agent answers with
+collapsible tool calls, and the approval card of a paused run (the service in a subprocess, the
+local OpenAI-compatible test server as the provider)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.editor.test_e2e import (  # noqa: F401  (fixtures)
+    ADMIN,
+    ARTIFACTS,
+    PASSWORD,
+    _free_port,
+    _playwright_installed,
+    _service_binary,
+    api,
+    browser,
+    cookie_header,
+    expect,
+    page,
+    pytestmark,
+    shot,
+    sign_in,
+)
+from tests.models.test_agent_engine import APPROVAL, agent_flow
+from tests.openai_server import OpenAIServer
+
+
+@pytest.fixture(scope="module")
+def llm():
+    with OpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, llm):
+    config = tmp_path_factory.mktemp("e2e-agent")
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
+    env.update(
+        SERVICE_CONFIG_DIR=str(config),
+        SERVICE_ENV_FILE=os.devnull,
+        SERVICE_AUTO_LOGIN="false",
+        SERVICE_SUPERUSER=ADMIN,
+        SERVICE_SUPERUSER_PASSWORD=PASSWORD,
+        SERVICE_RATE_LIMIT_PER_MINUTE="100",
+        SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1",
+        OPENAI_COMPATIBLE_BASE_URL=llm.url,
+    )
+    log = open(config / "server.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [_service_binary(), "run", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/health", timeout=2) as r:  # noqa: S310 - local server
+                if r.status == 200:
+                    break
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            log.close()
+            pytest.fail(f"service did not start:\n{(config / 'server.log').read_text()[-4000:]}")
+        time.sleep(0.2)
+    yield base
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=15)
+    log.close()
+
+
+def _open(page, server, data, name):  # noqa: F811 (the page fixture)
+    sign_in(page)
+    status, flow = api(server, "POST", "/api/v1/flows/", body={"name": name, "data": data}, cookies=cookie_header(page))
+    assert status == 201, flow
+    page.goto(f"/flow/{flow['id']}")
+    expect(page.locator(".react-flow__node").first).to_be_visible()
+
+
+def test_model_picker_streamed_answer_and_tool_calls(page, server, llm):  # noqa: F811
+    _open(page, server, agent_flow(), "agent demo")
+    picker = page.get_by_test_id("node-LanguageModelComponent").get_by_test_id("model-picker")
+    expect(picker.locator("option", has_text="test-model-large")).to_have_count(1)  # from GET /models
+    llm.reply(tool_calls=[("evaluate_expression", {"expression": "6*7"})])
+    llm.reply("It is 42.")
+    page.get_by_role("button", name="Playground").click()
+    box = page.get_by_label("Message", exact=True)
+    box.fill("what is 6*7?")
+    box.press("Enter")
+    playground = page.get_by_test_id("playground")
+    expect(playground.get_by_test_id("msg-ai").last).to_contain_text("It is 42.")
+    call = playground.get_by_test_id("tool-call")
+    expect(call).to_have_count(1)
+    expect(call).to_contain_text("evaluate_expression")
+    call.locator("summary").click()
+    expect(call).to_contain_text('{"expression": "6*7"}')
+    expect(call).to_contain_text("42")
+    shot(page, "agent-tool-calls")
+
+
+def test_approval_card_for_a_paused_run(page, server, llm):  # noqa: F811
+    data = agent_flow(tools=[("TextInput", {"input_value": "x"})], approval=APPROVAL, stream=False)
+    data["nodes"][-1]["data"]["node"]["template"]["input_value"]["tool_mode"] = True
+    _open(page, server, data, "approval demo")
+    llm.reply(tool_calls=[("text_response", {"input_value": "hello"})])
+    page.get_by_role("button", name="Playground").click()
+    box = page.get_by_label("Message", exact=True)
+    box.fill("send it")
+    box.press("Enter")
+    card = page.get_by_test_id("approval-card")
+    expect(card).to_be_visible()
+    expect(card).to_contain_text("text_response")
+    expect(card).to_contain_text('"input_value": "hello"')
+    for name in ("Approve", "Reject", "Edit"):
+        expect(card.get_by_role("button", name=name)).to_be_visible()
+    card.get_by_role("button", name="Edit").click()
+    expect(card.get_by_label("New arguments (JSON)")).to_be_visible()
+    shot(page, "agent-approval-card")

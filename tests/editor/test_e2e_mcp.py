@@ -1,0 +1,233 @@
+"""End-to-end, as a new user: enable two flows as MCP tools in the project's MCP Server tab, paste the
+shown configuration into an MCP client (the official ``mcp`` Python client stands in for Cursor), call
+the tools; add an external MCP server in Settings, pick its tool on an MCP Tools node and run the flow.
+Chromium from the system package, as tests/editor/test_e2e.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.editor.test_e2e import (  # noqa: F401 - fixtures
+    ADMIN,
+    CHROMIUM,
+    PASSWORD,
+    _free_port,
+    _service_binary,
+    api,
+    browser,
+    page,
+    shot,
+    sign_in,
+)
+from tests.flowkit import edge as make_edge
+from tests.run.runkit import chat_echo
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is absent: apt-get install -y chromium"),
+]
+pytest.importorskip("mcp")
+from playwright.sync_api import expect  # noqa: E402
+
+SDK_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "sdk_server.py"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``service run`` with auto-login off; loopback MCP servers allowed (the test's own SDK server)."""
+    config = tmp_path_factory.mktemp("e2e-mcp")
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
+    env.update(
+        SERVICE_CONFIG_DIR=str(config),
+        SERVICE_ENV_FILE=os.devnull,
+        SERVICE_AUTO_LOGIN="false",
+        SERVICE_SUPERUSER=ADMIN,
+        SERVICE_SUPERUSER_PASSWORD=PASSWORD,
+        SERVICE_RATE_LIMIT_PER_MINUTE="100",
+        SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1",
+    )
+    log = open(config / "server.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [_service_binary(), "run", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/health", timeout=2) as r:  # noqa: S310 - local server
+                if r.status == 200:
+                    break
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            log.close()
+            pytest.fail(f"service did not start:\n{(config / 'server.log').read_text()[-4000:]}")
+        time.sleep(0.2)
+    yield base
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def sdk_server():
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(SDK_SERVER), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        try:
+            urllib.request.urlopen(url, timeout=1)
+        except urllib.error.HTTPError:
+            break  # it answers
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.1)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+def _token(server: str) -> dict[str, str]:
+    req = urllib.request.Request(  # noqa: S310 - local server
+        server + "/api/v1/login", data=f"username={ADMIN}&password={PASSWORD}".encode(), method="POST"
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:  # noqa: S310 - local server
+        return {"Authorization": f"Bearer {json.loads(r.read())['access_token']}"}
+
+
+def _call_tools(url: str, headers: dict[str, str]) -> dict:
+    import anyio
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async def main() -> dict:
+        async with Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))) as client:
+            names = sorted(t.name for t in (await client.list_tools()).tools)
+            answers = {n: (await client.call_tool(n, {"input_value": f"hi {n}"})).content[0].text for n in names}
+            return {"names": names, "answers": answers}
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API runs an event loop in this thread
+        return pool.submit(anyio.run, main).result()
+
+
+def test_flows_as_mcp_tools_and_an_mcp_server_in_a_flow(page, server, sdk_server):  # noqa: F811
+    auth = _token(server)
+    projects = api(server, "GET", "/api/v1/projects/", headers=auth)[1]
+    project = projects[0]
+    for name in ("Greeter", "Echo Bot"):
+        status, _ = api(
+            server,
+            "POST",
+            "/api/v1/flows/",
+            body={"name": name, "data": chat_echo(), "folder_id": project["id"]},
+            headers=auth,
+        )
+        assert status == 201
+
+    # 1. the project's MCP Server tab: both flows become tools, one renamed
+    sign_in(page)
+    page.get_by_role("tab", name="MCP Server").click()
+    page.get_by_label("Use Greeter as a tool").check()
+    page.get_by_label("Use Echo Bot as a tool").check()
+    page.get_by_label("Action name of Greeter").fill("greet")
+    page.get_by_label("Action description of Greeter").fill("Says hello back")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_text("MCP server settings saved")).to_be_visible()
+    page.get_by_role("radio", name="Cursor").click()
+    expect(page.get_by_test_id("mcp-snippet")).to_contain_text("mcpServers")
+    shot(page, "mcp-01-project-server")
+    config = json.loads(page.get_by_test_id("mcp-snippet").inner_text())
+    [(name, entry)] = config["mcpServers"].items()
+    assert entry["headers"] == {"x-api-key": "<YOUR_API_KEY>"} and entry["url"].endswith("/streamable")
+    page.get_by_role("radio", name="VS Code").click()
+    expect(page.get_by_test_id("mcp-snippet")).to_contain_text('"type": "http"')
+
+    # 2. paste it into a client: the official mcp client with a real key in place of the placeholder
+    key = api(server, "POST", "/api/v1/api_key/", body={"name": "mcp"}, headers=auth)[1]["api_key"]
+    headers = {k: (key if v == "<YOUR_API_KEY>" else v) for k, v in entry["headers"].items()}
+    called = _call_tools(entry["url"], headers)
+    assert called["names"] == ["echo_bot", "greet"]
+    assert called["answers"] == {"echo_bot": "hi echo_bot", "greet": "hi greet"}
+
+    # 3. Settings → MCP servers: add the external server
+    page.goto("/settings/mcp-servers")
+    page.get_by_role("button", name="Add MCP server").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Server name").fill("calc")
+    dialog.get_by_label("Server URL").fill(sdk_server)
+    dialog.get_by_label("Server headers").fill("X-Token=secret-token-1")
+    dialog.get_by_role("button", name="Add").click()
+    expect(page.get_by_role("cell", name="calc", exact=True)).to_be_visible()
+    assert "secret-token-1" not in page.content()
+    shot(page, "mcp-02-settings-servers")
+
+    # 4. an MCP Tools node: pick the server and a tool, fill its argument, run the flow
+    catalog = api(server, "GET", "/api/v1/all", headers=auth)[1]
+    node = next(v for group in catalog.values() for k, v in group.items() if k == "MCPTools")
+    data = {
+        "nodes": [
+            {
+                "id": "MCPTools-AAAAA",
+                "type": "genericNode",
+                "position": {"x": 100, "y": 100},
+                "data": {"id": "MCPTools-AAAAA", "type": "MCPTools", "node": node},
+            }
+        ],
+        "edges": [],
+    }
+    status, flow = api(server, "POST", "/api/v1/flows/", body={"name": "Uses MCP", "data": data}, headers=auth)
+    assert status == 201, flow
+    page.goto(f"/flow/{flow['id']}")
+    tools_node = page.get_by_test_id("node-MCPTools")
+    expect(tools_node).to_be_visible()
+    tools_node.get_by_label("MCP server", exact=True).select_option("calc")
+    tools_node.get_by_label("MCP tool", exact=True).select_option("shout")
+    expect(tools_node.get_by_text("Upper-case a text.")).to_be_visible()
+    tools_node.get_by_label("text", exact=True).fill("quiet please")
+    tools_node.get_by_label("text", exact=True).blur()
+    expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=20_000)
+    shot(page, "mcp-03-tools-node")
+    saved = api(server, "GET", f"/api/v1/flows/{flow['id']}", headers=auth)[1]
+    template = saved["data"]["nodes"][0]["data"]["node"]["template"]
+    assert template["tool"]["value"] == "shout" and template["mcp_server"]["value"] == {"name": "calc"}
+    assert template["text"]["value"] == "quiet please"
+    # run it: the component calls the external server's tool
+    out = {
+        "id": "ChatOutput-BBBBB",
+        "type": "genericNode",
+        "position": {"x": 500, "y": 100},
+        "data": {"id": "ChatOutput-BBBBB", "type": "ChatOutput", "node": catalog["input_output"]["ChatOutput"]},
+    }
+    edge = make_edge(saved["data"]["nodes"][0], "response", out, "input_value")
+    saved["data"]["nodes"].append(out)
+    saved["data"]["edges"] = [edge]
+    api(server, "PATCH", f"/api/v1/flows/{flow['id']}", body={"data": saved["data"]}, headers=auth)
+    status, result = api(
+        server, "POST", f"/api/v1/run/{flow['id']}", body={"input_value": ""}, headers={"x-api-key": key}
+    )
+    assert status == 200, result
+    assert "QUIET PLEASE" in result["outputs"][0]["outputs"][0]["results"]["message"]["text"]
