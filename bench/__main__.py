@@ -1,6 +1,7 @@
-"""``python -m bench [scenario ...] [--scale-out]`` (figures, results.json, RESULTS.md); ``python -m bench profile``.
+"""``python -m bench [scenario ...] [--scale-out]`` (figures, results.json, RESULTS.md); ``python -m bench profile``;
+``python -m bench sessions`` (the cost of the session revocation check, bench/sessions.json).
 
-Scenarios: startup, run, ceiling, flows, build, datascale, memory, webhook (default: all of them).
+Scenarios: startup, run, ceiling, workflows, flows, build, datascale, memory, webhook, catalog (default: all of them).
 ``--scale-out`` adds PostgreSQL (a fresh ``service_bench`` database on 127.0.0.1:5432), Redis
 (db 9 on 127.0.0.1:6379, our keys deleted after) and RQ ``service worker`` processes: builds on RQ
 and webhooks.
@@ -15,7 +16,7 @@ def main() -> None:
     from bench.runner import ALL
 
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("scenarios", nargs="*", help=f"profile, all (default) or any of: {', '.join(ALL)}")
+    parser.add_argument("scenarios", nargs="*", help=f"profile, sessions, all (default) or any of: {', '.join(ALL)}")
     parser.add_argument("--scale-out", action="store_true", help="add PostgreSQL, Redis and RQ workers")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per measured load step (5)")
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds of warm-up per load step (1)")
@@ -29,6 +30,11 @@ def main() -> None:
         from bench.profile import main as profile_main
 
         print(profile_main(runs=args.runs))
+        return
+    if names == ("sessions",):
+        from bench.sessions import main as sessions_main
+
+        print(sessions_main())
         return
     if "all" in names:
         names = ALL

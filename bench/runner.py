@@ -23,7 +23,20 @@ from typing import Any
 from bench import scenarios
 from bench.common import HERE, ROOT, machine, pick_tool
 
-ALL = ("startup", "run", "ceiling", "flows", "build", "datascale", "memory", "webhook")
+ALL = (
+    "startup",
+    "run",
+    "ceiling",
+    "workflows",
+    "flows",
+    "build",
+    "datascale",
+    "memory",
+    "webhook",
+    "catalog",
+    "agent",
+    "responses",
+)
 BENCH_DB = "service_bench"
 PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 REDIS_DB = 9
@@ -40,8 +53,12 @@ TARGETS: list[tuple[str, str, Any]] = [
     ("build p50 < 40 ms on RQ", "build.rq.latency.p50_ms", ("<", 40.0)),
     ("500 builds in flight, no error", "build.inprocess.in_flight.max_without_errors", (">=", 500)),
     (">= 300 webhooks/s on RQ, 2 workers", "webhook.workers_2.per_second", (">=", 300.0)),
+    ("v2 sync >= 90% of the run (c=16, same run)", "workflows.v2_fraction_of_run", (">=", 0.90)),
+    ("first AG-UI frame p50 < 5 ms", "workflows.first_agui_frame.p50_ms", ("<", 5.0)),
     ("paginated reads p50 < 20 ms", "datascale.worst_p50_ms", ("<", 20.0)),
     ("memory growth < 10% over 10,000 runs", "memory.growth", ("<", 0.10)),
+    ("GET /api/v1/all p50 < 5 ms (full catalog, gzip)", "catalog.all_gzip.p50_ms", ("<", 5.0)),
+    ("start-up growth of the data+tools bundles < 100 ms (min)", "catalog.startup.difference_min_ms", ("<", 100.0)),
 ]
 
 
@@ -228,7 +245,7 @@ def report(r: dict[str, Any]) -> str:
         lines.append(f"| {name} | {fmt(t['value'])} | {met} |")
     lines += ["", "## Figures", ""]
     lines += section_run(r) + section_startup(r) + section_flows(r) + section_build(r)
-    lines += section_webhook(r) + section_datascale(r) + section_memory(r)
+    lines += section_webhook(r) + section_datascale(r) + section_memory(r) + section_catalog(r)
     notes = HERE / "NOTES.md"
     if notes.exists():
         lines += ["", notes.read_text().strip()]
@@ -406,5 +423,23 @@ def section_memory(r: dict[str, Any]) -> list[str]:
         f"RSS of the 2 workers over {x['runs']:,} runs (after 1,000 warm-up runs, 16 clients, {x['rps']} req/s): "
         f"{sum(x['before_kib'].values()) // 1024} MiB -> {sum(x['after_kib'].values()) // 1024} MiB "
         f"(**{x['growth']:+.1%}**), errors {x['errors']}.",
+        "",
+    ]
+
+
+def section_catalog(r: dict[str, Any]) -> list[str]:
+    x = r.get("catalog")
+    if not x or "error" in x:
+        return [f"### Catalog\n\n{x}\n"] if x else []
+    g, p, i, st = x["all_gzip"], x["all_plain"], x.get("all_gzip_in_process") or {}, x["startup"]
+    return [
+        "### Catalog",
+        "",
+        f"`GET /api/v1/all` ({p.get('components')} components, cached per registry snapshot), one keep-alive client: "
+        f"gzip p50 **{g['p50_ms']} ms**, p99 {g['p99_ms']} ms ({g['bytes']:,} B); plain p50 {p['p50_ms']} ms "
+        f"({p['bytes']:,} B); in process (Flask test client) p50 {i.get('p50_ms')} ms, min {i.get('min_ms')} ms.",
+        f"Start-up (5 alternated): every bundle median {st['all_bundles_s']} s (min {st.get('all_bundles_min_s')} s), "
+        f"`data`/`tools` disabled {st['standard_only_s']} s (min {st.get('standard_only_min_s')} s); bundle imports "
+        f"(fresh interpreter, after `core.engine`): {x['bundle_import_ms']} ms.",
         "",
     ]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.catalog_scenario import catalog  # noqa: F401 - the runner looks scenarios up here
 from bench.common import (
     ROOT,
     Client,
@@ -168,6 +169,55 @@ def run(b: Bench) -> dict[str, Any]:
     svc = run_service(b)
     url = svc.url(f"/api/v1/run/{svc.echo}")
     return {"steps": steps(b, url, body=svc.body, headers=svc.key, label="run")}
+
+
+# --- v2 workflows ------------------------------------------------------------------------------------------
+def workflows(b: Bench, rounds: int = 2, frames: int = 300) -> dict[str, Any]:
+    """``POST /api/v2/workflows`` sync against the simplified run, alternated in the same run (c=16), and
+    the time to the first AG-UI frame of a stream (one client, sequential; from sending to its first line).
+    """
+    svc = run_service(b)
+    v1 = svc.url(f"/api/v1/run/{svc.echo}")
+    v2 = svc.url("/api/v2/workflows")
+    v2_body = json.dumps({"flow_id": svc.echo, "input_value": "hello"}).encode()
+    headers = {**svc.key, "Content-Type": "application/json"}
+    runs_rps: list[float] = []
+    v2_rps: list[float] = []
+    for _ in range(rounds):  # alternate so both see the same machine state
+        for url, body, into, label in ((v1, svc.body, runs_rps, "run"), (v2, v2_body, v2_rps, "v2 sync")):
+            load(url, 16, b.warmup, body=body, headers=headers, tool=b.tool, workdir=b.work)
+            figures = load(url, 16, b.duration, body=body, headers=headers, tool=b.tool, workdir=b.work)
+            into.append(float(figures["rps"]))
+            print(f"{label:<8} c=16 {figures['rps']:>8} req/s  p50 {figures['p50_ms']:.2f} ms", flush=True)
+    first = first_agui_frame(svc, frames)
+    ratio = statistics.median(v2_rps) / statistics.median(runs_rps) if runs_rps else 0.0
+    print(f"v2 sync / run {ratio:.2f}; first AG-UI frame p50 {first['p50_ms']} ms", flush=True)
+    return {
+        "run_rps": runs_rps,
+        "v2_sync_rps": v2_rps,
+        "v2_fraction_of_run": round(ratio, 3),
+        "first_agui_frame": first,
+    }
+
+
+def first_agui_frame(svc: Service, n: int) -> dict[str, Any]:
+    body = json.dumps({"flow_id": svc.echo, "input_value": "hello", "mode": "stream", "stream_protocol": "agui"})
+    headers = {**svc.key, "Content-Type": "application/json"}
+    conn = http.client.HTTPConnection("127.0.0.1", svc.port, timeout=10)
+    ms: list[float] = []
+    for i in range(n + 20):
+        t0 = time.perf_counter()
+        conn.request("POST", "/api/v2/workflows", body=body, headers=headers)
+        resp = conn.getresponse()
+        line = resp.readline()
+        elapsed = (time.perf_counter() - t0) * 1000
+        assert resp.status == 200 and b"RUN_STARTED" in line, (resp.status, line)
+        rest = resp.read()
+        assert b"RUN_FINISHED" in rest, rest[-200:]
+        if i >= 20:  # warm-up
+            ms.append(elapsed)
+    conn.close()
+    return summary(ms)
 
 
 # --- bigger flows -------------------------------------------------------------------------------------------
@@ -573,3 +623,6 @@ def _wait_done(r: Any, stats: str, target: int, budget_s: float) -> int:
             return done
         time.sleep(0.005)
     return _done(r, stats)
+
+
+from bench.models import agent, responses  # noqa: E402, F401  (scenarios of the models bundle and responses plugin)
