@@ -175,3 +175,65 @@ def test_fresh_runtime_install_resolves_no_dev_tool(tmp_path):
     # instead of an extra
     third_party = [n for n in installed if not n.startswith("service-")]
     assert len(third_party) < 110, sorted(third_party)
+
+
+def _shipped_data(project: Path) -> dict[str, list[str]]:
+    cfg = configparser.ConfigParser()
+    cfg.read(project / "setup.cfg")
+    if not cfg.has_section("options.package_data"):
+        return {}
+    return {
+        package: [p.strip() for p in re.split(r"[,\n]", value) if p.strip()]
+        for package, value in cfg.items("options.package_data")
+    }
+
+
+def test_every_migration_script_is_named_for_non_editable_installs():
+    # setuptools' `packages = find:` skips a directory without __init__.py, so a wheel of a plugin
+    # whose migrations/ is not a package ships no migration unless package_data names the scripts
+    missing = []
+    for project in PROJECTS:
+        data = _shipped_data(project)
+        cfg = configparser.ConfigParser()
+        cfg.read(project / "setup.cfg")
+        namespace = cfg.get("options", "packages", fallback="").strip() == "find_namespace:"
+        packages = [ROOT / "core"] if project == ROOT else sorted(project.glob("service_*"))
+        for package in packages:
+            for scripts in package.rglob("migrations"):
+                if not any(scripts.glob("*.py")) or (scripts / "__init__.py").exists() or namespace:
+                    continue
+                pattern = f"{scripts.relative_to(package).as_posix()}/*.py"
+                if pattern not in data.get(package.name, []):
+                    missing.append(f"{project.relative_to(ROOT)}: {package.name} = {pattern}")
+    assert not missing, f"add to [options.package_data]: {missing}"
+
+
+def test_a_plugin_wheel_carries_its_migrations(tmp_path):
+    # the real build, once, for the check above: the flows plugin's wheel holds its Alembic scripts
+    # (built from a copy: setuptools would reuse a stale build/ directory in the checkout)
+    import shutil
+    import zipfile
+
+    source = tmp_path / "flows"
+    shutil.copytree(ROOT / "plugins" / "flows", source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    (wheel,) = tmp_path.glob("service_flows-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {f"service_flows/migrations/{p.name}" for p in (source / "service_flows/migrations").glob("*.py")}
+    assert expected and expected <= names
