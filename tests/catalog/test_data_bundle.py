@@ -3,6 +3,7 @@ and Web Search against a loopback server speaking the real feed/search formats; 
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import uuid
 
@@ -25,6 +26,27 @@ def _up(port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(0.5)
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _ensure_database(port: int, name: str) -> None:
+    """Create the test's database on the server if it is missing (a fresh CI machine has only `test`)."""
+    if port == 5432:
+        import psycopg
+
+        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+            if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+                # another xdist worker may create it first
+                with contextlib.suppress(psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                    conn.execute(f'CREATE DATABASE "{name}"')
+    else:
+        import pymysql
+
+        conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="")
+        try:
+            with conn.cursor() as cursor:
+                cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{name}`")
+        finally:
+            conn.close()
 
 
 def sql(url: str, query: str, **kw) -> SQLComponent:
@@ -94,6 +116,7 @@ def test_file_databases_refused_when_local_files_are_restricted(sqlite_url):
 
 @pytest.mark.skipif(not _up(5432), reason="PostgreSQL is not running on 127.0.0.1:5432")
 def test_postgresql():
+    _ensure_database(5432, "catalog_sql")
     table = f"t_{uuid.uuid4().hex[:8]}"
     sql(PG_URL, f"CREATE TABLE {table} (id int, label text)", allow_writes=True).run_sql_query()
     try:
@@ -118,6 +141,7 @@ def test_postgresql():
 
 @pytest.mark.skipif(not _up(3306), reason="MariaDB is not running on 127.0.0.1:3306")
 def test_mariadb():
+    _ensure_database(3306, "catalog_test")
     table = f"t_{uuid.uuid4().hex[:8]}"
     sql(MARIADB_URL, f"CREATE TABLE {table} (id int, label varchar(10))", allow_writes=True).run_sql_query()
     try:
