@@ -66,13 +66,7 @@ COMPONENT_BUNDLES: dict[str, BundleInfo] = {
             "ext:ollama:ChatOllamaComponent@official": "Ollama",
             "ext:ollama:OllamaEmbeddingsComponent@official": "Ollama Embeddings",
             "TextEmbedderComponent": "Text Embedder",
-        },
-    ),
-    # planned: each open issue's bundle
-    **_table(
-        "llm_operations",
-        "planned",
-        {
+            # LLM operations
             "BatchRunComponent": "Batch Run",
             "GuardrailValidator": "Guardrails (Legacy)",
             "GuardrailValidatorV2": "Guardrails",
@@ -83,6 +77,7 @@ COMPONENT_BUNDLES: dict[str, BundleInfo] = {
         },
     ),
     **_table("documents", "optional", {"File": "Read File"}),
+    # planned: each open issue's bundle
     **_table(
         "files",
         "planned",
@@ -98,8 +93,7 @@ COMPONENT_BUNDLES: dict[str, BundleInfo] = {
         "optional",
         {"Knowledge": "Knowledge", "KnowledgeBase": "Knowledge Base", "KnowledgeIngestion": "Knowledge Ingestion"},
     ),
-    **_table("sandbox", "optional", {"PythonREPLComponent": "Python Interpreter"}),
-    **_table("sandbox", "planned", {"PythonREPLTool": "Python REPL"}),
+    **_table("sandbox", "optional", {"PythonREPLComponent": "Python Interpreter", "PythonREPLTool": "Python REPL"}),
     **_table("a2a", "optional", {"A2AAgent": "A2A Agent"}),
 }
 

@@ -68,7 +68,7 @@ def test_import_without_missing_components_has_no_header(client, alice):
 
 
 def test_every_native_component_round_trips_through_export_and_import(make_app):
-    """One flow holding a node of each of the 67 native components: create, download, upload as another
+    """One flow holding a node of each of the 68 native components: create, download, upload as another
     user, and every node comes back identical and builds."""
     from core.app import state
     from core.engine import Graph
@@ -79,7 +79,7 @@ def test_every_native_component_round_trips_through_export_and_import(make_app):
     admin = superuser(client)
     alice, bob = make_user(client, admin, username="alice"), make_user(client, admin, username="bob")
     registry = state(app).components.current
-    assert len(registry) == 67
+    assert len(registry) == 68
     nodes = [node(key, f"n{i}", registry=registry) for i, key in enumerate(sorted(registry.keys()))]
     created = client.post("/api/v1/flows/", json={"name": "all", "data": flow(nodes, [])}, headers=alice.bearer)
     assert created.status_code == 201, created.get_json()
@@ -94,4 +94,4 @@ def test_every_native_component_round_trips_through_export_and_import(make_app):
     assert uploaded.status_code == 201 and "X-Service-Missing-Components" not in uploaded.headers
     data = uploaded.get_json()[0]["data"]
     assert [n["data"]["node"] for n in data["nodes"]] == [json.loads(json.dumps(n["data"]["node"])) for n in nodes]
-    assert len(Graph.build(data, registry).vertices) == 67
+    assert len(Graph.build(data, registry).vertices) == 68

@@ -6,13 +6,13 @@ from typing import Any
 
 from core import hookimpl
 from core.records import ModelProvider
-from service_bundle_models import agent, models
+from service_bundle_models import agent, guardrails, llm_ops, models, transform
 from service_bundle_models.provider import DISPLAY, PROVIDER_IDS, discover, provider_for
 
 
 @hookimpl
 def register_components() -> list[type]:
-    return [*models.COMPONENTS, *agent.COMPONENTS]
+    return [*models.COMPONENTS, *agent.COMPONENTS, *llm_ops.COMPONENTS, *transform.COMPONENTS, *guardrails.COMPONENTS]
 
 
 @hookimpl

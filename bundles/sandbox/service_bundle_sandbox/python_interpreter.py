@@ -15,7 +15,7 @@ import re
 from core.engine import Component, ComponentError, Data, Output
 from core.engine.inputs import MultilineInput, StrInput
 from core.engine.types import to_text
-from core.sandbox import SandboxUnavailable, run_python
+from core.sandbox import SandboxResult, SandboxUnavailable, run_python
 
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -27,6 +27,22 @@ def parse_imports(text: str) -> list[str]:
         if not _MODULE.match(name):
             raise ComponentError(f"'{name}' is not a module name (global imports are comma-separated module names)")
     return names
+
+
+def run_sandboxed(component: Component, code: str, imports: list[str], *, what: str) -> SandboxResult:
+    """Run ``code`` in the sandbox for ``component``: hardening checked, run deadline and cancel honoured."""
+    ctx = component.context
+    ctx.hardening.check_code_execution()
+    limits = ctx.hardening.sandbox
+    remaining = ctx.remaining_time()
+    if remaining is not None:
+        limits = dataclasses.replace(limits, wall_seconds=max(0.1, min(limits.wall_seconds, remaining)))
+    try:
+        result = run_python(code, imports=imports, limits=limits, cancelled=ctx.cancelled)
+    except SandboxUnavailable as exc:
+        raise ComponentError(f"{what} cannot run here: {exc}") from None
+    ctx.check()  # a cancelled or expired run stops here, whatever the sandbox printed
+    return result
 
 
 class PythonREPLComponent(Component):
@@ -60,18 +76,8 @@ class PythonREPLComponent(Component):
     outputs = [Output("results", "Results", "run_python_repl", ["JSON"])]
 
     def run_python_repl(self) -> Data:
-        ctx = self.context
-        ctx.hardening.check_code_execution()
         imports = parse_imports(to_text(self.global_imports))
-        limits = ctx.hardening.sandbox
-        remaining = ctx.remaining_time()
-        if remaining is not None:
-            limits = dataclasses.replace(limits, wall_seconds=max(0.1, min(limits.wall_seconds, remaining)))
-        try:
-            result = run_python(to_text(self.python_code), imports=imports, limits=limits, cancelled=ctx.cancelled)
-        except SandboxUnavailable as exc:
-            raise ComponentError(f"The Python Interpreter cannot run here: {exc}") from None
-        ctx.check()  # a cancelled or expired run stops here, whatever the sandbox printed
+        result = run_sandboxed(self, to_text(self.python_code), imports, what="The Python Interpreter")
         if result.killed:
             data = Data({"error": f"Execution stopped: {result.killed} exceeded", "output": result.stdout.strip()})
         elif result.returncode != 0:
