@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from service_bundle_a2a.bundle import all_components as a2a_components
 from service_bundle_data.bundle import all_components as data_components
+from service_bundle_models import guardrails, llm_ops, transform
+from service_bundle_sandbox.python_repl_tool import PythonREPLTool
 from service_bundle_standard.bundle import all_components as standard_components
 from service_bundle_tools.bundle import all_components as tools_components
 
@@ -19,7 +21,11 @@ CLASSES = [
     *data_components(),
     *tools_components(),
     *a2a_components(),
-]  # sandbox: its own section
+    *llm_ops.COMPONENTS,
+    *transform.COMPONENTS,
+    *guardrails.COMPONENTS,
+    PythonREPLTool,
+]  # the Python Interpreter: its own hand-written entry
 
 
 @pytest.mark.parametrize("klass", CLASSES, ids=lambda k: k.key)

@@ -463,3 +463,75 @@ def test_llm_operations_refuse_a_blocked_provider(llm):
     with pytest.raises(ComponentError, match="non-public address"):
         comp.build_structured_output()
     assert llm.chat_requests == []
+
+
+# --- the running service: export/import round trip, then a run -------------------------------------
+LLM_OPS = [
+    "BatchRunComponent",
+    "GuardrailValidator",
+    "GuardrailValidatorV2",
+    "LLMSelectorComponent",
+    "Smart Transform",
+    "SmartRouter",
+    "StructuredOutput",
+]
+
+
+def test_llm_operations_round_trip_through_export_and_import_then_run(make_app, llm, monkeypatch):
+    import io
+
+    from core.app import state
+    from core.engine import Graph
+    from tests.conftest import make_user, superuser
+
+    monkeypatch.setenv("OPENAI_COMPATIBLE_BASE_URL", llm.url)
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "sk-test")
+    monkeypatch.setenv("SERVICE_SSRF_ALLOWED_HOSTS", "127.0.0.1")
+    app = make_app(plugins=["accounts", "flows", "run", "standard", "models"])
+    client = app.test_client()
+    admin = superuser(client)
+    alice, bob = make_user(client, admin, username="alice"), make_user(client, admin, username="bob")
+    reg = state(app).components.current
+    assert all(key in reg for key in LLM_OPS)
+    nodes = [node(key, f"op{i}", registry=reg, model=MODEL) for i, key in enumerate(LLM_OPS)]
+    created = client.post("/api/v1/flows/", json={"name": "ops", "data": flow(nodes, [])}, headers=alice.bearer)
+    assert created.status_code == 201, created.get_json()
+    exported = client.post("/api/v1/flows/download/", json=[created.get_json()["id"]], headers=alice.bearer)
+    uploaded = client.post(
+        "/api/v1/flows/upload/",
+        data={"file": (io.BytesIO(exported.get_data()), "ops.json")},
+        headers=bob.bearer,
+        content_type="multipart/form-data",
+    )
+    assert uploaded.status_code == 201 and "X-Service-Missing-Components" not in uploaded.headers
+    data = uploaded.get_json()[0]["data"]
+    assert [n["data"]["node"] for n in data["nodes"]] == [json.loads(json.dumps(n["data"]["node"])) for n in nodes]
+    assert len(Graph.build(data, reg).vertices) == len(LLM_OPS)
+
+    # an imported Guardrails -> Structured Output flow runs for its new owner
+    chat_in = node("ChatInput", "ChatInput-1", registry=reg)
+    guard = node("GuardrailValidatorV2", "Guard-1", registry=reg, model=MODEL, checking_method="Rules only")
+    so = node("StructuredOutput", "SO-1", registry=reg, model=MODEL, output_schema=SCHEMA[:1])
+    out = node("ChatOutput", "ChatOutput-1", registry=reg)
+    edges = [
+        edge(chat_in, "message", guard, "input_text"),
+        edge(guard, "pass_result", so, "input_value"),
+        edge(so, "structured_output", out, "input_value"),
+    ]
+    raw = json.dumps({"name": "guarded", "data": flow([chat_in, guard, so, out], edges)}).encode()
+    imported = client.post(
+        "/api/v1/flows/upload/",
+        data={"file": (io.BytesIO(raw), "guarded.json")},
+        headers=bob.bearer,
+        content_type="multipart/form-data",
+    )
+    flow_id = imported.get_json()[0]["id"]
+    llm.reply(json.dumps({"objects": [{"name": "Ada"}]}))
+    run = client.post(f"/api/v1/run/{flow_id}", json={"input_value": "Ada wrote"}, headers=bob.key)
+    assert run.status_code == 200, run.get_json()
+    assert "Ada" in json.dumps(run.get_json()["outputs"][0]["outputs"][0]["results"])
+    assert llm.chat_requests[-1]["messages"][-1]["content"] == "Ada wrote"
+    blocked = client.post(
+        f"/api/v1/run/{flow_id}", json={"input_value": "key sk-abcdefghijklmnopqrstuvwx"}, headers=bob.key
+    )
+    assert blocked.status_code == 200 and len(llm.chat_requests) == 1  # the guardrail stopped the branch
