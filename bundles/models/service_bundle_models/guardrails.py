@@ -11,13 +11,25 @@ rule engine of :mod:`service_bundle_models.guardrail_rules` (``checking_method``
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.engine import Component, ComponentError, Data, Message, Output
 from core.engine.inputs import BoolInput, DropdownInput, Input, MessageTextInput, MultilineInput, SliderInput
 from core.engine.types import to_text
-from service_bundle_models import guardrail_rules as rules
 from service_bundle_models.llm_ops import _model_providers, api_key_input, ask, chat_model, model_input
+
+if TYPE_CHECKING:  # pragma: no cover
+    from types import ModuleType
+
+    from service_bundle_models.guardrail_rules import RuleSettings
+
+
+def _rules() -> ModuleType:
+    """The rule engine, imported on first use (its regular expressions compile then, not at start-up)."""
+    from service_bundle_models import guardrail_rules
+
+    return guardrail_rules
+
 
 GUARDRAILS = ["PII", "Tokens/Passwords", "Jailbreak", "Offensive Content", "Malicious Code", "Prompt Injection"]
 DEFAULT_GUARDRAILS = ["PII", "Tokens/Passwords", "Jailbreak"]
@@ -178,7 +190,7 @@ class GuardrailValidator(_Guardrails):
         threshold = float(self.heuristic_threshold if self.heuristic_threshold is not None else 0.7)
         for name, description in checks:
             if name in ("Jailbreak", "Prompt Injection"):
-                score = rules.injection_score(text)
+                score = _rules().injection_score(text)
                 if score >= threshold:
                     return _failed(text, name, f"heuristic score {score:.2f}")
             if llm_check(self, text, name, description):
@@ -249,7 +261,8 @@ class GuardrailValidatorV2(_Guardrails):
     ]
     outputs: ClassVar[list[Output]] = _outputs()
 
-    def _settings(self) -> rules.RuleSettings:
+    def _settings(self) -> RuleSettings:
+        rules = _rules()
         return rules.RuleSettings(
             enterprise_orgs=rules.split_list(self.enterprise_orgs),
             enterprise_domains=rules.split_list(self.enterprise_domains),
@@ -286,7 +299,7 @@ class GuardrailValidatorV2(_Guardrails):
         if scope is not None:
             return scope
 
-        findings = rules.scan(text, [n for n, _ in checks], self._settings()) if use_rules else []
+        findings = _rules().scan(text, [n for n, _ in checks], self._settings()) if use_rules else []
         by_check: dict[str, float] = {}
         for f in findings:
             by_check[f.check] = max(by_check.get(f.check, 0.0), f.risk)
@@ -299,7 +312,7 @@ class GuardrailValidatorV2(_Guardrails):
         if not use_rules:  # AI checks keep the legacy heuristic for jailbreak and injection
             threshold = float(self.heuristic_threshold if self.heuristic_threshold is not None else 0.7)
             for name, _ in checks:
-                if name in ("Jailbreak", "Prompt Injection") and rules.injection_score(text) >= threshold:
+                if name in ("Jailbreak", "Prompt Injection") and _rules().injection_score(text) >= threshold:
                     return _failed(text, name, "heuristic")
         if use_llm:
             mode = self._llm_mode() if use_rules else "always"
@@ -317,7 +330,7 @@ class GuardrailValidatorV2(_Guardrails):
             if action == "block":
                 return _failed(text, medium[0], "rules", findings=result["findings"], risk_score=by_check[medium[0]])
             if action == "sanitize":
-                result["sanitized_text"] = rules.redact(text, findings, str(self.redaction_mode or "mask"))
+                result["sanitized_text"] = _rules().redact(text, findings, str(self.redaction_mode or "mask"))
                 result["justification"] = f"Sanitized: {', '.join(medium)}"
         result.setdefault("justification", f"All {len(checks)} guardrail checks passed")
         return result
@@ -327,8 +340,8 @@ class GuardrailValidatorV2(_Guardrails):
         if mode == "off":
             return None
         refusal = _text(self.scope_refusal_message)
-        blocked = rules.split_list(self.blocked_topics)
-        allowed = rules.split_list(self.allowed_topics)
+        blocked = _rules().split_list(self.blocked_topics)
+        allowed = _rules().split_list(self.allowed_topics)
         lower = text.lower()
         if mode in ("denylist", "both"):
             hit = next((t for t in blocked if t.lower() in lower), None)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from core.engine import Component, ComponentError, Data, DataFrame, Message, Output
@@ -296,6 +295,8 @@ class BatchRun(Component):
         model = chat_model(self)
         system = to_text(self.system_message)
         texts = [to_text(r.get(column)) if column else _toml_row(r) for r in records]
+
+        from concurrent.futures import ThreadPoolExecutor
 
         def one(text: str) -> str:
             return ask(self, model, text, system)

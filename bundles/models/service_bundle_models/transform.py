@@ -17,7 +17,6 @@ from core.engine import Component, ComponentError, Data, DataFrame, Message, Out
 from core.engine.inputs import HandleInput, Input, IntInput, MultilineInput
 from core.engine.types import jsonable, to_text
 from service_bundle_models.llm_ops import _model_providers, api_key_input, ask, chat_model, model_input
-from service_bundle_models.safe_lambda import LambdaError, compile_lambda
 
 TEXT_PROMPT = (
     "Given this text, create a Python lambda function that transforms it according to the instruction.\n"
@@ -155,6 +154,8 @@ class SmartTransform(Component):
             raise ComponentError(f"Could not find lambda in response: {answer[:300]}")
         text = found.group().strip()
         self.log(f"Generated lambda: {text}")
+        from service_bundle_models.safe_lambda import LambdaError, compile_lambda
+
         try:
             self._cached = compile_lambda(text)(value)
         except LambdaError as exc:

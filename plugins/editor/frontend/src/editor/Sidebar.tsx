@@ -11,6 +11,7 @@ const CATEGORY_NAMES: Record<string, string> = {
   processing: "Processing",
   flow_controls: "Flow control",
   models_and_agents: "Models & agents",
+  llm_operations: "LLM operations",
   utilities: "Utilities",
 };
 

@@ -22,6 +22,7 @@ export function categoryIcon(category: string | undefined): string {
     case "flow_controls":
       return "branch";
     case "models_and_agents":
+    case "llm_operations":
       return "chip";
     case "utilities":
       return "wrench";
