@@ -535,3 +535,27 @@ def test_llm_operations_round_trip_through_export_and_import_then_run(make_app, 
         f"/api/v1/run/{flow_id}", json={"input_value": "key sk-abcdefghijklmnopqrstuvwx"}, headers=bob.key
     )
     assert blocked.status_code == 200 and len(llm.chat_requests) == 1  # the guardrail stopped the branch
+
+
+def test_llm_selector_in_a_flow_with_connected_models(llm):
+    chat_in = _n("ChatInput", "ChatInput-1")
+    small = _n("LanguageModelComponent", "LM-1", model=MODEL)
+    large = _n("LanguageModelComponent", "LM-2", model=[{**MODEL[0], "name": "test-model-large"}])
+    selector = _n("LLMSelectorComponent", "Sel-1", use_openrouter_specs=False)
+    out = _n("ChatOutput", "ChatOutput-1")
+    data = flow(
+        [chat_in, small, large, selector, out],
+        [
+            edge(chat_in, "message", selector, "input_value"),
+            edge(small, "model_output", selector, "models"),
+            edge(large, "model_output", selector, "models"),
+            edge(small, "model_output", selector, "judge_llm"),
+            edge(selector, "output", out, "input_value"),
+        ],
+    )
+    llm.reply("1")
+    llm.reply("picked")
+    result = run_flow(data, registry(), context(llm), input_value="hard question")
+    assert result.ok, result.error
+    assert result.answer() == "picked"
+    assert [r["model"] for r in llm.chat_requests] == ["test-model", "test-model-large"]
