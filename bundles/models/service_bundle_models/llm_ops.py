@@ -471,7 +471,9 @@ class SmartRouter(Component):
     category = "llm_operations"
     io_bound = True
     dynamic_outputs = True
-    frontend_outputs = ()
+    #: a new node shows the outputs of the default routes (the reference's catalog shows none until the routes
+    #: table is edited); routes beyond these are node-declared outputs, read from the flow JSON
+    frontend_outputs = ("category_1_result", "category_2_result")
     inputs: ClassVar[list[Input]] = [
         model_input(),
         SecretStrInput("api_key", "API Key", "", advanced=True, load_from_db=True, real_time_refresh=True),
@@ -500,7 +502,8 @@ class SmartRouter(Component):
         MultilineInput("custom_prompt", "Additional Instructions", "", advanced=True),
     ]
     outputs: ClassVar[list[Output]] = [
-        Output("category_1_result", "Category 1", "process_case", ["Message"], group_outputs=True),
+        Output("category_1_result", "Positive", "process_case", ["Message"], group_outputs=True),
+        Output("category_2_result", "Negative", "process_case", ["Message"], group_outputs=True),
         Output(ELSE_OUTPUT, "Else", "default_response", ["Message"], group_outputs=True),
     ]
     model_providers = staticmethod(_model_providers)
