@@ -289,6 +289,8 @@ def test_smart_transform_never_runs_unsafe_lambdas(llm):
         "lambda d: '{0.__class__}'.format(d)",
         "lambda d: 'x' * 10**9",
         "lambda d: [i for i in range(10**9)]",
+        "lambda d: (lambda s: s(s(s(s(s(s(s(s(s(s(s(s(s(s(s(s(s(s(s(s(9**999)))))))))))))))))))))(lambda v: v * v)",
+        "lambda d: (9**999) ** 999",
     ):
         llm.reply(evil)
         comp = build(llm, "Smart Transform", data=[Data({"a": 1})], filter_instruction="x")

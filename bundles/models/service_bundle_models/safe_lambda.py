@@ -22,6 +22,7 @@ __all__ = ["LambdaError", "UnsupportedLambda", "compile_lambda"]
 MAX_STEPS = 2_000_000
 MAX_SIZE = 1_000_000  # items or characters a single operation may produce
 MAX_SOURCE = 4_000
+MAX_INT_BITS = 100_000  # integers stay below ~30,000 digits
 
 
 class LambdaError(ValueError):
@@ -235,6 +236,12 @@ class _Evaluator:
         left, right = self.eval(node.left, scope), self.eval(node.right, scope)
         if isinstance(node.op, ast.Pow) and isinstance(right, (int, float)) and abs(right) > 1000:
             raise LambdaError("exponent too large")
+        if isinstance(left, int) and isinstance(right, int):  # checked before computing: big ints are slow
+            bits = max(left.bit_length(), 1)
+            if isinstance(node.op, ast.Pow) and bits * max(right, 0) > MAX_INT_BITS:
+                raise LambdaError("result too large")
+            if isinstance(node.op, ast.Mult) and left.bit_length() + right.bit_length() > MAX_INT_BITS:
+                raise LambdaError("result too large")
         if isinstance(node.op, ast.Mult):
             for seq, n in ((left, right), (right, left)):
                 if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_SIZE:
