@@ -94,7 +94,9 @@ def _oauth_project(client, caller, auth_server) -> dict:
         "oauth_mcp_scope": "mcp",
     }
     pid = made["project"]["id"]
-    patched = client.patch(f"/api/v1/mcp/project/{pid}", json={"settings": [], "auth_settings": auth}, headers=caller.bearer)
+    patched = client.patch(
+        f"/api/v1/mcp/project/{pid}", json={"settings": [], "auth_settings": auth}, headers=caller.bearer
+    )
     assert patched.status_code == 200 and "error_message" not in patched.get_json()
     return made
 
@@ -130,7 +132,11 @@ def test_oauth_admission(client, alice, bob, auth_server):
         listed = rpc(client, path, "tools/list", {}, {"Authorization": f"Bearer {token}"})
         assert listed.status_code == 200, (token, listed.data)
     called = rpc(
-        client, path, "tools/call", {"name": "echo_one", "arguments": {"input_value": "oauth"}}, {"Authorization": "Bearer good"}
+        client,
+        path,
+        "tools/call",
+        {"name": "echo_one", "arguments": {"input_value": "oauth"}},
+        {"Authorization": "Bearer good"},
     )
     assert sse_messages(called.data)[-1]["result"]["content"][0]["text"] == "oauth"
     # introspection used the project's client credentials (the secret decrypted for that request only)
@@ -146,7 +152,9 @@ def test_oauth_admission(client, alice, bob, auth_server):
         refused = rpc(client, path, "tools/list", {}, {"Authorization": f"Bearer {token}"})
         assert refused.status_code == 401, token
         challenge = refused.headers["WWW-Authenticate"]
-        assert 'error="invalid_token"' in challenge and why in challenge and f'resource_metadata="{metadata}"' in challenge
+        assert (
+            'error="invalid_token"' in challenge and why in challenge and f'resource_metadata="{metadata}"' in challenge
+        )
     # the owner's own credentials still work; another user's are a 404 as for any foreign project
     assert rpc(client, path, "tools/list", {}, {"x-api-key": alice.api_key}).status_code == 200
     assert rpc(client, path, "tools/list", {}, alice.bearer).status_code == 200

@@ -380,7 +380,9 @@ def test_modern_version_2026_07_28(client, alice, setup):
     found = modern(client, path, "server/discover", headers=h).get_json()["result"]  # JSON without a progress token
     assert found["supportedVersions"] == ["2026-07-28"] and found["resultType"] == "complete"
     assert found["capabilities"]["tools"] == {"listChanged": True}
-    assert found["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == f"service-mcp-project-{setup['project']['id']}"
+    assert (
+        found["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == f"service-mcp-project-{setup['project']['id']}"
+    )
     listed = modern(client, path, "tools/list", headers=h).get_json()["result"]
     assert [t["name"] for t in listed["tools"]] == ["echo_one", "echo_two"] and listed["resultType"] == "complete"
     params = {"name": "echo_one", "arguments": {"input_value": "modern"}, "_meta": {"progressToken": "p"}}

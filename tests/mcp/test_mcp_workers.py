@@ -185,7 +185,9 @@ def test_streamable_stateless_sse_frames(stateless):
     pinned = Client(streamable_http_client(stateless.streamable, http_client=stateless.http()), mode="2026-07-28")
     out = anyio.run(_use, pinned)
     assert out.pop("server") is None
-    _check({**out, "server": f"service-mcp-project-{stateless.project}"}, stateless, progress=True, version="2026-07-28")
+    _check(
+        {**out, "server": f"service-mcp-project-{stateless.project}"}, stateless, progress=True, version="2026-07-28"
+    )
     raw = requests.post(
         stateless.streamable,
         json={"jsonrpc": "2.0", "id": 1, "method": "ping"},

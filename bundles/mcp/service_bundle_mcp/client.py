@@ -74,9 +74,7 @@ class _PinnedBackend:
         await self._backend.sleep(seconds)
 
 
-def pinned_http_client(
-    host: str, address: str, verify_ssl: bool = True
-) -> Callable[..., Any]:
+def pinned_http_client(host: str, address: str, verify_ssl: bool = True) -> Callable[..., Any]:
     """A factory of the SDK's ``httpx2.AsyncClient`` (its ``McpHttpClientFactory`` shape) whose
     connections go to ``address``, the egress helper's checked address of ``host``."""
     import httpcore2

@@ -28,7 +28,14 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 INPUT_KEYS = ("ChatInput", "TextInput")
-_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "dict": "object", "NestedDict": "object"}
+_TYPES = {
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "bool": "boolean",
+    "dict": "object",
+    "NestedDict": "object",
+}
 _NEVER = {"code", "file", "other", "prompt", "link", "table"}
 DEFAULT_INPUT = "Message to send to the flow"
 SESSION = "Session (conversation) id; the flow id when omitted"
@@ -72,10 +79,16 @@ def _input_nodes(data: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, A
 
 def _json_type(spec: Mapping[str, Any]) -> dict[str, Any] | None:
     kind = spec.get("type")
-    if not isinstance(kind, str) or kind in _NEVER or spec.get("password") or spec.get("_input_type") in (
-        "SecretStrInput",
-        "HandleInput",
-        "FileInput",
+    if (
+        not isinstance(kind, str)
+        or kind in _NEVER
+        or spec.get("password")
+        or spec.get("_input_type")
+        in (
+            "SecretStrInput",
+            "HandleInput",
+            "FileInput",
+        )
     ):
         return None
     base = _TYPES.get(kind)

@@ -33,6 +33,8 @@ def oauth_problem(auth: dict[str, Any] | None) -> str | None:
     if not auth or auth.get("auth_type") != "oauth":
         return None
     return OAUTH_INCOMPLETE if oauth.issuer(auth) is None else None
+
+
 CLIENTS = ("cursor", "windsurf", "claude", "vscode")
 TRANSPORTS = ("streamablehttp", "sse")
 
@@ -211,7 +213,9 @@ def reencrypt(s: Session, cipher: MultiFernet) -> int:
             try:
                 setattr(row, column, cipher.rotate(token.encode()).decode())
             except InvalidToken:
-                raise RuntimeError(f"an MCP secret ({model.__tablename__}) cannot be decrypted with the old key") from None
+                raise RuntimeError(
+                    f"an MCP secret ({model.__tablename__}) cannot be decrypted with the old key"
+                ) from None
             count += 1
     s.flush()
     return count
