@@ -271,20 +271,20 @@ def _tool(client, caller, path: str, name: str) -> dict:
     return next(t for t in tools if t["name"] == name)
 
 
-def _inputs_project(client, caller, data: dict) -> str:
+def _inputs_project(client, caller, data: dict) -> tuple[str, str]:
     from tests.run.runkit import create_flow
 
     project = client.post("/api/v1/projects/", json={"name": "Inputs"}, headers=caller.bearer).get_json()
     made = create_flow(client, caller, data, name="Two Inputs", folder_id=project["id"])
     body = {"settings": [{"id": made["id"], "mcp_enabled": True}], "auth_settings": {"auth_type": "apikey"}}
     assert client.patch(f"/api/v1/mcp/project/{project['id']}", json=body, headers=caller.bearer).status_code == 200
-    return f"/api/v1/mcp/project/{project['id']}/streamable"
+    return f"/api/v1/mcp/project/{project['id']}/streamable", made["id"]
 
 
 def test_input_schema_comes_from_the_flow_inputs(client, alice):
     from tests.mcp.mcpkit import two_inputs_flow
 
-    path = _inputs_project(client, alice, two_inputs_flow())
+    path, _flow_id = _inputs_project(client, alice, two_inputs_flow())
     schema = _tool(client, alice, path, "two_inputs")["inputSchema"]
     assert schema["type"] == "object" and schema["required"] == []
     props = schema["properties"]
@@ -322,7 +322,7 @@ def test_input_schema_follows_the_tweaks_policy(make_app):
         client = app.test_client()
         owner = make_user(client, superuser(client))
         data = two_inputs_flow(api_editable=("TextInput-CCCCC/input_value",))
-        path = _inputs_project(client, owner, data)
+        path, _flow_id = _inputs_project(client, owner, data)
         assert list(_tool(client, owner, path, "two_inputs")["inputSchema"]["properties"]) == expected, policy
         params = {"name": "two_inputs", "arguments": {"input_value": "a", "sender_name": "x"}}
         refused = sse_messages(rpc(client, path, "tools/call", params, {"x-api-key": owner.api_key}).data)[-1]
@@ -337,7 +337,7 @@ def test_a_text_input_flow_takes_input_value(client, alice):
     from tests.flowkit import edge, flow, node
 
     text_in, out = node("TextInput", "TextInput-CCCCC"), node("ChatOutput", "ChatOutput-BBBBB")
-    path = _inputs_project(client, alice, flow([text_in, out], [edge(text_in, "text", out, "input_value")]))
+    path, _flow_id = _inputs_project(client, alice, flow([text_in, out], [edge(text_in, "text", out, "input_value")]))
     schema = _tool(client, alice, path, "two_inputs")["inputSchema"]
     assert list(schema["properties"]) == ["input_value", "session_id"]
     params = {"name": "two_inputs", "arguments": {"input_value": "plain text"}}
@@ -412,3 +412,19 @@ def test_modern_version_2026_07_28(client, alice, setup):
     # JSON replies when the client accepts only JSON
     only_json = modern(client, path, "ping", headers={**h, "Accept": "application/json"})
     assert only_json.get_json()["result"] == {"resultType": "complete"}
+
+
+def test_input_schema_follows_edits_of_the_flow(client, alice):
+    from tests.mcp.mcpkit import two_inputs_flow
+
+    path, flow_id = _inputs_project(client, alice, two_inputs_flow())
+    assert "sender_name" in _tool(client, alice, path, "two_inputs")["inputSchema"]["properties"]
+    assert "sender_name" in _tool(client, alice, path, "two_inputs")["inputSchema"]["properties"]  # known now
+    edited = client.patch(
+        f"/api/v1/flows/{flow_id}", json={"data": two_inputs_flow(sender_name_shown=False)}, headers=alice.bearer
+    )
+    assert edited.status_code == 200
+    assert "sender_name" not in _tool(client, alice, path, "two_inputs")["inputSchema"]["properties"]
+    params = {"name": "two_inputs", "arguments": {"input_value": "a", "sender_name": "x"}}
+    refused = sse_messages(rpc(client, path, "tools/call", params, {"x-api-key": alice.api_key}).data)[-1]["result"]
+    assert refused["isError"] is True and "sender_name" in refused["content"][0]["text"]

@@ -67,19 +67,31 @@ def _policy() -> str:
     return str(state().settings.tweaks_policy)
 
 
-# a flow's input schema, per process, by (flow id, last update, tweak policy): listing 200 flows does
-# not rebuild 200 schemas; an edited flow has a new ``updated_at``
+# a flow's input schema, per process, by (flow id, last update, tweak policy): listing 200 flows neither
+# loads their data nor rebuilds 200 schemas once known; an edited flow has a new ``updated_at``
 _SCHEMAS: dict[tuple[str, str | None, str], ToolInputs] = {}
 
 
-def _inputs(flow: dict[str, Any], policy: str) -> ToolInputs:
+def _cached(flow: dict[str, Any], policy: str) -> ToolInputs | None:
     key = (str(flow["id"]), flow.get("updated_at"), policy)
-    found = _SCHEMAS.get(key) if key[1] else None
-    if found is None:
+    return _SCHEMAS.get(key) if key[1] else None
+
+
+def _inputs(flow: dict[str, Any], policy: str, owner: str) -> ToolInputs:
+    """The flow's schema: cached for this version of the flow, else built from its data (loaded when the
+    flow was listed without it, the owner's own lookup) and cached."""
+    found = _cached(flow, policy)
+    if found is not None:
+        return found
+    if "data" not in flow:
+        loaded = state().host.hook.find_flow(user_id=owner, flow_id_or_name=str(flow["id"]), public=False)
+        flow = {**flow, "data": (loaded or {}).get("data")}
+    data = flow.get("data")
+    found = tool_inputs(data if isinstance(data, dict) else None, policy)
+    if flow.get("updated_at"):
         if len(_SCHEMAS) >= _HINTS_MAX:
             _SCHEMAS.clear()
-        data = flow.get("data")
-        found = _SCHEMAS[key] = tool_inputs(data if isinstance(data, dict) else None, policy)
+        _SCHEMAS[(str(flow["id"]), flow["updated_at"], policy)] = found
     return found
 
 
@@ -88,7 +100,12 @@ def tools(scope: Scope, with_inputs: bool = False) -> list[FlowTool]:
     out: list[FlowTool] = []
     taken: set[str] = set()
     policy = _policy() if with_inputs else ""
-    for flow in flows(scope, with_data=with_inputs):
+    listed = flows(scope)
+    if with_inputs and any(
+        _cached(f, policy) is None for f in listed if scope.all_flows or f.get("mcp_enabled")
+    ):  # a schema not known for this version of its flow: list again, with the flows' data
+        listed = flows(scope, with_data=True)
+    for flow in listed:
         if not scope.all_flows and not flow.get("mcp_enabled"):
             continue
         base = sanitize(flow.get("action_name") or flow["name"])
@@ -98,7 +115,7 @@ def tools(scope: Scope, with_inputs: bool = False) -> list[FlowTool]:
             name, n = base[: MAX_NAME - len(suffix)] + suffix, n + 1
         taken.add(name)
         description = flow.get("action_description") or flow.get("description") or f"Run the flow {flow['name']}"
-        inputs = _inputs(flow, policy) if with_inputs else None
+        inputs = _inputs(flow, policy, scope.owner_id) if with_inputs else None
         out.append(FlowTool(name, description, flow["id"], flow["name"], inputs))
     return out
 
@@ -157,7 +174,7 @@ def call(
             _forget(scope, tool.name)
             return call(scope, name, arguments, progress, request_vars)
         # the arguments, mapped with the schema of the flow the run service loaded (never a stale one)
-        inputs = _inputs(prepared.flow, _policy())
+        inputs = _inputs(prepared.flow, _policy(), scope.owner_id)
         tweaks, unknown = tweaks_for(inputs, args)
         if unknown:
             return error_result(f"Unknown argument(s) for {tool.name}: {', '.join(sorted(unknown))}")
