@@ -86,3 +86,18 @@ def _key(secret: str) -> bytes:
     from core import secrets
 
     return secrets.fernet_key(secret)
+
+
+def test_reencrypt_secrets_hook_counts_and_leaves_the_commit_to_the_caller(app, client, alice):
+    from cryptography.fernet import MultiFernet
+
+    from core import db
+
+    _seed(client, alice)
+    before = _tokens(app)
+    cipher = MultiFernet([Fernet(_key(NEW)), Fernet(_key(OLD))])
+    with app.app_context():
+        counts = state(app).host.hook.reencrypt_secrets(cipher=cipher)
+        db.session().rollback()  # the caller decides: here nothing is kept
+    assert sum(c or 0 for c in counts) == 3  # two MCP servers' secrets, one OAuth client secret
+    assert _tokens(app) == before
