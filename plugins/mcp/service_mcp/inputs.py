@@ -38,6 +38,7 @@ _TYPES = {
 }
 _NEVER = {"code", "file", "other", "prompt", "link", "table"}
 DEFAULT_INPUT = "Message to send to the flow"
+_PLAIN = ("input_value", "session_id")  # always in the schema, always strings
 SESSION = "Session (conversation) id; the flow id when omitted"
 
 
@@ -55,6 +56,10 @@ class ToolInputs:
 
     def problems(self, arguments: Mapping[str, Any]) -> list[str]:
         """What is wrong with a call's arguments against the schema (types, enums, required)."""
+        if all(k in _PLAIN and isinstance(v, str) for k, v in arguments.items()) and all(
+            r in arguments for r in self.schema["required"]
+        ):
+            return []  # the common call (a message, maybe a session): nothing for the validator to find
         found = []
         for err in sorted(self.validator.iter_errors(dict(arguments)), key=lambda e: list(e.path)):
             where = ".".join(str(p) for p in err.path)
