@@ -26,7 +26,6 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
-    MCP_PROTOCOL_VERSION_HEADER,
     InboundLadderRejection,
     classify_inbound_request,
 )
@@ -68,14 +67,14 @@ def negotiate(requested: Any) -> str:
     return requested if requested in HANDSHAKE_VERSIONS else LATEST_VERSION
 
 
-def is_modern(msg: dict[str, Any], headers: dict[str, str]) -> bool:
+def is_modern(msg: dict[str, Any], version_header: str | None) -> bool:
     """A modern-era message: ``server/discover``, a version in ``params._meta``, or a modern version header."""
     params = msg.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return (
         msg.get("method") == "server/discover"
         or (isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta)
-        or headers.get(MCP_PROTOCOL_VERSION_HEADER) in MODERN_VERSIONS
+        or version_header in MODERN_VERSIONS
     )
 
 

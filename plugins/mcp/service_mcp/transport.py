@@ -137,9 +137,8 @@ def _post(scope: Scope, sid: str | None, cfg: MCPConfig) -> Response:
     messages, batch, invalid = protocol.parse(raw)
     if invalid is not None:
         return jsonrpc_http(400, invalid)
-    lower = {k.lower(): v for k, v in request.headers.items()}
-    if not batch and protocol.is_modern(messages[0], lower):
-        return _post_modern(scope, messages[0], lower, cfg)
+    if not batch and protocol.is_modern(messages[0], request.headers.get(VERSION_HEADER)):
+        return _post_modern(scope, messages[0], {k.lower(): v for k, v in request.headers.items()}, cfg)
     initializing = any(m.get("method") == "initialize" for m in messages)
     version = request.headers.get(VERSION_HEADER)
     if version and not initializing and version not in protocol.SUPPORTED_VERSIONS:
