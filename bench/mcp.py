@@ -13,6 +13,7 @@ reply framed as one ``event: message``).
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -93,6 +94,7 @@ def in_process(requests_n: int = 400, rounds: int = 3) -> dict[str, Any]:
 
 def main(duration: float = 5.0, rounds: int = 3, connections: int = 16, tool: str = "auto") -> dict[str, Any]:
     tool = pick_tool(tool)
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         svc = Service(work, workers=2, name="mcp")
@@ -173,6 +175,8 @@ def main(duration: float = 5.0, rounds: int = 3, connections: int = 16, tool: st
     ratios = [m["rps"] / r["rps"] for r, m in zip(figures["run"], figures["mcp"], strict=True) if r["rps"]]
     result = {
         "machine": machine(),
+        # the machine is shared: 1/5/15-minute load averages when the run started and ended
+        "load_average": {"start": [round(x, 2) for x in load_before], "end": [round(x, 2) for x in os.getloadavg()]},
         "in_process": cpu,
         "ratio_per_round": [round(x, 3) for x in ratios],
         "tool": tool,

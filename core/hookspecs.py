@@ -50,6 +50,7 @@ __all__ = [
     "project_auth_type",
     "published_agents",
     "read_user_file",
+    "reencrypt_secrets",
     "register_blueprints",
     "register_commands",
     "register_components",
@@ -390,4 +391,16 @@ def project_auth_type(folder_id: str) -> str | None:
 
     None when the project has no auth settings or does not exist. Never returns the other
     members of ``auth_settings`` (they may hold OAuth secrets).
+    """
+
+
+@hookspec
+def reencrypt_secrets(cipher: Any) -> int | None:
+    """Re-encrypt this plugin's stored secrets under a rotated secret key; return how many tokens.
+
+    Called by ``service secret-key rotate`` inside its one transaction (``core.db.session()``),
+    after the variables: ``cipher`` is a ``MultiFernet`` whose first key is the new one and which
+    also reads the old one, so ``cipher.rotate(token)`` gives each token under the new key (a token
+    already under it is kept readable). Update the rows in that session and do not commit; raise
+    to roll back the whole rotation (a token no key reads: nothing is changed anywhere).
     """

@@ -173,6 +173,26 @@ def test_flows_as_mcp_tools_and_an_mcp_server_in_a_flow(page, server, sdk_server
     assert called["names"] == ["echo_bot", "greet"]
     assert called["answers"] == {"echo_bot": "hi echo_bot", "greet": "hi greet"}
 
+    # 2b. OAuth: the owner sets the authorization server; the secret is write-only, the owner's key still works
+    page.get_by_label("MCP authentication").select_option("oauth")
+    page.get_by_label("Authorization server (issuer URL)").fill("https://auth.example.com/realms/mcp")
+    page.get_by_label("Client ID").fill("mcp-client")
+    page.get_by_label("Required scope").fill("mcp")
+    page.get_by_label("Client secret").fill("oauth-secret-1")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("button", name="Save")).to_be_disabled()  # saved and reloaded
+    expect(page.get_by_label("Client secret")).to_have_value("")
+    shot(page, "mcp-01b-project-oauth")
+    stored = api(server, "GET", f"/api/v1/mcp/project/{project['id']}", headers=auth)[1]["auth_settings"]
+    assert stored == {
+        "auth_type": "oauth",
+        "oauth_server_url": "https://auth.example.com/realms/mcp",
+        "oauth_client_id": "mcp-client",
+        "oauth_mcp_scope": "mcp",
+    }
+    assert "oauth-secret-1" not in page.content()
+    assert _call_tools(entry["url"], headers)["names"] == ["echo_bot", "greet"]
+
     # 3. Settings → MCP servers: add the external server
     page.goto("/settings/mcp-servers")
     page.get_by_role("button", name="Add MCP server").click()

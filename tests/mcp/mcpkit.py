@@ -46,3 +46,31 @@ def sse_messages(raw: bytes) -> list[dict[str, Any]]:
         if data:
             out.append(json.loads("\n".join(data)))
     return out
+
+
+def two_inputs_flow(sender_name_shown: bool = True, api_editable: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Chat Input + Text Input -> Combine Text -> Chat Output: the tool's input schema comes from both inputs.
+
+    ``sender_name`` of the Chat Input is shown on the node (not advanced) when asked, as a user does in
+    the editor; ``api_editable`` names ``(node id, field)`` pairs as ``node id/field`` declared editable.
+    """
+    from tests.flowkit import edge, flow, node
+
+    chat_in = node("ChatInput", "ChatInput-AAAAA")
+    text_in = node("TextInput", "TextInput-CCCCC")
+    combine = node("CombineText", "CombineText-DDDDD")
+    chat_out = node("ChatOutput", "ChatOutput-BBBBB")
+    if sender_name_shown:
+        chat_in["data"]["node"]["template"]["sender_name"]["advanced"] = False
+    for item in api_editable:
+        node_id, field = item.split("/")
+        target = chat_in if node_id == chat_in["id"] else text_in
+        target["data"]["node"]["template"][field]["api_editable"] = True
+    return flow(
+        [chat_in, text_in, combine, chat_out],
+        [
+            edge(chat_in, "message", combine, "text1"),
+            edge(text_in, "text", combine, "text2"),
+            edge(combine, "combined_text", chat_out, "input_value"),
+        ],
+    )

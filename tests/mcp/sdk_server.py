@@ -50,4 +50,12 @@ if __name__ == "__main__":
     if sys.argv[1] == "stdio":
         server.run("stdio")
     else:
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        # the SDK's default Host allow-list for loopback, plus the name the rebinding test resolves itself
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "rebind.test:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*"],
+        )
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), transport_security=security)

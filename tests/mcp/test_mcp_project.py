@@ -50,7 +50,7 @@ def test_oauth_secret_is_encrypted_and_never_returned(app, client, alice, setup)
     patched = client.patch(
         f"/api/v1/mcp/project/{pid}", json={"settings": [], "auth_settings": auth}, headers=alice.bearer
     )
-    assert patched.status_code == 200 and "Composer" in patched.get_json()["error_message"]
+    assert patched.status_code == 200 and "authorization server" in patched.get_json()["error_message"]
     for response in (
         client.get(f"/api/v1/mcp/project/{pid}", headers=alice.bearer),
         client.get(f"/api/v1/projects/{pid}", headers=alice.bearer),
@@ -185,7 +185,8 @@ def test_jsonrpc_methods(client, alice, setup):
     assert called[-1]["result"]["content"][0]["text"] == "yo"
     unknown = sse_messages(rpc(client, path, "tools/call", {"name": "nope"}, h).data)[0]["result"]
     assert unknown["isError"] is True and "Unknown tool" in unknown["content"][0]["text"]
-    assert sse_messages(rpc(client, path, "server/discover", {}, h).data)[0]["error"]["code"] == -32601
+    no_envelope = rpc(client, path, "server/discover", {}, h)  # modern, but without its _meta envelope
+    assert no_envelope.status_code == 400 and no_envelope.get_json()["error"]["code"] == -32602
     assert sse_messages(rpc(client, path, "ping", None, h).data)[0]["result"] == {}
     bad = sse_messages(rpc(client, path, "tools/call", {"arguments": {}}, h).data)[0]
     assert bad["error"]["code"] == -32602
@@ -263,3 +264,167 @@ def test_a_remembered_tool_name_follows_changes(client, alice, setup):
     other = client.post("/api/v1/projects/", json={"name": "elsewhere"}, headers=alice.bearer).get_json()
     client.patch(f"/api/v1/flows/{two['id']}", json={"folder_id": other["id"]}, headers=alice.bearer)
     assert call("echo_one")["isError"] is True
+
+
+def _tool(client, caller, path: str, name: str) -> dict:
+    tools = sse_messages(rpc(client, path, "tools/list", {}, {"x-api-key": caller.api_key}).data)[0]["result"]["tools"]
+    return next(t for t in tools if t["name"] == name)
+
+
+def _inputs_project(client, caller, data: dict) -> tuple[str, str]:
+    from tests.run.runkit import create_flow
+
+    project = client.post("/api/v1/projects/", json={"name": "Inputs"}, headers=caller.bearer).get_json()
+    made = create_flow(client, caller, data, name="Two Inputs", folder_id=project["id"])
+    body = {"settings": [{"id": made["id"], "mcp_enabled": True}], "auth_settings": {"auth_type": "apikey"}}
+    assert client.patch(f"/api/v1/mcp/project/{project['id']}", json=body, headers=caller.bearer).status_code == 200
+    return f"/api/v1/mcp/project/{project['id']}/streamable", made["id"]
+
+
+def test_input_schema_comes_from_the_flow_inputs(client, alice):
+    from tests.mcp.mcpkit import two_inputs_flow
+
+    path, _flow_id = _inputs_project(client, alice, two_inputs_flow())
+    schema = _tool(client, alice, path, "two_inputs")["inputSchema"]
+    assert schema["type"] == "object" and schema["required"] == []
+    props = schema["properties"]
+    assert list(props) == ["input_value", "session_id", "sender_name", "input_value__TextInput-CCCCC"]
+    assert props["input_value"] == {"type": "string", "description": "Message to be passed as input."}
+    assert props["sender_name"] == {"type": "string", "description": "Name of the sender."}
+    assert props["input_value__TextInput-CCCCC"]["description"] == "Text to be passed as input."
+    # advanced fields (store messages, files, the Text Input's global-variable switch) are not arguments
+    assert not {"should_store_message", "files", "use_global_variable", "sender"} & set(props)
+
+    def call(arguments: dict) -> dict:
+        params = {"name": "two_inputs", "arguments": arguments}
+        return sse_messages(rpc(client, path, "tools/call", params, {"x-api-key": alice.api_key}).data)[-1]["result"]
+
+    # the arguments reach the run: input_value the Chat Input, the Text Input's value as its tweak
+    done = call({"input_value": "hello", "input_value__TextInput-CCCCC": "world", "sender_name": "Bot"})
+    assert done == {"content": [{"type": "text", "text": "hello world"}], "isError": False}
+    unknown = call({"input_value": "x", "nope": 1})
+    assert unknown["isError"] is True and "Unknown argument(s) for two_inputs: nope" in unknown["content"][0]["text"]
+    wrong_type = call({"input_value": "x", "sender_name": {"not": "a string"}})
+    assert wrong_type["isError"] is True
+    assert wrong_type["content"][0]["text"].startswith("Invalid arguments for two_inputs: sender_name: {'not'")
+
+
+def test_input_schema_follows_the_tweaks_policy(make_app):
+    from tests.conftest import make_user, superuser
+    from tests.mcp.conftest import PLUGINS
+    from tests.mcp.mcpkit import two_inputs_flow
+
+    for policy, expected in (
+        ("declared", ["input_value", "session_id", "input_value__TextInput-CCCCC"]),
+        ("off", ["input_value", "session_id"]),
+    ):
+        app = make_app(plugins=PLUGINS, tweaks_policy=policy)
+        client = app.test_client()
+        owner = make_user(client, superuser(client))
+        data = two_inputs_flow(api_editable=("TextInput-CCCCC/input_value",))
+        path, _flow_id = _inputs_project(client, owner, data)
+        assert list(_tool(client, owner, path, "two_inputs")["inputSchema"]["properties"]) == expected, policy
+        params = {"name": "two_inputs", "arguments": {"input_value": "a", "sender_name": "x"}}
+        refused = sse_messages(rpc(client, path, "tools/call", params, {"x-api-key": owner.api_key}).data)[-1]
+        assert refused["result"]["isError"] is True  # not an argument under this policy
+        if policy == "declared":
+            params = {"name": "two_inputs", "arguments": {"input_value": "a", "input_value__TextInput-CCCCC": "b"}}
+            ok = sse_messages(rpc(client, path, "tools/call", params, {"x-api-key": owner.api_key}).data)[-1]
+            assert ok["result"]["content"][0]["text"] == "a b"
+
+
+def test_a_text_input_flow_takes_input_value(client, alice):
+    from tests.flowkit import edge, flow, node
+
+    text_in, out = node("TextInput", "TextInput-CCCCC"), node("ChatOutput", "ChatOutput-BBBBB")
+    path, _flow_id = _inputs_project(client, alice, flow([text_in, out], [edge(text_in, "text", out, "input_value")]))
+    schema = _tool(client, alice, path, "two_inputs")["inputSchema"]
+    assert list(schema["properties"]) == ["input_value", "session_id"]
+    params = {"name": "two_inputs", "arguments": {"input_value": "plain text"}}
+    done = sse_messages(rpc(client, path, "tools/call", params, {"x-api-key": alice.api_key}).data)[-1]["result"]
+    assert done["content"][0]["text"] == "plain text"
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_each_handshake_version_is_negotiated(client, alice, setup, version):
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    assert version in HANDSHAKE_PROTOCOL_VERSIONS  # every one the installed SDK knows is in the parameters
+    assert set(HANDSHAKE_PROTOCOL_VERSIONS) == {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+    path, h = streamable(setup), {"x-api-key": alice.api_key}
+    init = sse_messages(rpc(client, path, "initialize", {**INIT, "protocolVersion": version}, h).data)[0]["result"]
+    assert init["protocolVersion"] == version and "resultType" not in init
+    listed = rpc(client, path, "tools/list", {}, {**h, "MCP-Protocol-Version": version})
+    assert listed.status_code == 200
+    assert "resultType" not in sse_messages(listed.data)[0]["result"]
+
+
+def modern(client, path, method, params=None, headers=None, version="2026-07-28", name=None, id_=1):
+    from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
+
+    meta = {
+        PROTOCOL_VERSION_META_KEY: version,
+        CLIENT_CAPABILITIES_META_KEY: {},
+        CLIENT_INFO_META_KEY: {"name": "raw", "version": "1"},
+    }
+    body = {**(params or {}), "_meta": {**(params or {}).get("_meta", {}), **meta}}
+    h = {"MCP-Protocol-Version": version, "Mcp-Method": method, **({"Mcp-Name": name} if name else {})}
+    return rpc(client, path, method, body, {**h, **(headers or {})}, id_=id_)
+
+
+def test_modern_version_2026_07_28(client, alice, setup):
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    assert MODERN_PROTOCOL_VERSIONS == ("2026-07-28",)  # a new SDK version: add it to these tests
+    path, h = streamable(setup), {"x-api-key": alice.api_key}
+    found = modern(client, path, "server/discover", headers=h).get_json()["result"]  # JSON without a progress token
+    assert found["supportedVersions"] == ["2026-07-28"] and found["resultType"] == "complete"
+    assert found["capabilities"]["tools"] == {"listChanged": True}
+    assert (
+        found["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == f"service-mcp-project-{setup['project']['id']}"
+    )
+    listed = modern(client, path, "tools/list", headers=h).get_json()["result"]
+    assert [t["name"] for t in listed["tools"]] == ["echo_one", "echo_two"] and listed["resultType"] == "complete"
+    params = {"name": "echo_one", "arguments": {"input_value": "modern"}, "_meta": {"progressToken": "p"}}
+    called = sse_messages(modern(client, path, "tools/call", params, h, name="echo_one").data)
+    assert [m.get("method") for m in called[:-1]] == ["notifications/progress"] * 2
+    assert called[-1]["result"] == {
+        "content": [{"type": "text", "text": "modern"}],
+        "isError": False,
+        "resultType": "complete",
+    }
+    # the envelope ladder of the SDK: headers must agree with the body; unknown modern versions are -32022
+    mismatch = modern(client, path, "tools/call", params, {**h, "Mcp-Name": "echo_two"}, name="echo_one")
+    assert mismatch.status_code == 400 and mismatch.get_json()["error"]["code"] == -32020
+    unsupported = modern(client, path, "tools/list", headers=h, version="2099-01-01")
+    assert unsupported.status_code == 400
+    assert unsupported.get_json()["error"]["code"] == -32022
+    assert unsupported.get_json()["error"]["data"] == {"supported": ["2026-07-28"], "requested": "2099-01-01"}
+    # no handshake in the modern era; a notification is accepted and dropped
+    handshake = modern(client, path, "initialize", INIT, h)
+    assert handshake.status_code == 404 and handshake.get_json()["error"]["code"] == -32601
+    note = client.post(
+        path,
+        json={"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+        headers={**h, "MCP-Protocol-Version": "2026-07-28"},
+    )
+    assert note.status_code == 202
+    # JSON replies when the client accepts only JSON
+    only_json = modern(client, path, "ping", headers={**h, "Accept": "application/json"})
+    assert only_json.get_json()["result"] == {"resultType": "complete"}
+
+
+def test_input_schema_follows_edits_of_the_flow(client, alice):
+    from tests.mcp.mcpkit import two_inputs_flow
+
+    path, flow_id = _inputs_project(client, alice, two_inputs_flow())
+    assert "sender_name" in _tool(client, alice, path, "two_inputs")["inputSchema"]["properties"]
+    assert "sender_name" in _tool(client, alice, path, "two_inputs")["inputSchema"]["properties"]  # known now
+    edited = client.patch(
+        f"/api/v1/flows/{flow_id}", json={"data": two_inputs_flow(sender_name_shown=False)}, headers=alice.bearer
+    )
+    assert edited.status_code == 200
+    assert "sender_name" not in _tool(client, alice, path, "two_inputs")["inputSchema"]["properties"]
+    params = {"name": "two_inputs", "arguments": {"input_value": "a", "sender_name": "x"}}
+    refused = sse_messages(rpc(client, path, "tools/call", params, {"x-api-key": alice.api_key}).data)[-1]["result"]
+    assert refused["isError"] is True and "sender_name" in refused["content"][0]["text"]

@@ -324,3 +324,59 @@ def test_policies_apply_to_stored_servers_later(make_app, tmp_path):
 
         with pytest.raises(ApiError, match="--privileged"):
             state(hardened).host.hook.mcp_server_config(user_id=admin2.id, name="risky")
+
+
+@pytest.fixture
+def rebinding_resolver(monkeypatch):
+    """``rebind.test`` answers 127.0.0.1 (allowed, where the test server listens) to the first lookup
+    and 192.0.2.1 (unroutable) to every later one until the list is cleared: a rebinding attack.
+    Lookups are counted."""
+    real = socket.getaddrinfo
+    lookups: list[str] = []
+
+    def resolve(host, *args, **kwargs):
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        if name.rstrip(".").lower() == "rebind.test":
+            lookups.append(name)
+            return real("127.0.0.1" if len(lookups) == 1 else "192.0.2.1", *args, **kwargs)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    return lookups
+
+
+def _rebinding_url(http_server: str) -> str:
+    from urllib.parse import urlsplit
+
+    return f"http://rebind.test:{urlsplit(http_server).port}/mcp"
+
+
+def test_component_http_connects_to_the_checked_address(rebinding_resolver, http_server):
+    from service_bundle_mcp import client as mcp_client
+
+    from core.engine.egress import EgressPolicy
+
+    # the resolver really answers differently the second time
+    assert socket.getaddrinfo("rebind.test", 80)[0][4][0] == "127.0.0.1"
+    assert socket.getaddrinfo("rebind.test", 80)[0][4][0] == "192.0.2.1"
+    rebinding_resolver.clear()
+    policy = EgressPolicy(allowed_hosts=("127.0.0.1",))
+    config = {"name": "rebind", "transport": "streamablehttp", "url": _rebinding_url(http_server)}
+    listed = mcp_client.list_tools(config, owner=None, use_cache=False, policy=policy, timeout=30)
+    assert {t["name"] for t in listed} >= {"add", "shout"}
+    # one lookup, by the egress check; the SDK's HTTP client never resolved the name (it would have got
+    # 192.0.2.1 and failed), and its Host header named the host (the server's Host allow-list checks it)
+    assert len(rebinding_resolver) == 1
+    rebinding_resolver.clear()
+    called = mcp_client.call_tool(config, "shout", {"text": "pinned"}, policy=policy, timeout=30)
+    assert called["content"][0]["text"] == "PINNED"
+    assert len(rebinding_resolver) == 1
+
+
+def test_server_listing_connects_to_the_checked_address(app, client, alice, rebinding_resolver, http_server):
+    added = client.post(f"{SERVERS}/rebind", json={"url": _rebinding_url(http_server)}, headers=alice.bearer)
+    assert added.status_code == 200, added.get_json()
+    rebinding_resolver.clear()
+    counted = client.get(f"{SERVERS}?action_count=true", headers=alice.bearer).get_json()
+    assert counted[0]["toolsCount"] >= 2, counted
+    assert len(rebinding_resolver) == 1

@@ -165,8 +165,9 @@ async def _use(client: Client) -> dict[str, Any]:
         }
 
 
-def _check(out: dict[str, Any], server: Server, progress: bool) -> None:
-    assert out["version"] == "2025-11-25"  # the SDK probed server/discover, then initialized
+def _check(out: dict[str, Any], server: Server, progress: bool, version: str = "2025-11-25") -> None:
+    # mode "auto" probes server/discover: 2026-07-28 over Streamable HTTP; legacy SSE has only the handshake
+    assert out["version"] == version
     assert out["server"] == f"service-mcp-project-{server.project}"
     assert [name for name, _ in out["tools"]] == ["echo_one", "echo_two"]
     assert out["calls"] == [(False, f"hello {i}") for i in range(4)]
@@ -177,7 +178,16 @@ def _check(out: dict[str, Any], server: Server, progress: bool) -> None:
 
 def test_streamable_stateless_sse_frames(stateless):
     out = anyio.run(_use, Client(streamable_http_client(stateless.streamable, http_client=stateless.http())))
-    _check(out, stateless, progress=True)
+    _check(out, stateless, progress=True, version="2026-07-28")
+    legacy = Client(streamable_http_client(stateless.streamable, http_client=stateless.http()), mode="legacy")
+    _check(anyio.run(_use, legacy), stateless, progress=True)
+    # a client pinned to 2026-07-28 sends no server/discover (so it knows no server info)
+    pinned = Client(streamable_http_client(stateless.streamable, http_client=stateless.http()), mode="2026-07-28")
+    out = anyio.run(_use, pinned)
+    assert out.pop("server") is None
+    _check(
+        {**out, "server": f"service-mcp-project-{stateless.project}"}, stateless, progress=True, version="2026-07-28"
+    )
     raw = requests.post(
         stateless.streamable,
         json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
@@ -188,8 +198,11 @@ def test_streamable_stateless_sse_frames(stateless):
 
 
 def test_streamable_sessions_json(stateful):
+    # the modern era has no sessions: each request stands alone, whatever SERVICE_MCP_SESSIONS says
     out = anyio.run(_use, Client(streamable_http_client(stateful.streamable, http_client=stateful.http())))
-    _check(out, stateful, progress=False)  # JSON replies carry no progress notifications
+    _check(out, stateful, progress=False, version="2026-07-28")  # JSON replies carry no progress notifications
+    legacy = Client(streamable_http_client(stateful.streamable, http_client=stateful.http()), mode="legacy")
+    _check(anyio.run(_use, legacy), stateful, progress=False)  # the handshake era: an Mcp-Session-Id session
     h = {**stateful.headers, "Accept": "application/json, text/event-stream"}
     init = {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
     first = requests.post(
@@ -282,8 +295,8 @@ def test_tools_list_changed_over_legacy_sse(stateless):
 def test_sessions_and_queue_on_redis(on_redis):
     import redis
 
-    out = anyio.run(_use, Client(streamable_http_client(on_redis.streamable, http_client=on_redis.http())))
-    _check(out, on_redis, progress=True)  # sessions with SSE replies
+    client = Client(streamable_http_client(on_redis.streamable, http_client=on_redis.http()), mode="legacy")
+    _check(anyio.run(_use, client), on_redis, progress=True)  # sessions with SSE replies
     client = Client(sse_client(on_redis.sse, headers=on_redis.headers))
     assert anyio.run(_watch_list_changed, client, on_redis) == ["echo_one,echo_two", "echo_one"]
     # a session is a key in Redis, gone when the session is deleted
@@ -303,7 +316,7 @@ def test_sessions_and_queue_on_redis(on_redis):
 
 
 def test_tools_list_changed_over_session_stream(stateful):
-    client = Client(streamable_http_client(stateful.streamable, http_client=stateful.http()))
+    client = Client(streamable_http_client(stateful.streamable, http_client=stateful.http()), mode="legacy")
     assert anyio.run(_watch_list_changed, client, stateful) == ["echo_one,echo_two", "echo_one"]
 
 
@@ -317,3 +330,44 @@ def test_wrong_key_is_refused(stateless):
     assert bad.status_code == 403
     none = requests.get(stateless.sse, headers={"Connection": "close"}, timeout=10, stream=True)
     assert none.status_code == 401
+
+
+async def _inputs(client: Client) -> dict[str, Any]:
+    async with client:
+        listed = await client.list_tools()
+        tool = next(t for t in listed.tools if t.name == "two_inputs")
+        args = {"input_value": "hello", "input_value__TextInput-CCCCC": "world", "sender_name": "Bot"}
+        done = await client.call_tool("two_inputs", args)
+        return {"schema": tool.input_schema, "result": (done.is_error, done.content[0].text)}
+
+
+def test_input_schema_and_arguments_with_the_official_client(stateless):
+    from tests.mcp.mcpkit import two_inputs_flow
+
+    project = requests.post(
+        f"{stateless.base}/api/v1/projects/", json={"name": "Inputs"}, headers=stateless.headers, timeout=10
+    ).json()["id"]
+    made = requests.post(
+        f"{stateless.base}/api/v1/flows/",
+        json={"name": "Two Inputs", "data": two_inputs_flow(), "folder_id": project},
+        headers=stateless.headers,
+        timeout=10,
+    ).json()
+    body = {"settings": [{"id": made["id"], "mcp_enabled": True}], "auth_settings": {"auth_type": "apikey"}}
+    assert (
+        requests.patch(
+            f"{stateless.base}/api/v1/mcp/project/{project}", json=body, headers=stateless.headers, timeout=10
+        ).status_code
+        == 200
+    )
+    url = f"{stateless.base}/api/v1/mcp/project/{project}/streamable"
+    for mode in ("auto", "legacy"):
+        out = anyio.run(_inputs, Client(streamable_http_client(url, http_client=stateless.http()), mode=mode))
+        assert list(out["schema"]["properties"]) == [
+            "input_value",
+            "session_id",
+            "sender_name",
+            "input_value__TextInput-CCCCC",
+        ], mode
+        assert out["schema"]["properties"]["input_value"]["description"] == "Message to be passed as input."
+        assert out["result"] == (False, "hello world"), mode

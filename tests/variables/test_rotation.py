@@ -38,7 +38,7 @@ def test_rotate_reencrypts_every_value(make_app, app, client, alice, bob):
     before = tokens(app)
     result = app.test_cli_runner().invoke(args=["secret-key", "rotate", "--new-key", NEW])
     assert result.exit_code == 0, result.output
-    assert "re-encrypted 5 variable(s)" in result.output
+    assert "re-encrypted 5 secret(s)" in result.output
     after = tokens(app)
     assert set(after) == set(before)
     for name, token in after.items():

@@ -1,10 +1,12 @@
 """Who may use a project's MCP server (its ``auth_settings``) and whose flows the tools run.
 
 * ``auth_type`` ``none``: anyone who has the URL; the tools run as the project's owner.
-* anything else (``apikey``, ``oauth``, or no settings at all): the owner's credentials, as a
-  bearer token, a bearer API key or ``x-api-key``. OAuth settings are stored, but admission
-  stays the owner's key: the reference needs its external "MCP Composer" for OAuth, which this
-  service does not run (the composer URL answer says so).
+* ``apikey`` or no settings at all: the owner's credentials, as a bearer token, a bearer API key
+  or ``x-api-key``.
+* ``oauth``: the owner's credentials as above, or a bearer access token the project's OAuth
+  authorization server vouches for (token introspection, :mod:`service_mcp.oauth`); the tools run
+  as the owner. A refusal is 401 with ``WWW-Authenticate: Bearer resource_metadata=...`` (the
+  RFC 9728 document, served by this plugin) so MCP clients find the authorization server.
 * another user's project is 404, exactly like a missing one. Cookies are not accepted (the
   reference's MCP routes take a bearer token or an API key only).
 """
@@ -18,6 +20,7 @@ from flask import Request, request
 from core.app import state
 from core.auth import Actor
 from core.errors import ApiError
+from service_mcp import oauth
 from service_mcp.tools import Scope, sanitize
 
 NOT_FOUND = "Project not found"
@@ -35,10 +38,58 @@ def caller() -> Actor | None:
     return actor
 
 
-def need_credentials() -> ApiError:
-    return ApiError(
-        401, "Authentication required: an API key (x-api-key) or bearer token", {"WWW-Authenticate": "Bearer"}
-    )
+def need_credentials(metadata_url: str | None = None, error: str | None = None) -> ApiError:
+    """401 with the RFC 6750 challenge (``resource_metadata`` of RFC 9728 for OAuth projects)."""
+    challenge = "Bearer"
+    parts = []
+    if error:
+        parts += ['error="invalid_token"', f'error_description="{error}"']
+    if metadata_url:
+        parts.append(f'resource_metadata="{metadata_url}"')
+    if parts:
+        challenge += " " + ", ".join(parts)
+    message = "Authentication required: an API key (x-api-key) or bearer token"
+    return ApiError(401, f"Invalid token: {error}" if error else message, {"WWW-Authenticate": challenge})
+
+
+def server_paths(project_id: str) -> list[str]:
+    """The project server's resource paths (an OAuth token's audience may name either)."""
+    return [f"/api/v1/mcp/project/{project_id}/streamable", f"/api/v1/mcp/project/{project_id}/sse"]
+
+
+def _base() -> str:
+    return (state().settings.mcp_base_url or request.host_url).rstrip("/")
+
+
+def metadata_url(project_id: str) -> str:
+    return f"{_base()}/.well-known/oauth-protected-resource{server_paths(project_id)[0]}"
+
+
+def _bearer() -> str | None:
+    kind, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() or None if kind.lower() == "bearer" else None
+
+
+def _oauth_scope(project: dict[str, Any], auth: dict[str, Any], owner: str, scope: Scope) -> Scope:
+    """Admit the owner's own credentials, else a token the project's authorization server vouches for."""
+    project_id = str(project["id"])
+    try:
+        actor = caller()
+    except ApiError:  # not one of this service's credentials: maybe the authorization server's token
+        actor = None
+    if actor is not None:
+        if actor.owner_id != owner:
+            raise ApiError(404, NOT_FOUND)
+        return scope
+    token = _bearer()
+    if token is None:
+        raise need_credentials(metadata_url(project_id))
+    resources = [f"{_base()}{p}" for p in server_paths(project_id)]
+    try:
+        oauth.admit(project_id, auth, oauth.client_secret(project_id), token, resources)
+    except oauth.Refused as exc:
+        raise need_credentials(metadata_url(project_id), str(exc)) from None
+    return scope
 
 
 def project_scope(project_id: str) -> tuple[Scope, dict[str, Any]]:
@@ -51,6 +102,8 @@ def project_scope(project_id: str) -> tuple[Scope, dict[str, Any]]:
     scope = Scope(owner, str(project["id"]), f"service-mcp-project-{project['id']}")
     if auth.get("auth_type") == "none":
         return scope, project
+    if auth.get("auth_type") == "oauth":
+        return _oauth_scope(project, auth, owner, scope), project
     actor = caller()
     if actor is None:
         raise need_credentials()
@@ -70,3 +123,12 @@ def global_scope() -> Scope:
 def server_name(project: dict[str, Any]) -> str:
     """The name a client config keys this project's server by (reference: ``svc-starter_project``)."""
     return f"svc-{sanitize(project['name'])}"[:64]
+
+
+def protected_resource(project_id: str, kind: str) -> dict[str, Any]:
+    """The RFC 9728 metadata of an OAuth project's server (``kind`` ``streamable`` or ``sse``); else 404."""
+    project = state().host.hook.find_project(user_id=None, project_id=project_id)
+    auth = (project or {}).get("auth_settings") or {}
+    if project is None or kind not in ("streamable", "sse") or auth.get("auth_type") != "oauth":
+        raise ApiError(404, "Not Found")
+    return oauth.resource_metadata(auth, f"{_base()}/api/v1/mcp/project/{project['id']}/{kind}")

@@ -17,10 +17,10 @@ def register_settings():
 
 @hookimpl
 def register_blueprints():
-    from service_mcp.resources import projects_blp, transport_bp
+    from service_mcp.resources import projects_blp, transport_bp, well_known_bp
     from service_mcp.servers import servers_blp
 
-    return [projects_blp, transport_bp, servers_blp]
+    return [projects_blp, transport_bp, well_known_bp, servers_blp]
 
 
 @hookimpl
@@ -42,3 +42,11 @@ def mcp_server_config(user_id: str, name: str):
     from service_mcp import servers
 
     return servers.config_for_run(db.session(), user_id, name)
+
+
+@hookimpl
+def reencrypt_secrets(cipher):
+    from core import db
+    from service_mcp import services
+
+    return services.reencrypt(db.session(), cipher)

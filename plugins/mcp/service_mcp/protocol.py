@@ -7,10 +7,13 @@ result type, so what we send is what the SDK's clients parse. The transports (Fl
 ``resources``) are hand-written: the SDK's server transports are ASGI (Starlette) and keep
 sessions in one process's memory, while this service is WSGI with several processes.
 
-Protocol versions: the handshake era (``initialize``), 2024-11-05 to 2025-11-25. The current SDK
-(``mcp`` 2.3) first probes ``server/discover`` (protocol 2026-07-28); we answer ``Method not
-found``, which its ``mode="auto"`` treats as a handshake-era server, and it initializes with
-2025-11-25.
+Protocol versions: every version the installed ``mcp`` package knows (``mcp_types.version``).
+The handshake era (``initialize``; 2024-11-05 to 2025-11-25) and the modern era (2026-07-28): no
+handshake, every request carries its version, client info and capabilities in ``params._meta`` (and
+the ``MCP-Protocol-Version`` / ``Mcp-Method`` / ``Mcp-Name`` headers, checked by the SDK's own
+``classify_inbound_request``), ``server/discover`` answers the server's versions and capabilities,
+and results carry ``resultType``. The SDK's ``mode="auto"`` client probes ``server/discover`` first
+and so speaks 2026-07-28 with us; ``mode="legacy"`` initializes with 2025-11-25.
 """
 
 from __future__ import annotations
@@ -21,7 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
-from mcp_types import jsonrpc
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    InboundLadderRejection,
+    classify_inbound_request,
+)
+from mcp_types import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, jsonrpc
+from mcp_types import version as sdk_versions
 from pydantic import ValidationError
 
 from service_mcp import tools
@@ -29,8 +38,13 @@ from service_mcp.tools import Scope
 
 log = logging.getLogger(__name__)
 
-SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-LATEST_VERSION = SUPPORTED_VERSIONS[0]
+#: handshake-era versions (``initialize``), newest first, as the installed SDK knows them
+HANDSHAKE_VERSIONS = tuple(reversed(sdk_versions.HANDSHAKE_PROTOCOL_VERSIONS))
+#: modern versions (per-request envelope, ``server/discover``), newest first
+MODERN_VERSIONS = tuple(reversed(sdk_versions.MODERN_PROTOCOL_VERSIONS))
+SUPPORTED_VERSIONS = (*MODERN_VERSIONS, *HANDSHAKE_VERSIONS)
+#: the counter-offer to an ``initialize`` asking for a version we do not speak
+LATEST_VERSION = sdk_versions.LATEST_HANDSHAKE_VERSION
 SERVER_VERSION = "1.0.0"
 
 
@@ -44,11 +58,33 @@ class Call:
     request_vars: dict[str, str] = field(default_factory=dict)
     #: the negotiated version, once known (Streamable HTTP sessions, SSE sessions)
     version: str | None = None
+    #: a modern-era request (its version in ``params._meta``): results carry ``resultType``
+    modern: bool = False
 
 
 def negotiate(requested: Any) -> str:
-    """The client's version when we speak it, else our latest (the client then decides)."""
-    return requested if requested in SUPPORTED_VERSIONS else LATEST_VERSION
+    """The client's handshake version when we speak it, else our latest (the client then decides)."""
+    return requested if requested in HANDSHAKE_VERSIONS else LATEST_VERSION
+
+
+def is_modern(msg: dict[str, Any], version_header: str | None) -> bool:
+    """A modern-era message: ``server/discover``, a version in ``params._meta``, or a modern version header."""
+    params = msg.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return (
+        msg.get("method") == "server/discover"
+        or (isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta)
+        or version_header in MODERN_VERSIONS
+    )
+
+
+def check_modern(msg: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]] | None:
+    """The SDK's envelope ladder for a modern request: ``(HTTP status, JSON-RPC error)`` when refused."""
+    verdict = classify_inbound_request(msg, headers=headers, supported_modern_versions=MODERN_VERSIONS)
+    if not isinstance(verdict, InboundLadderRejection):
+        return None
+    status = ERROR_CODE_HTTP_STATUS.get(verdict.code, 400)
+    return status, error(msg.get("id"), verdict.code, verdict.message, verdict.data)
 
 
 def response(msg_id: Any, result: Any) -> dict[str, Any]:
@@ -62,10 +98,17 @@ def error(msg_id: Any, code: int, message: str, data: Any = None) -> dict[str, A
     return {"jsonrpc": "2.0", "id": msg_id, "error": err}
 
 
-def dump(model: Any) -> dict[str, Any]:
-    """A result as handshake-era JSON (``resultType`` is a 2026-07-28 member the types default)."""
+def http_status(reply: dict[str, Any]) -> int:
+    """A modern-era reply's HTTP status: the SDK's table for an error (``ERROR_CODE_HTTP_STATUS``), else 200."""
+    err = reply.get("error")
+    return ERROR_CODE_HTTP_STATUS.get(err.get("code"), 200) if isinstance(err, dict) else 200
+
+
+def dump(model: Any, modern: bool = False) -> dict[str, Any]:
+    """A result as JSON; handshake-era results without ``resultType`` (a 2026-07-28 member)."""
     out: dict[str, Any] = model.model_dump(by_alias=True, mode="json", exclude_none=True)
-    out.pop("resultType", None)
+    if not modern:
+        out.pop("resultType", None)
     return out
 
 
@@ -113,24 +156,35 @@ def handle(msg: dict[str, Any], call: Call) -> dict[str, Any] | None:
     if not is_request(msg):
         return None  # notifications/initialized, notifications/cancelled, client responses: nothing to answer
     msg_id, method, params = msg["id"], msg["method"], msg.get("params")
+    modern = call.modern
     try:
-        if method == "initialize":
+        if method == "initialize" and not modern:
             result, call.version = initialize_result(params, call.scope)
             return response(msg_id, result)
+        if method == "server/discover" and modern:
+            found = types.DiscoverResult(
+                supported_versions=list(MODERN_VERSIONS),
+                capabilities=types.ServerCapabilities(tools=types.ToolsCapability(list_changed=True)),
+                _meta={SERVER_INFO_META_KEY: {"name": call.scope.server_name, "version": SERVER_VERSION}},
+            )
+            return response(msg_id, dump(found, modern))
         if method == "ping":
-            return response(msg_id, {})
+            return response(msg_id, {"resultType": "complete"} if modern else {})
         if method == "tools/list":
             listed = types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in tools.listing(call.scope)])
-            return response(msg_id, dump(listed))
+            return response(msg_id, dump(listed, modern))
         if method == "tools/call":
             parsed = types.CallToolRequestParams.model_validate(params or {})
             token = (params or {}).get("_meta", {}).get("progressToken") if isinstance(params, dict) else None
             progress = _progress(token, call.notify) if token is not None else None
             result = tools.call(call.scope, parsed.name, parsed.arguments, progress, call.request_vars)
-            return response(msg_id, dump(types.CallToolResult.model_validate(result)))
+            return response(msg_id, dump(types.CallToolResult.model_validate(result), modern))
         if method in ("resources/list", "prompts/list", "resources/templates/list"):
             key = {"resources/list": "resources", "prompts/list": "prompts"}.get(method, "resourceTemplates")
-            return response(msg_id, {key: []})
+            empty: dict[str, Any] = {key: []}
+            if modern:
+                empty.update(resultType="complete", ttlMs=0, cacheScope="private")
+            return response(msg_id, empty)
         return error(msg_id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
     except ValidationError as exc:
         return error(

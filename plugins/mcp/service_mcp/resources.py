@@ -5,6 +5,8 @@
 * ``/api/v1/mcp/project/{project_id}/streamable`` (and ``/streamable/``), ``.../sse`` + ``POST
   /api/v1/mcp/project/{project_id}``: the project's MCP server (its own ``auth_settings``).
 * ``/api/v1/mcp/streamable``, ``/api/v1/mcp/sse`` + ``POST /api/v1/mcp/``: the global server.
+* ``/.well-known/oauth-protected-resource/api/v1/mcp/project/{project_id}/streamable`` (or ``/sse``):
+  the RFC 9728 metadata of a project server with ``auth_type: oauth``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,15 @@ projects_blp = Blueprint("mcp_projects", __name__, url_prefix="/api/v1/mcp", des
 #: the MCP transports (the reference keeps them out of its OpenAPI document)
 transport_bp = FlaskBlueprint("mcp_transport", __name__, url_prefix="/api/v1/mcp")
 
+#: OAuth Protected Resource Metadata (RFC 9728) of the project servers with ``auth_type: oauth``
+well_known_bp = FlaskBlueprint("mcp_well_known", __name__)
+
 STREAM_METHODS = ["GET", "POST", "DELETE", "HEAD"]
+
+
+@well_known_bp.route("/.well-known/oauth-protected-resource/api/v1/mcp/project/<project_id>/<kind>")
+def oauth_protected_resource(project_id: str, kind: str) -> Any:
+    return admission.protected_resource(project_id, kind)
 
 
 @projects_blp.route("/project/<project_id>", methods=["GET"])

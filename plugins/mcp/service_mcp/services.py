@@ -10,20 +10,31 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from cryptography.fernet import InvalidToken, MultiFernet
 from sqlalchemy.orm import Session
 
 from core import secrets
 from core.app import state
 from core.db import utcnow
 from core.errors import ApiError
+from service_mcp import oauth
 from service_mcp.admission import server_name
-from service_mcp.models import ProjectSecret
+from service_mcp.models import ProjectSecret, Server
 
 TOOL_FIELDS = ("id", "mcp_enabled", "action_name", "action_description", "name", "description")
-OAUTH_ONLY = (
-    "OAuth is stored, but it needs the MCP Composer, which this server does not run: "
-    "clients authenticate with the project owner's API key (x-api-key)"
+OAUTH_INCOMPLETE = (
+    "OAuth needs the project's authorization server: set oauth_server_url (its issuer URL, with token "
+    "introspection) or oauth_token_url; until then only the owner's API key is admitted"
 )
+
+
+def oauth_problem(auth: dict[str, Any] | None) -> str | None:
+    """Why OAuth settings cannot admit anyone yet (the spec's 200-with-an-error-message), or None."""
+    if not auth or auth.get("auth_type") != "oauth":
+        return None
+    return OAUTH_INCOMPLETE if oauth.issuer(auth) is None else None
+
+
 CLIENTS = ("cursor", "windsurf", "claude", "vscode")
 TRANSPORTS = ("streamablehttp", "sse")
 
@@ -56,8 +67,9 @@ def update_settings(s: Session, user_id: str, project_id: str, body: dict[str, A
     if count is None:
         raise ApiError(404, "Project not found")
     out: dict[str, Any] = {"message": f"Updated MCP settings for {count} flows and project auth settings"}
-    if auth is not None and auth.get("auth_type") == "oauth":
-        out["error_message"] = OAUTH_ONLY  # the reference's composer failure: 200 with a message
+    problem = oauth_problem(auth)
+    if problem is not None:
+        out["error_message"] = problem  # the reference's composer failure: 200 with a message
     return out
 
 
@@ -85,13 +97,12 @@ def base_url(host_url: str) -> str:
 def composer_url(user_id: str, project_id: str, host_url: str) -> dict[str, Any]:
     proj = project(user_id, project_id)
     base = base_url(host_url)
-    oauth = (proj.get("auth_settings") or {}).get("auth_type") == "oauth"
     return {
         "project_id": proj["id"],
         "uses_composer": False,
         "streamable_http_url": f"{base}/api/v1/mcp/project/{proj['id']}/streamable",
         "legacy_sse_url": f"{base}/api/v1/mcp/project/{proj['id']}/sse",
-        "error_message": OAUTH_ONLY if oauth else None,
+        "error_message": oauth_problem(proj.get("auth_settings")),
     }
 
 
@@ -187,3 +198,24 @@ def installed(user_id: str, project_id: str) -> list[dict[str, Any]]:
                 found = False
         out.append({"name": client, "installed": found, "available": path.parent.exists()})
     return out
+
+
+def reencrypt(s: Session, cipher: MultiFernet) -> int:
+    """Every encrypted token of this plugin under a rotated key (``reencrypt_secrets``), in the caller's
+    transaction: OAuth client secrets and MCP server secrets (headers, environment). Raises (the whole
+    rotation rolls back) for a token no key reads."""
+    count = 0
+    for model, column in ((ProjectSecret, "oauth_client_secret"), (Server, "secret")):
+        for row in s.scalars(sa.select(model).with_for_update()).all():
+            token = getattr(row, column)
+            if not token:
+                continue
+            try:
+                setattr(row, column, cipher.rotate(token.encode()).decode())
+            except InvalidToken:
+                raise RuntimeError(
+                    f"an MCP secret ({model.__tablename__}) cannot be decrypted with the old key"
+                ) from None
+            count += 1
+    s.flush()
+    return count

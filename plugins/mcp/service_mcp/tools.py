@@ -17,16 +17,9 @@ from core import db, runs
 from core.app import state
 from core.engine.events import RunEvent, VertexFinished, VerticesSorted
 from core.errors import ApiError
+from service_mcp.inputs import ToolInputs, tool_inputs, tweaks_for
 
 MAX_NAME = 64
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "input_value": {"type": "string", "description": "Message to send to the flow"},
-        "session_id": {"type": "string", "description": "Session (conversation) id; the flow id when omitted"},
-    },
-    "required": [],
-}
 
 
 @dataclass(frozen=True)
@@ -48,6 +41,7 @@ class FlowTool:
     description: str
     flow_id: str
     flow_name: str
+    inputs: ToolInputs | None = None
 
 
 def sanitize(name: str) -> str:
@@ -59,19 +53,59 @@ def sanitize(name: str) -> str:
     return text[:MAX_NAME]
 
 
-def flows(scope: Scope) -> list[dict[str, Any]]:
+def flows(scope: Scope, with_data: bool = False) -> list[dict[str, Any]]:
     """The scope's flows (as the flows plugin lists them); a foreign or missing project is 404."""
-    found = state().host.hook.list_project_flows(user_id=scope.owner_id, project_id=scope.project_id, with_data=False)
+    found = state().host.hook.list_project_flows(
+        user_id=scope.owner_id, project_id=scope.project_id, with_data=with_data
+    )
     if found is None:
         raise ApiError(404, "Project not found")
     return list(found)
 
 
-def tools(scope: Scope) -> list[FlowTool]:
+def _policy() -> str:
+    return str(state().settings.tweaks_policy)
+
+
+# a flow's input schema, per process, by (flow id, last update, tweak policy): listing 200 flows neither
+# loads their data nor rebuilds 200 schemas once known; an edited flow has a new ``updated_at``
+_SCHEMAS: dict[tuple[str, str | None, str], ToolInputs] = {}
+
+
+def _cached(flow: dict[str, Any], policy: str) -> ToolInputs | None:
+    key = (str(flow["id"]), flow.get("updated_at"), policy)
+    return _SCHEMAS.get(key) if key[1] else None
+
+
+def _inputs(flow: dict[str, Any], policy: str, owner: str) -> ToolInputs:
+    """The flow's schema: cached for this version of the flow, else built from its data (loaded when the
+    flow was listed without it, the owner's own lookup) and cached."""
+    found = _cached(flow, policy)
+    if found is not None:
+        return found
+    if "data" not in flow:
+        loaded = state().host.hook.find_flow(user_id=owner, flow_id_or_name=str(flow["id"]), public=False)
+        flow = {**flow, "data": (loaded or {}).get("data")}
+    data = flow.get("data")
+    found = tool_inputs(data if isinstance(data, dict) else None, policy)
+    if flow.get("updated_at"):
+        if len(_SCHEMAS) >= _HINTS_MAX:
+            _SCHEMAS.clear()
+        _SCHEMAS[(str(flow["id"]), flow["updated_at"], policy)] = found
+    return found
+
+
+def tools(scope: Scope, with_inputs: bool = False) -> list[FlowTool]:
     """The scope's tools: ``mcp_enabled`` flows of a project (every flow for the global server)."""
     out: list[FlowTool] = []
     taken: set[str] = set()
-    for flow in flows(scope):
+    policy = _policy() if with_inputs else ""
+    listed = flows(scope)
+    if with_inputs and any(
+        _cached(f, policy) is None for f in listed if scope.all_flows or f.get("mcp_enabled")
+    ):  # a schema not known for this version of its flow: list again, with the flows' data
+        listed = flows(scope, with_data=True)
+    for flow in listed:
         if not scope.all_flows and not flow.get("mcp_enabled"):
             continue
         base = sanitize(flow.get("action_name") or flow["name"])
@@ -81,13 +115,17 @@ def tools(scope: Scope) -> list[FlowTool]:
             name, n = base[: MAX_NAME - len(suffix)] + suffix, n + 1
         taken.add(name)
         description = flow.get("action_description") or flow.get("description") or f"Run the flow {flow['name']}"
-        out.append(FlowTool(name, description, flow["id"], flow["name"]))
+        inputs = _inputs(flow, policy, scope.owner_id) if with_inputs else None
+        out.append(FlowTool(name, description, flow["id"], flow["name"], inputs))
     return out
 
 
 def listing(scope: Scope) -> list[dict[str, Any]]:
     """``tools/list`` items (validated by the ``mcp`` package's ``Tool`` type in the protocol layer)."""
-    return [{"name": t.name, "description": t.description, "inputSchema": INPUT_SCHEMA} for t in tools(scope)]
+    return [
+        {"name": t.name, "description": t.description, "inputSchema": t.inputs.schema if t.inputs else {}}
+        for t in tools(scope, with_inputs=True)
+    ]
 
 
 def fingerprint(scope: Scope) -> str:
@@ -135,6 +173,16 @@ def call(
         if not fresh and not _still(scope, tool, prepared.flow):  # the remembered name leads elsewhere now
             _forget(scope, tool.name)
             return call(scope, name, arguments, progress, request_vars)
+        # the arguments, mapped with the schema of the flow the run service loaded (never a stale one)
+        inputs = _inputs(prepared.flow, _policy(), scope.owner_id)
+        tweaks, unknown = tweaks_for(inputs, args)
+        if unknown:
+            return error_result(f"Unknown argument(s) for {tool.name}: {', '.join(sorted(unknown))}")
+        problems = inputs.problems(args)
+        if problems:
+            return error_result(f"Invalid arguments for {tool.name}: {'; '.join(problems)}")
+        req.inputs[0].type = inputs.input_type
+        req.tweaks = tweaks or None
         outcome = _run(runs.build(prepared), progress)
     except ApiError as exc:
         detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)

@@ -137,6 +137,8 @@ def _post(scope: Scope, sid: str | None, cfg: MCPConfig) -> Response:
     messages, batch, invalid = protocol.parse(raw)
     if invalid is not None:
         return jsonrpc_http(400, invalid)
+    if not batch and protocol.is_modern(messages[0], request.headers.get(VERSION_HEADER)):
+        return _post_modern(scope, messages[0], {k.lower(): v for k, v in request.headers.items()}, cfg)
     initializing = any(m.get("method") == "initialize" for m in messages)
     version = request.headers.get(VERSION_HEADER)
     if version and not initializing and version not in protocol.SUPPORTED_VERSIONS:
@@ -170,6 +172,27 @@ def _post(scope: Scope, sid: str | None, cfg: MCPConfig) -> Response:
         replies = [r for m in messages if (r := protocol.handle(m, call)) is not None]
         return _reply(replies, batch, headers, cfg)
     return _stream_response(_answer_stream(messages, call), headers)  # the thread releases the connection
+
+
+def _post_modern(scope: Scope, message: dict[str, Any], headers: dict[str, str], cfg: MCPConfig) -> Response:
+    """A modern-era (2026-07-28) message: self-contained, no session, whatever ``SERVICE_MCP_SESSIONS`` says."""
+    if not protocol.is_request(message):
+        return Response(status=202)  # the modern wire defines no client notifications to act on
+    refused = protocol.check_modern(message, headers)
+    if refused is not None:
+        return jsonrpc_http(*refused)
+    call = protocol.Call(
+        scope, request_vars=request_variables(request.headers), version=headers.get("mcp-protocol-version"), modern=True
+    )
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    wants_progress = isinstance(meta, dict) and meta.get("progressToken") is not None
+    if wants_progress and SSE in (request.headers.get("Accept") or "") and not cfg.json_response:
+        return _stream_response(_answer_stream([message], call))  # progress notifications, then the reply
+    # one JSON reply otherwise; an error gets the HTTP status of the SDK's table (method not found: 404)
+    reply = protocol.handle(message, call) or {}
+    status = protocol.http_status(reply)
+    return Response(json.dumps(reply), status=status, mimetype="application/json")
 
 
 def _reply(replies: list[dict[str, Any]], batch: bool, headers: dict[str, str], cfg: MCPConfig) -> Response:

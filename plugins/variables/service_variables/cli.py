@@ -1,4 +1,5 @@
-"""``service secret-key rotate``: re-encrypt every stored variable with a new secret key."""
+"""``service secret-key rotate``: re-encrypt every stored variable, and every other plugin's stored secret
+(hook ``reencrypt_secrets``), with a new secret key."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def _write_private(path: Path, value: str) -> None:
 @secret_key_group.command(
     "rotate",
     help=(
-        "Re-encrypt every stored variable with a new key, in one transaction: if anything fails, nothing changes "
+        "Re-encrypt every stored variable and every plugin's stored secrets (MCP server headers and environment, "
+        "OAuth client secrets...) with a new key, in one transaction: if anything fails, nothing changes "
         "and the old key still reads every value. Stop the service first; afterwards set SERVICE_SECRET_KEY to the "
         "new key (when the key lives in the config directory, the file is replaced for you)."
     ),
@@ -63,8 +65,8 @@ def rotate_command(old_key: str | None, new_key: str | None) -> None:
         raise click.ClickException(f"rotation failed, nothing was changed: {exc}") from None
     if pending is not None and key_file is not None:
         os.replace(pending, key_file)
-        click.echo(f"re-encrypted {count} variable(s); the new key is stored in {key_file}")
+        click.echo(f"re-encrypted {count} secret(s); the new key is stored in {key_file}")
     else:
         click.echo(
-            f"re-encrypted {count} variable(s); now set SERVICE_SECRET_KEY to the new key and restart every process"
+            f"re-encrypted {count} secret(s); now set SERVICE_SECRET_KEY to the new key and restart every process"
         )

@@ -164,7 +164,8 @@ def reencrypt(cipher: MultiFernet, token: str) -> str:
 
 
 def rotate(s: Session, old_secret: str, new_secret: str, progress: Callable[[int], None] | None = None) -> int:
-    """Re-encrypt every stored variable with ``new_secret`` in one transaction; return the count.
+    """Re-encrypt every stored variable, then every plugin's secrets (hook ``reencrypt_secrets``), with
+    ``new_secret`` in one transaction; return the count of tokens.
 
     Tokens already under the new key are accepted (a re-run is harmless). A
     token neither key can read, or any failure, rolls everything back: the
@@ -184,6 +185,9 @@ def rotate(s: Session, old_secret: str, new_secret: str, progress: Callable[[int
             count += 1
             if progress is not None:
                 progress(count)
+        # the other plugins' secrets (MCP server headers, OAuth client secrets...), in this transaction
+        for more in state().host.hook.reencrypt_secrets(cipher=cipher):
+            count += int(more or 0)
         s.flush()
         s.commit()
     except BaseException:

@@ -201,7 +201,7 @@ export const api = {
   // MCP: a project's server, and the user's MCP servers for the MCP Tools component
   mcpProjectTools: (projectId: string) =>
     request<McpProjectTools>(`/api/v1/mcp/project/${projectId}`, { query: { mcp_enabled: "false" } }),
-  updateMcpProject: (projectId: string, settings: McpToolSetting[], auth_settings: { auth_type: string }) =>
+  updateMcpProject: (projectId: string, settings: McpToolSetting[], auth_settings: McpAuthSettings) =>
     request<{ message: string; error_message?: string }>(`/api/v1/mcp/project/${projectId}`, {
       method: "PATCH",
       json: { settings, auth_settings },
@@ -246,9 +246,19 @@ export interface McpToolSetting {
   description?: string | null;
 }
 
+/** A project's MCP auth settings; the OAuth client secret is write-only (never read back). */
+export interface McpAuthSettings {
+  auth_type?: string;
+  oauth_server_url?: string | null;
+  oauth_client_id?: string | null;
+  oauth_client_secret?: string | null;
+  oauth_mcp_scope?: string | null;
+  [other: string]: string | null | undefined;
+}
+
 export interface McpProjectTools {
   tools: McpToolSetting[];
-  auth_settings: { auth_type?: string } | null;
+  auth_settings: McpAuthSettings | null;
   server_name: string;
 }
 

@@ -1,7 +1,7 @@
 // A project's MCP server: which flows are tools, their action names and descriptions, the auth,
 // and the exact JSON each MCP client takes (copied, never written from the browser).
 import { useCallback, useEffect, useState } from "react";
-import { api, type McpInstall, type McpToolSetting, type McpUrls } from "../api/client";
+import { api, type McpAuthSettings, type McpInstall, type McpToolSetting, type McpUrls } from "../api/client";
 import { CopyButton } from "../components/CopyButton";
 import { notify, notifyError } from "../components/toast";
 import type { Project } from "../lib/types";
@@ -16,6 +16,9 @@ const CLIENTS = [
 export function McpServerTab({ project }: { project: Project }) {
   const [tools, setTools] = useState<McpToolSetting[] | null>(null);
   const [auth, setAuth] = useState("apikey");
+  // the other members of auth_settings (OAuth), kept as loaded so a save never drops them
+  const [oauth, setOauth] = useState<McpAuthSettings>({});
+  const [clientSecret, setClientSecret] = useState("");
   const [dirty, setDirty] = useState(false);
   const [urls, setUrls] = useState<McpUrls | null>(null);
   const [client, setClient] = useState("cursor");
@@ -27,6 +30,8 @@ export function McpServerTab({ project }: { project: Project }) {
       const [listed, composer] = await Promise.all([api.mcpProjectTools(project.id), api.mcpComposerUrl(project.id)]);
       setTools(listed.tools);
       setAuth(listed.auth_settings?.auth_type ?? "apikey");
+      setOauth(listed.auth_settings ?? {});
+      setClientSecret("");
       setUrls(composer);
       setDirty(false);
     } catch (e) {
@@ -64,7 +69,9 @@ export function McpServerTab({ project }: { project: Project }) {
         action_name: action_name || null,
         action_description: action_description || null,
       }));
-      const answer = await api.updateMcpProject(project.id, settings, { auth_type: auth });
+      const authSettings: McpAuthSettings = { ...oauth, auth_type: auth };
+      if (auth === "oauth" && clientSecret) authSettings.oauth_client_secret = clientSecret; // empty: keep the stored one
+      const answer = await api.updateMcpProject(project.id, settings, authSettings);
       notify(answer.error_message ? "info" : "success", answer.error_message ?? "MCP server settings saved");
       await load();
     } catch (e) {
@@ -139,9 +146,52 @@ export function McpServerTab({ project }: { project: Project }) {
           }}
         >
           <option value="apikey">Your API key (x-api-key)</option>
+          <option value="oauth">OAuth (tokens from your authorization server, or your API key)</option>
           <option value="none">Anyone with the URL (no authentication)</option>
         </select>
       </label>
+      {auth === "oauth" && (
+        <fieldset className="mcp-oauth" aria-label="OAuth settings">
+          <p className="muted small">
+            MCP clients get a token from your authorization server; this server checks each token with the
+            authorization server's token introspection, using the client below.
+          </p>
+          {(
+            [
+              ["oauth_server_url", "Authorization server (issuer URL)", "https://auth.example.com"],
+              ["oauth_client_id", "Client ID", ""],
+              ["oauth_mcp_scope", "Required scope", "mcp"],
+            ] as const
+          ).map(([key, label, placeholder]) => (
+            <label className="field" key={key}>
+              <span>{label}</span>
+              <input
+                aria-label={label}
+                value={oauth[key] ?? ""}
+                placeholder={placeholder}
+                onChange={(e) => {
+                  setOauth((o) => ({ ...o, [key]: e.target.value || null }));
+                  setDirty(true);
+                }}
+              />
+            </label>
+          ))}
+          <label className="field">
+            <span>Client secret</span>
+            <input
+              aria-label="Client secret"
+              type="password"
+              value={clientSecret}
+              placeholder="(unchanged)"
+              autoComplete="new-password"
+              onChange={(e) => {
+                setClientSecret(e.target.value);
+                setDirty(true);
+              }}
+            />
+          </label>
+        </fieldset>
+      )}
       <div className="row-actions">
         <button className="btn btn-primary" onClick={save} disabled={!dirty}>
           Save
