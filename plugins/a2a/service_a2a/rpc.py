@@ -189,19 +189,35 @@ def _task_or_error(flow_id: str, task_id: str) -> Any:
     return row
 
 
-def _start(access: Access, params: v03.MessageSendParams, *, store: bool = True) -> Any:
+def _start(access: Access, params: v03.MessageSendParams, *, blocking: bool = False) -> Any:
+    """A new task, or the answer to an ``input-required`` one (``message.taskId``): resumed through the run service."""
     try:
-        return services.start(access, params.message, store=store)
+        if params.message.task_id:
+            row = _task_or_error(access.flow_id, params.message.task_id)
+            try:
+                return services.resume(row, access, params.message)
+            except services.NotWaiting as exc:
+                raise RpcError(INVALID_PARAMS, str(exc)) from None
+        if blocking:
+            return services.run_blocking(access, params.message)
+        return services.start(access, params.message)
     except ApiError as exc:
         raise RpcError(INVALID_PARAMS, str(exc.detail)) from None
+
+
+def _blocking(params: v03.MessageSendParams) -> bool:
+    """A ``message/send`` answered when its task ends (the default), without a push notification config."""
+    config = params.configuration
+    return config is None or (config.blocking is not False and config.push_notification_config is None)
 
 
 def handle(call: Call, access: Access) -> dict[str, Any]:
     """Answer a non-streaming call (the result of a JSON-RPC response)."""
     if call.handler == "send":
-        blocking = call.params.configuration is None or call.params.configuration.blocking is not False
-        row = _start(access, call.params, store=not blocking)
-        if blocking:
+        blocking = _blocking(call.params)
+        # a blocking new task runs in this request (no job); a resumed task follows its resume job
+        row = _start(access, call.params, blocking=blocking)
+        if blocking and row.state not in services.TERMINAL:
             for _update in services.follow(row):
                 pass
             row = services.sync(row)
