@@ -152,6 +152,6 @@ def jsonrpc(flow_id: str) -> Any:
                 mimetype="text/event-stream",
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )
-        return rpc.success(call.rid, rpc.handle(call, access))
+        return rpc.success(call.rid, rpc.handle(call, access, flow))
     except rpc.RpcError as exc:
         return rpc.error(call.rid, exc.code, exc.message, exc.data)

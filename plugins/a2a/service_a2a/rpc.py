@@ -189,7 +189,7 @@ def _task_or_error(flow_id: str, task_id: str) -> Any:
     return row
 
 
-def _start(access: Access, params: v03.MessageSendParams, *, blocking: bool = False) -> Any:
+def _start(access: Access, params: v03.MessageSendParams, *, blocking: bool = False, flow: Any = None) -> Any:
     """A new task, or the answer to an ``input-required`` one (``message.taskId``): resumed through the run service."""
     try:
         if params.message.task_id:
@@ -199,7 +199,7 @@ def _start(access: Access, params: v03.MessageSendParams, *, blocking: bool = Fa
             except services.NotWaiting as exc:
                 raise RpcError(INVALID_PARAMS, str(exc)) from None
         if blocking:
-            return services.run_blocking(access, params.message)
+            return services.run_blocking(access, params.message, flow)
         return services.start(access, params.message)
     except ApiError as exc:
         raise RpcError(INVALID_PARAMS, str(exc.detail)) from None
@@ -211,12 +211,12 @@ def _blocking(params: v03.MessageSendParams) -> bool:
     return config is None or (config.blocking is not False and config.push_notification_config is None)
 
 
-def handle(call: Call, access: Access) -> dict[str, Any]:
-    """Answer a non-streaming call (the result of a JSON-RPC response)."""
+def handle(call: Call, access: Access, flow: Any = None) -> dict[str, Any]:
+    """Answer a non-streaming call (the result of a JSON-RPC response); ``flow``: the agent as read for this request."""
     if call.handler == "send":
         blocking = _blocking(call.params)
         # a blocking new task runs in this request (no job); a resumed task follows its resume job
-        row = _start(access, call.params, blocking=blocking)
+        row = _start(access, call.params, blocking=blocking, flow=flow)
         if blocking and row.state not in services.TERMINAL:
             for _update in services.follow(row):
                 pass

@@ -211,7 +211,7 @@ def start(access: Access, message: v03.Message) -> Task:
     return row
 
 
-def run_blocking(access: Access, message: v03.Message) -> Task:
+def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] | None = None) -> Task:
     """A blocking ``message/send``: the run in this request (``core.runs`` execute), the task stored once, ended.
 
     Its caller learns the task id only from the answer, so nobody can ask for it earlier; the row
@@ -220,7 +220,9 @@ def run_blocking(access: Access, message: v03.Message) -> Task:
     """
     row, req = _new_task(access, message)
     try:
-        prepared = runs.prepare(req)  # 404 / 403 / 422 of the run service: a failed task, as in a job
+        # 404 / 403 / 422 of the run service: a failed task, as in a job. The agent read for this request
+        # is the run's flow (an owner's run; a public one is looked up through its grant again)
+        prepared = runs.prepare(req, found=_without_extras(flow))
     except ApiError as exc:
         db.release()
         return finish(row, "failed", status_text=failure_text(row, _detail(exc)))
@@ -231,6 +233,10 @@ def run_blocking(access: Access, message: v03.Message) -> Task:
         log.exception("A2A task %s of flow %s failed", row.id, access.flow_id)
         return finish(row, "failed", status_text=failure_text(row, None))
     return finish_outcome(row, outcome, req)
+
+
+def _without_extras(flow: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if flow is None else {k: v for k, v in flow.items() if not k.startswith("_")}
 
 
 def finish_outcome(row: Task, outcome: runs.RunOutcome, req: runs.RunRequest) -> Task:
@@ -342,8 +348,9 @@ def finish(
     if sa.inspect(row).transient:  # not stored yet (a blocking message/send): one insert, ended
         for key, value in values.items():
             setattr(row, key, value)
-        with db.transaction() as s:
-            s.add(row)
+        columns = {c.key: getattr(row, c.key) for c in Task.__table__.columns}
+        with db.transaction() as s:  # a Core insert: the ORM's unit of work cost more than the write
+            s.execute(sa.insert(Task.__table__), [columns])
         return row
     t = Task.__table__.c
     with db.transaction() as s:
