@@ -41,6 +41,14 @@ def test_blocking_send_runs_in_the_request_and_stores_the_task_once_ended(app, c
     row = _row(app, task["id"])
     assert row["job_id"] is None  # no job: the run went through core.runs execute in the request
     assert row["state"] == "completed" and row["answer"] == "inline"
+    # a blocking send with a push notification config stays a job, still answered when it ends
+    push = {"blocking": True, "pushNotificationConfig": {"url": "https://example.com/hook"}}
+    waited = _rpc(
+        client, flow_id, rpc("message/send", {"message": user_message("job"), "configuration": push}), admin.key
+    )
+    waited = waited.get_json()["result"]
+    assert waited["status"]["state"] == "completed" and waited["artifacts"][0]["parts"][0]["text"] == "job"
+    assert _row(app, waited["id"])["job_id"] is not None
     # non-blocking sends still start a job (their caller polls the task)
     params = {"message": user_message("later"), "configuration": {"blocking": False}}
     queued = _rpc(client, flow_id, rpc("message/send", params), admin.key).get_json()["result"]

@@ -189,8 +189,11 @@ def _task_or_error(flow_id: str, task_id: str) -> Any:
     return row
 
 
-def _start(access: Access, params: v03.MessageSendParams, *, blocking: bool = False, flow: Any = None) -> Any:
-    """A new task, or the answer to an ``input-required`` one (``message.taskId``): resumed through the run service."""
+def _start(access: Access, params: v03.MessageSendParams, *, inline: bool = False, flow: Any = None) -> Any:
+    """A new task, or the answer to an ``input-required`` one (``message.taskId``): resumed through the run service.
+
+    ``inline``: run the new task in this request (a blocking send); otherwise it is a job.
+    """
     try:
         if params.message.task_id:
             row = _task_or_error(access.flow_id, params.message.task_id)
@@ -198,25 +201,22 @@ def _start(access: Access, params: v03.MessageSendParams, *, blocking: bool = Fa
                 return services.resume(row, access, params.message)
             except services.NotWaiting as exc:
                 raise RpcError(INVALID_PARAMS, str(exc)) from None
-        if blocking:
+        if inline:
             return services.run_blocking(access, params.message, flow)
         return services.start(access, params.message)
     except ApiError as exc:
         raise RpcError(INVALID_PARAMS, str(exc.detail)) from None
 
 
-def _blocking(params: v03.MessageSendParams) -> bool:
-    """A ``message/send`` answered when its task ends (the default), without a push notification config."""
-    config = params.configuration
-    return config is None or (config.blocking is not False and config.push_notification_config is None)
-
-
 def handle(call: Call, access: Access, flow: Any = None) -> dict[str, Any]:
     """Answer a non-streaming call (the result of a JSON-RPC response); ``flow``: the agent as read for this request."""
     if call.handler == "send":
-        blocking = _blocking(call.params)
-        # a blocking new task runs in this request (no job); a resumed task follows its resume job
-        row = _start(access, call.params, blocking=blocking, flow=flow)
+        config = call.params.configuration
+        blocking = config is None or config.blocking is not False
+        # a blocking send without a push notification config runs in this request (no job); the others, and
+        # a resumed task (its resume job), are jobs, followed to their end when the caller waits
+        inline = blocking and (config is None or config.push_notification_config is None)
+        row = _start(access, call.params, inline=inline, flow=flow)
         if blocking and row.state not in services.TERMINAL:
             for _update in services.follow(row):
                 pass
