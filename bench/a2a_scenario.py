@@ -5,12 +5,17 @@ SQLite, in-process jobs, ``SERVICE_A2A_ENABLED=true``), the Chat Input -> Chat O
 agent in an ``apikey`` project; each step alternates ``POST /api/v1/run/{id}`` and ``message/send`` on
 ``/api/v1/a2a/{id}/jsonrpc`` (owner key on both), twice, and reports each one's best throughput and the
 ratio. Target: A2A >= 80% of the simplified run (issue 14). Results go to ``bench/a2a_results.json``.
+
+``--cpu N``: also the CPU time per request in one process (Flask test client, no HTTP), the two alternated five
+times with ``N`` requests each, the least of each kept: on a shared machine the wall-clock figures above swing by a
+factor of two between rounds, the CPU time much less (it still counts cache and frequency effects of the neighbours).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -20,11 +25,73 @@ from bench.common import Service, chat_echo, load
 HERE = Path(__file__).resolve().parent
 
 
+def cpu_per_request(n: int, rounds: int = 5) -> dict[str, Any]:
+    """CPU milliseconds per request of the simplified run and of ``message/send``, in process, least of ``rounds``."""
+    import time
+
+    for key in [k for k in os.environ if k.startswith("SERVICE_")]:
+        del os.environ[key]
+    os.environ["SERVICE_ENV_FILE"] = os.devnull
+    from core.app import create_app
+
+    app = create_app(
+        config={
+            "config_dir": tempfile.mkdtemp(prefix="bench-a2a-cpu-"),
+            "log_level": "warning",
+            "a2a_enabled": True,
+        }
+    )
+    client = app.test_client()
+    bearer = {"Authorization": f"Bearer {client.get('/api/v1/auto_login').get_json()['access_token']}"}
+    key = {"x-api-key": client.post("/api/v1/api_key/", json={"name": "b"}, headers=bearer).get_json()["api_key"]}
+    catalog = client.get("/api/v1/all", headers=bearer).get_json()
+    body = {"name": "agents", "auth_settings": {"auth_type": "apikey"}}
+    folder = client.post("/api/v1/projects/", json=body, headers=bearer).get_json()
+    flow = client.post(
+        "/api/v1/flows/",
+        json={
+            "name": "a",
+            "data": chat_echo(catalog),
+            "folder_id": folder["id"],
+            "flow_type": "agent",
+            "a2a_enabled": True,
+        },
+        headers=bearer,
+    ).get_json()
+    message = {"role": "user", "messageId": "m-1", "parts": [{"kind": "text", "text": "hello"}]}
+    targets = {
+        "run": (f"/api/v1/run/{flow['id']}", json.dumps({"input_value": "hello"})),
+        "a2a": (
+            f"/api/v1/a2a/{flow['id']}/jsonrpc",
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}),
+        ),
+    }
+
+    def go(label: str, count: int) -> float:
+        url, data = targets[label]
+        start = time.process_time()
+        for _ in range(count):
+            response = client.post(url, data=data, headers=key, content_type="application/json")
+            assert response.status_code == 200, response.get_json()
+        return (time.process_time() - start) / count * 1000
+
+    for label in targets:
+        go(label, 50)  # warm-up
+    best = {label: go(label, n) for label in targets}
+    for _ in range(rounds - 1):
+        for label in targets:
+            best[label] = min(best[label], go(label, n))
+    ratio = best["run"] / best["a2a"] if best["a2a"] else 0.0
+    print(f"cpu: run {best['run']:.2f} ms, message/send {best['a2a']:.2f} ms per request: {ratio:.0%}", flush=True)
+    return {"run_ms": round(best["run"], 3), "a2a_ms": round(best["a2a"], 3), "ratio": round(ratio, 3)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.a2a_scenario")
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--clients", default="4,8")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--cpu", type=int, default=0, help="also CPU time per request in process, N requests a round")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-a2a-"))
     svc = Service(work, name="a2a", a2a_enabled="true")
@@ -68,6 +135,9 @@ def main() -> None:
             ratio = best["a2a"]["rps"] / best["run"]["rps"] if best["run"]["rps"] else 0.0
             results[str(n)] = {**best, "ratio": round(ratio, 3)}
             print(f"c={n}: message/send is {ratio:.0%} of the simplified run", flush=True)
+        if args.cpu:
+            results["cpu_in_process"] = cpu_per_request(args.cpu)
+        results["load_average"] = [round(x, 2) for x in os.getloadavg()]
         if not args.no_write:
             (HERE / "a2a_results.json").write_text(json.dumps(results, indent=2) + "\n")
     finally:

@@ -180,15 +180,26 @@ class RunOutcome:
 
 
 # --- preparing ---------------------------------------------------------------------------------------
-def resolve(req: RunRequest, app: Flask | None = None) -> PreparedRun:
+def resolve(req: RunRequest, app: Flask | None = None, *, found: Mapping[str, Any] | None = None) -> PreparedRun:
     """Find the flow (owner-scoped; PUBLIC ones for anonymous runs) and ask ``check_run``.
 
+    ``found``: the flow a surface already read through ``find_flow`` in this request (A2A looks its agent
+    up before it checks the key), used instead of a second read when it is the request's flow and belongs
+    to the request's user; a public run is always looked up through its public grant.
     Raises :class:`FlowNotFound` (404) or whatever ``check_run`` raises (403).
     """
     hook = state(app).host.hook
-    flow: dict[str, Any] | None = hook.find_flow(
-        user_id=None if req.public else req.user_id, flow_id_or_name=req.flow, public=req.public
-    )
+    flow: dict[str, Any] | None
+    if (
+        found is not None
+        and not req.public
+        and req.user_id is not None
+        and str(found.get("id")) == str(req.flow)
+        and str(found.get("user_id")) == str(req.user_id)
+    ):
+        flow = dict(found)
+    else:
+        flow = hook.find_flow(user_id=None if req.public else req.user_id, flow_id_or_name=req.flow, public=req.public)
     if flow is None or not isinstance(flow.get("data"), Mapping):
         raise FlowNotFound(req.flow)
     if req.data is not None and not req.public:
@@ -236,9 +247,9 @@ def check_model_providers(graph: Graph, app: Flask | None = None) -> None:
                 )
 
 
-def prepare(req: RunRequest, app: Flask | None = None) -> PreparedRun:
+def prepare(req: RunRequest, app: Flask | None = None, *, found: Mapping[str, Any] | None = None) -> PreparedRun:
     """:func:`resolve` then :func:`build`: a run ready to execute, stream or hand to a job."""
-    return build(resolve(req, app), app)
+    return build(resolve(req, app, found=found), app)
 
 
 def _tweaks(data: Mapping[str, Any], req: RunRequest, reg: Registry) -> dict[str, Any]:

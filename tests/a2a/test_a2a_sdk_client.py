@@ -116,3 +116,27 @@ def test_sdk_card_resolution_fails_for_an_unpublished_flow(app, client, admin):
 
     with live(app) as base:
         asyncio.run(scenario(base))
+
+
+def test_sdk_client_answers_an_input_required_task(app, client, admin):
+    from tests.build.buildkit import chain
+
+    folder = project(client, admin, "apikey")
+    flow_id = agent(client, admin, chain(("AskApproval", "AskApproval-CCCCC", {})), folder_id=folder, name="Asks")
+
+    async def scenario(base: str) -> None:
+        async with _client(base, flow_id, streaming=False, key=admin.api_key) as sdk:
+            first = [item async for item in sdk.send_message(_message("ship it"))][-1].task
+            assert first.status.state == pb.TASK_STATE_INPUT_REQUIRED
+            asked = first.status.message
+            assert asked.parts[0].text == "May I say 'ship it'?"
+            reply = _message("approved", context_id=first.context_id)
+            reply.message.task_id = first.id
+            done = [item async for item in sdk.send_message(reply)][-1].task
+            assert done.id == first.id and done.status.state == pb.TASK_STATE_COMPLETED
+            assert _text(done).startswith("ship it:approved|pid=")
+            got = await sdk.get_task(pb.GetTaskRequest(id=first.id))
+            assert got.status.state == pb.TASK_STATE_COMPLETED
+
+    with live(app) as base:
+        asyncio.run(scenario(base))

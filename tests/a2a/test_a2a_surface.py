@@ -284,3 +284,36 @@ def test_the_flows_plugin_answers_the_a2a_hooks(app, client, admin):
         found = hook.published_agents(user_id=admin.id)
         assert [f["id"] for f in found] == [published] and found[0]["data"] is None
         assert hook.published_agents(user_id=str(uuid.uuid4())) == []
+
+
+def test_card_preview_builds_the_card_with_unsaved_overrides(client, admin):
+    alice = make_user(client, admin, username="alice")
+    folder = project(client, alice, "apikey")
+    flow_id = agent(client, alice, chat_echo(), folder_id=folder, name="Draft", flow_type="workflow", enabled=False)
+    path = f"/api/v1/a2a/{flow_id}/card-preview"
+    overrides = {"name": "Parrot", "tags": ["echo"]}
+    answer = client.post(path, json={"a2a_card_overrides": overrides}, headers=alice.bearer)
+    assert answer.status_code == 200, answer.get_json()
+    body = answer.get_json()
+    assert body["published"] is False  # not an agent yet: previewed all the same
+    assert body["cardUrl"] == f"http://localhost/api/v1/a2a/{flow_id}/.well-known/agent-card.json"
+    assert body["card"]["name"] == "Parrot" and body["card"]["skills"][0]["tags"] == ["echo"]
+    assert body["card"]["security"] == [{"apiKey": []}]
+    # the same card the card endpoint serves once saved and published
+    patch = {"flow_type": "agent", "a2a_enabled": True, "a2a_card_overrides": overrides}
+    assert client.patch(f"/api/v1/flows/{flow_id}", json=patch, headers=alice.bearer).status_code == 200
+    assert _card(client, flow_id).get_json() == body["card"]
+    bad = client.post(path, json={"a2a_card_overrides": {"tags": "x", "colour": 1}}, headers=alice.bearer)
+    assert bad.status_code == 422
+    assert bad.get_json()["detail"] == [
+        {
+            "loc": ["a2a_card_overrides", "colour"],
+            "msg": "unknown member (allowed: name, description, version, tags, examples)",
+            "type": "extra_forbidden",
+        },
+        {"loc": ["a2a_card_overrides", "tags"], "msg": "must be a list of strings", "type": "type_error"},
+    ]
+    # someone else's flow, a missing one, no credentials
+    assert client.post(path, json={}, headers=admin.bearer).status_code == 404
+    assert client.post(f"/api/v1/a2a/{uuid.uuid4()}/card-preview", json={}, headers=alice.bearer).status_code == 404
+    assert client.post(path, json={}).status_code in (401, 403)

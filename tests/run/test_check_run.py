@@ -82,3 +82,30 @@ def test_refused_build_is_a_403_before_any_job(app, client, alice, veto):
     # the job records its own end just after its last event reaches the stream
     wait_jobs(app)
     assert state(app).jobs.active_jobs() == 0
+
+
+def test_resolve_with_a_flow_the_surface_found_still_asks_check_run(app, client, alice, veto):
+    """``resolve(found=...)``: no second read for the owner's own flow; anything else is looked up as usual."""
+    from core import runs
+    from tests.conftest import make_user, superuser
+
+    ok = create_flow(client, alice, chat_echo(), name="fine")
+    bad = create_flow(client, alice, chat_echo(), name="blocked found")
+    bob = make_user(client, superuser(client), username="bob")
+    with app.test_request_context():
+        hook = state(app).host.hook
+        found = hook.find_flow(user_id=None, flow_id_or_name=ok["id"], public=False)
+        edited = {**found, "name": "edited in the surface's copy"}
+        prepared = runs.prepare(runs.RunRequest(flow=ok["id"], user_id=alice.id, surface="a2a"), found=edited)
+        assert prepared.flow["name"] == "edited in the surface's copy"  # the copy given, not a second read
+        assert veto.asked[-1] == (alice.id, "edited in the surface's copy", "a2a")
+        refused = hook.find_flow(user_id=None, flow_id_or_name=bad["id"], public=False)
+        with pytest.raises(ApiError) as info:  # check_run still vetoes a flow handed in
+            runs.resolve(runs.RunRequest(flow=bad["id"], user_id=alice.id, surface="a2a"), found=refused)
+        assert info.value.status == 403
+        # another user's request, or another flow id: the found flow is ignored and the owner lookup decides
+        with pytest.raises(runs.FlowNotFound):
+            runs.resolve(runs.RunRequest(flow=ok["id"], user_id=bob.id, surface="a2a"), found=found)
+        with pytest.raises(ApiError):  # the found copy (another flow) ignored: the lookup finds the blocked one
+            runs.resolve(runs.RunRequest(flow=bad["id"], user_id=alice.id, surface="x"), found=edited)
+        assert veto.asked[-1] == (alice.id, "blocked found", "x")

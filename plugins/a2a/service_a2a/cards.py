@@ -16,26 +16,45 @@ OVERRIDABLE = ("name", "description", "version", "tags", "examples")
 KEYED = ("apikey", "oauth")
 
 
+def override_errors(raw: Any) -> list[dict[str, Any]]:
+    """What is wrong with a card overrides object, as ``{loc, msg, type}`` items (empty: it is fine)."""
+    loc = "a2a_card_overrides"
+    if raw is None:
+        return []
+    if not isinstance(raw, Mapping):
+        return [{"loc": [loc], "msg": "must be an object", "type": "type_error"}]
+    errors = [
+        {"loc": [loc, key], "msg": f"unknown member (allowed: {', '.join(OVERRIDABLE)})", "type": "extra_forbidden"}
+        for key in sorted(set(raw) - set(OVERRIDABLE))
+    ]
+    for key in ("name", "description", "version"):
+        if raw.get(key) is not None and (not isinstance(raw[key], str) or not raw[key].strip()):
+            errors.append({"loc": [loc, key], "msg": "must be a non-empty string", "type": "value_error"})
+    for key in ("tags", "examples"):
+        value = raw.get(key)
+        if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+            errors.append({"loc": [loc, key], "msg": "must be a list of strings", "type": "type_error"})
+    return errors
+
+
 def overrides(flow: Mapping[str, Any]) -> dict[str, Any]:
     """The flow's card overrides, checked: known members with the right types (422 otherwise)."""
     raw = flow.get("a2a_card_overrides") or {}
-    if not isinstance(raw, Mapping):
-        raise ApiError(422, "a2a_card_overrides must be an object")
-    unknown = sorted(set(raw) - set(OVERRIDABLE))
-    if unknown:
-        raise ApiError(422, f"a2a_card_overrides: unknown members {', '.join(unknown)}")
+    errors = override_errors(raw)
+    if errors:
+        first = errors[0]
+        where = ".".join(str(p) for p in first["loc"])
+        if first["type"] == "extra_forbidden":  # the card's message names every unknown member
+            unknown = [str(e["loc"][-1]) for e in errors if e["type"] == "extra_forbidden"]
+            raise ApiError(422, f"a2a_card_overrides: unknown members {', '.join(unknown)}")
+        raise ApiError(422, f"{where} {first['msg']}")
     out: dict[str, Any] = {}
     for key in ("name", "description", "version"):
         if raw.get(key) is not None:
-            if not isinstance(raw[key], str) or not raw[key].strip():
-                raise ApiError(422, f"a2a_card_overrides.{key} must be a non-empty string")
             out[key] = raw[key]
     for key in ("tags", "examples"):
         if raw.get(key) is not None:
-            value = raw[key]
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ApiError(422, f"a2a_card_overrides.{key} must be a list of strings")
-            out[key] = list(value)
+            out[key] = list(raw[key])
     return out
 
 

@@ -30,5 +30,8 @@ class Task(Base):
     answer: Mapped[str | None] = mapped_column(sa.Text, default=None)
     #: the user message that started the task (v0.3 JSON), for ``history``
     request: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON, default=None)
+    #: ``input-required``: the run's checkpoint the next message of the task resumes, and what it asks
+    checkpoint_id: Mapped[str | None] = mapped_column(sa.String(64), default=None)
+    input_request: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON, default=None)
     created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)

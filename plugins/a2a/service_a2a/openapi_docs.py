@@ -30,6 +30,14 @@ CARD: dict[str, Any] = {
         "skills": {"type": "array", "items": {"type": "object"}},
     },
 }
+CARD_PREVIEW: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "card": CARD,
+        "cardUrl": {"type": "string"},
+        "published": {"type": "boolean", "description": "flow_type agent and a2a_enabled, as stored"},
+    },
+}
 RPC_REQUEST: dict[str, Any] = {
     "required": True,
     "content": {

@@ -7,11 +7,12 @@ from typing import Any
 
 from flask import Response, abort, request, stream_with_context
 from flask_smorest import Blueprint
+from marshmallow import Schema, fields
 
 import core
 from core.app import state
 from core.auth import authenticated, current_actor, resolve_actor
-from core.errors import ApiError
+from core.errors import ApiError, ValidationFailed, validation_error
 from core.openapi import json_response
 from core.requests import body_limit
 from service_a2a import cards, rpc, services
@@ -78,6 +79,41 @@ def agent_card(flow_id: str) -> Any:
     )
 
 
+class CardPreviewSchema(Schema):
+    a2a_card_overrides = fields.Raw(allow_none=True, load_default=None)
+
+
+@blp.route("/<flow_id>/card-preview", methods=["POST"])
+@blp.arguments(CardPreviewSchema)
+@blp.doc(responses={"200": json_response("the card the overrides would give, and its URL", docs.CARD_PREVIEW)})
+@authenticated("user")
+def card_preview(body: dict[str, Any], flow_id: str) -> Any:
+    """The caller's flow's agent card with unsaved overrides, built exactly as the card endpoint builds it.
+
+    For the editor's live preview: the flow need not be published yet; invalid overrides are a
+    422 ``{detail: [{loc, msg, type}]}`` naming each wrong member.
+    """
+    flow = services.own_flow(current_actor().owner_id, flow_id)
+    if flow is None:
+        abort(404)
+    raw = body.get("a2a_card_overrides")
+    errors = cards.override_errors(raw)
+    if errors:
+        raise ValidationFailed(errors)
+    try:
+        card = cards.build_card(
+            {**flow, "a2a_card_overrides": raw},
+            rpc_url=f"{_base()}/api/v1/a2a/{flow_id}/jsonrpc",
+            auth_type=flow["_auth_type"],
+            server_version=core.__version__,
+        )
+    except ValidationFailed:
+        raise
+    except ApiError as exc:  # the a2a-sdk model refused the card
+        raise validation_error(["a2a_card_overrides"], str(exc.detail)) from None
+    return {"card": card, "cardUrl": _card_url(flow_id), "published": services.is_agent(flow)}
+
+
 def _access(flow: dict[str, Any]) -> services.Access:
     """Who runs the agent: the public principal (project ``auth_type`` none) or its owner, by the owner's key."""
     auth_type = flow["_auth_type"]
@@ -116,6 +152,6 @@ def jsonrpc(flow_id: str) -> Any:
                 mimetype="text/event-stream",
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )
-        return rpc.success(call.rid, rpc.handle(call, access))
+        return rpc.success(call.rid, rpc.handle(call, access, flow))
     except rpc.RpcError as exc:
         return rpc.error(call.rid, exc.code, exc.message, exc.data)

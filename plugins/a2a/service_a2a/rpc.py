@@ -189,19 +189,35 @@ def _task_or_error(flow_id: str, task_id: str) -> Any:
     return row
 
 
-def _start(access: Access, params: v03.MessageSendParams, *, store: bool = True) -> Any:
+def _start(access: Access, params: v03.MessageSendParams, *, inline: bool = False, flow: Any = None) -> Any:
+    """A new task, or the answer to an ``input-required`` one (``message.taskId``): resumed through the run service.
+
+    ``inline``: run the new task in this request (a blocking send); otherwise it is a job.
+    """
     try:
-        return services.start(access, params.message, store=store)
+        if params.message.task_id:
+            row = _task_or_error(access.flow_id, params.message.task_id)
+            try:
+                return services.resume(row, access, params.message)
+            except services.NotWaiting as exc:
+                raise RpcError(INVALID_PARAMS, str(exc)) from None
+        if inline:
+            return services.run_blocking(access, params.message, flow)
+        return services.start(access, params.message)
     except ApiError as exc:
         raise RpcError(INVALID_PARAMS, str(exc.detail)) from None
 
 
-def handle(call: Call, access: Access) -> dict[str, Any]:
-    """Answer a non-streaming call (the result of a JSON-RPC response)."""
+def handle(call: Call, access: Access, flow: Any = None) -> dict[str, Any]:
+    """Answer a non-streaming call (the result of a JSON-RPC response); ``flow``: the agent as read for this request."""
     if call.handler == "send":
-        blocking = call.params.configuration is None or call.params.configuration.blocking is not False
-        row = _start(access, call.params, store=not blocking)
-        if blocking:
+        config = call.params.configuration
+        blocking = config is None or config.blocking is not False
+        # a blocking send without a push notification config runs in this request (no job); the others, and
+        # a resumed task (its resume job), are jobs, followed to their end when the caller waits
+        inline = blocking and (config is None or config.push_notification_config is None)
+        row = _start(access, call.params, inline=inline, flow=flow)
+        if blocking and row.state not in services.TERMINAL:
             for _update in services.follow(row):
                 pass
             row = services.sync(row)

@@ -1,10 +1,14 @@
-"""A2A logic without request objects: which flows are agents, who may call them, tasks as run jobs.
+"""A2A logic without request objects: which flows are agents, who may call them, tasks over the run service.
 
 A task is a row of ``a2a_task`` (so ``tasks/get`` works on any process and after a
-restart) plus a ``runs.flow`` job of the core run service. The job's stream holds the
+restart). A blocking ``message/send`` runs in the request (:func:`run_blocking`,
+``core.runs.execute``) and writes the row once, ended. Streamed and non-blocking
+tasks are a ``runs.flow`` job of the core run service: the job's stream holds the
 run's typed events; :func:`follow` decodes them (``core.engine.events.decode``) into
 the task's A2A events (status, artifact), and whoever sees a task end first writes
-its final state to the row (:func:`finish`, idempotent).
+its final state to the row (:func:`finish`, idempotent). A run paused for human
+input makes the task ``input-required``; :func:`resume` answers it through
+``core.runs.jobs.resume``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from a2a.compat.v0_3 import types as v03
 from core import db, runs
 from core.app import state
 from core.engine import events as run_events
+from core.engine import simplified_run_response
 from core.errors import ApiError
 from core.jobs import JobState
 from core.runs import jobs as run_jobs
@@ -31,7 +36,7 @@ from service_a2a.models import Task
 
 log = logging.getLogger(__name__)
 
-#: anonymous callers of an agent in an ``auth_type=none`` project run as this flow's stable principal
+#: states after which a task's run no longer goes (``input-required``: until a message answers it)
 TERMINAL = ("completed", "failed", "canceled", "rejected", "input-required")
 FAILED_TEXT = "Flow execution failed"
 #: how long a blocked read of the job's stream waits before it looks at the job again
@@ -48,6 +53,21 @@ def find_agent(flow_id: str) -> dict[str, Any] | None:
     hook = state().host.hook
     flow = hook.find_flow(user_id=None, flow_id_or_name=flow_id, public=False)
     if not is_agent(flow):
+        return None
+    folder = flow.get("folder_id")
+    flow["_auth_type"] = (hook.project_auth_type(folder_id=folder) if folder else None) or "apikey"
+    return flow
+
+
+def own_flow(user_id: str, flow_id: str) -> dict[str, Any] | None:
+    """The caller's own flow ``flow_id``, published or not (another user's is None: 404), with its auth type."""
+    try:
+        uuid.UUID(str(flow_id))
+    except ValueError:
+        return None
+    hook = state().host.hook
+    flow = hook.find_flow(user_id=user_id, flow_id_or_name=flow_id, public=False)
+    if not flow or str(flow.get("user_id")) != str(user_id):
         return None
     folder = flow.get("folder_id")
     flow["_auth_type"] = (hook.project_auth_type(folder_id=folder) if folder else None) or "apikey"
@@ -117,10 +137,13 @@ def _now() -> str:
 def status(row: Task) -> v03.TaskStatus:
     message = None
     if row.status_text:
+        parts = [v03.Part(root=v03.TextPart(text=row.status_text))]
+        if row.state == "input-required" and row.input_request:  # what the flow asks, as data too
+            parts.append(v03.Part(root=v03.DataPart(data=dict(row.input_request))))
         message = v03.Message(
             role=v03.Role.agent,
-            message_id=str(uuid.uuid5(row.id, row.state)),
-            parts=[v03.Part(root=v03.TextPart(text=row.status_text))],
+            message_id=str(uuid.uuid5(row.id, f"{row.state}:{row.checkpoint_id or ''}")),
+            parts=parts,
             context_id=row.context_id,
             task_id=str(row.id),
         )
@@ -152,16 +175,11 @@ def task_model(row: Task, history_length: int | None = None) -> v03.Task:
 JOB_EVENTS = ["vertex_start", "token", "error"]
 
 
-def start(access: Access, message: v03.Message, *, store: bool = True) -> Task:
-    """Start the task's run job (``runs.flow``, owned by the caller's principal) and store the task.
-
-    ``store=False`` (a blocking ``message/send``, whose caller learns the task id only from the
-    answer) writes the task once, when it ends (:func:`finish`): one database write instead of two.
-    """
+def _new_task(access: Access, message: v03.Message) -> tuple[Task, runs.RunRequest]:
+    """A task for a new user message (not stored yet) and the run request it makes."""
     text = message_text(message)
     context_id = message.context_id or str(uuid.uuid4())
     task_id = uuid.uuid4()
-    job_id = str(uuid.uuid4())
     stored = message.model_copy(update={"context_id": context_id, "task_id": str(task_id)})
     now = db.utcnow()
     row = Task(
@@ -169,22 +187,133 @@ def start(access: Access, message: v03.Message, *, store: bool = True) -> Task:
         flow_id=uuid.UUID(access.flow_id),
         owner_id=uuid.UUID(access.owner_id),
         context_id=context_id,
-        job_id=job_id,
+        job_id=None,
         state="submitted",
         public=access.public,
         request=stored.model_dump(mode="json", by_alias=True, exclude_none=True),
         created_at=now,
         updated_at=now,
     )
-    req = access.run_request(text, session_for(access.flow_id, context_id))
-    if store:
-        with db.transaction() as s:
-            s.add(row)
-    else:  # end this request's read transaction: the job needs the connection (SQLite keeps one)
-        db.session().close()
+    return row, access.run_request(text, session_for(access.flow_id, context_id))
+
+
+def start(access: Access, message: v03.Message) -> Task:
+    """Store the task and start its run as a job (``runs.flow``, owned by the caller's principal).
+
+    For streamed and non-blocking tasks, whose caller learns the task id before the run ends.
+    """
+    row, req = _new_task(access, message)
+    row.job_id = str(uuid.uuid4())
+    with db.transaction() as s:
+        s.add(row)
     # the job looks the flow up and asks check_run: a refusal is a failed task, as any flow failure
-    run_jobs.enqueue(req, owner=access.job_owner, job_id=job_id, events=JOB_EVENTS, meta={"a2a_task": str(task_id)})
+    run_jobs.enqueue(req, owner=access.job_owner, job_id=row.job_id, events=JOB_EVENTS, meta={"a2a_task": str(row.id)})
     return row
+
+
+def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] | None = None) -> Task:
+    """A blocking ``message/send``: the run in this request (``core.runs`` execute), the task stored once, ended.
+
+    Its caller learns the task id only from the answer, so nobody can ask for it earlier; the row
+    is written with its final state (``tasks/get`` then works on any process). No job, no event
+    stream: the run's events are not needed for a single answer.
+    """
+    row, req = _new_task(access, message)
+    try:
+        # 404 / 403 / 422 of the run service: a failed task, as in a job. The agent read for this request
+        # is the run's flow (an owner's run; a public one is looked up through its grant again)
+        prepared = runs.prepare(req, found=_without_extras(flow))
+    except ApiError as exc:
+        db.release()
+        return finish(row, "failed", status_text=failure_text(row, _detail(exc)))
+    db.release()  # the lookup's connection goes back to the pool before the run
+    try:
+        outcome = runs.execute(prepared)
+    except Exception:
+        log.exception("A2A task %s of flow %s failed", row.id, access.flow_id)
+        return finish(row, "failed", status_text=failure_text(row, None))
+    return finish_outcome(row, outcome, req)
+
+
+def _without_extras(flow: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if flow is None else {k: v for k, v in flow.items() if not k.startswith("_")}
+
+
+def finish_outcome(row: Task, outcome: runs.RunOutcome, req: runs.RunRequest) -> Task:
+    """Write the end of an in-request run: completed, failed, or waiting for input (its checkpoint)."""
+    if outcome.suspended is not None:
+        return suspended(row, outcome.suspended)
+    if outcome.failed is not None:
+        return finish(row, "failed", status_text=failure_text(row, runs.failure_text(outcome.failed)))
+    first = req.inputs[0].value if req.inputs else ""
+    return finish(row, "completed", answer=answer_of(simplified_run_response(outcome.results[-1], input_value=first)))
+
+
+def _detail(exc: ApiError) -> str:
+    return exc.detail if isinstance(exc.detail, str) else "the run was refused"
+
+
+# --- waiting for input --------------------------------------------------------------------------------
+def input_text(request: Mapping[str, Any]) -> str:
+    """What a paused flow asks, as the text of the task's status message."""
+    asked = request.get("prompt") or request.get("question") or request.get("message")
+    text = str(asked) if asked else "The flow needs your input to continue."
+    decisions = request.get("decisions")
+    if isinstance(decisions, list) and decisions:
+        text += f" (answer one of: {', '.join(str(d) for d in decisions)})"
+    return text
+
+
+def suspended(row: Task, paused: Mapping[str, Any]) -> Task:
+    """A run that paused for human input: the task is ``input-required`` with the request in its status."""
+    request = dict(paused.get("request") or {})
+    return finish(
+        row,
+        "input-required",
+        status_text=input_text(request),
+        checkpoint_id=str(paused.get("checkpoint_id") or paused.get("request_id")),
+        input_request=request,
+    )
+
+
+class NotWaiting(Exception):
+    """A message for a task that is not waiting for input (or an answer that lost the race)."""
+
+
+def resume(row: Task, access: Access, message: v03.Message) -> Task:
+    """Answer an ``input-required`` task: its checkpoint resumed through ``core.runs`` (a ``runs.resume`` job).
+
+    The message's text is the answer. The checkpoint is claimed exactly once (a second answer
+    fails); the task goes back to ``working`` and follows the job that continues the run.
+    """
+    row = sync(row)
+    if row.state != "input-required" or not row.checkpoint_id:
+        raise NotWaiting(f"Task {row.id} is {row.state}, not waiting for input")
+    if message.context_id and message.context_id != row.context_id:
+        raise NotWaiting(f"Task {row.id} belongs to another context")
+    answer = message_text(message)
+    db.release()
+    try:
+        job_id = run_jobs.resume(row.checkpoint_id, access.job_owner, answer, meta={"a2a_task": str(row.id)})
+    except ApiError as exc:  # 404 foreign or missing, 409 already answered, 410 expired
+        raise NotWaiting(_detail(exc)) from None
+    t = Task.__table__.c
+    with db.transaction() as s:
+        s.execute(
+            sa.update(Task)
+            .where(t.id == row.id, t.state == "input-required")
+            .values(
+                state="working",
+                job_id=job_id,
+                checkpoint_id=None,
+                input_request=None,
+                status_text=None,
+                updated_at=db.utcnow(),
+            )
+        )
+    resumed = db.session().get(Task, row.id, populate_existing=True) or row
+    db.release()  # the caller follows the job next: the job needs the connection (SQLite keeps one)
+    return resumed
 
 
 def get(flow_id: str, task_id: str) -> Task | None:
@@ -197,21 +326,35 @@ def get(flow_id: str, task_id: str) -> Task | None:
     return row if row is not None and str(row.flow_id) == str(flow_id) else None
 
 
-def finish(row: Task, new_state: str, *, answer: str | None = None, status_text: str | None = None) -> Task:
+def finish(
+    row: Task,
+    new_state: str,
+    *,
+    answer: str | None = None,
+    status_text: str | None = None,
+    checkpoint_id: str | None = None,
+    input_request: dict[str, Any] | None = None,
+) -> Task:
     """Write a task's final state once: the first process to see the end wins, later calls read it."""
     now = db.utcnow()
+    values = {
+        "state": new_state,
+        "answer": answer,
+        "status_text": status_text,
+        "checkpoint_id": checkpoint_id,
+        "input_request": input_request,
+        "updated_at": now,
+    }
     if sa.inspect(row).transient:  # not stored yet (a blocking message/send): one insert, ended
-        row.state, row.answer, row.status_text, row.updated_at = new_state, answer, status_text, now
-        with db.transaction() as s:
-            s.add(row)
+        for key, value in values.items():
+            setattr(row, key, value)
+        columns = {c.key: getattr(row, c.key) for c in Task.__table__.columns}
+        with db.transaction() as s:  # a Core insert: the ORM's unit of work cost more than the write
+            s.execute(sa.insert(Task.__table__), [columns])
         return row
     t = Task.__table__.c
     with db.transaction() as s:
-        s.execute(
-            sa.update(Task)
-            .where(t.id == row.id, t.state.not_in(TERMINAL))
-            .values(state=new_state, answer=answer, status_text=status_text, updated_at=now)
-        )
+        s.execute(sa.update(Task).where(t.id == row.id, t.state.not_in(TERMINAL)).values(**values))
     # the row read back (the caller's instance may belong to a session that ended, as in a stream)
     return db.session().get(Task, row.id, populate_existing=True) or row
 
@@ -248,7 +391,7 @@ def sync(row: Task) -> Task:
     if info.state is JobState.CANCELLED:
         return finish(row, "canceled", status_text="Task canceled")
     if info.state is JobState.SUSPENDED:
-        return finish(row, "input-required", status_text="The flow paused for input (not answerable over A2A)")
+        return suspended(row, info.result if isinstance(info.result, Mapping) else {})
     if info.state is JobState.RUNNING and row.state == "submitted":
         row.state = "working"  # shown, not stored: the row keeps the states that matter after a restart
     return row

@@ -225,8 +225,9 @@ def find_flow(s: Session, user_id: str | None, flow_id_or_name: str, public: boo
     if public:  # the effective anonymous grant: a canonical share or a legacy grant (service_flows.shares)
         found_public = shares.public_grant(s, key) if key is not None else None
         return None if found_public is None else _flow_json(found_public[1])
-    if key is not None:  # any owner: trusted internal callers (webhooks with authentication off)
-        query = query.where(t.id == key)
+    if key is not None:  # any owner: trusted internal callers (webhooks with authentication off, A2A agents)
+        row_any = s.connection().execute(_any_owner_statement(), {"key": key}).mappings().first()
+        return None if row_any is None else _flow_json(row_any)
     else:
         query = query.where(t.endpoint_name == flow_id_or_name).limit(2)
         matches = list(s.connection().execute(query).mappings())
@@ -257,12 +258,31 @@ def project_auth_type(s: Session, folder_id: str) -> str | None:
     key = _uuid(folder_id)
     if key is None:
         return None
-    settings_ = s.scalar(sa.select(Folder.auth_settings).where(Folder.id == key))
+    settings_ = s.connection().execute(_auth_settings_statement(), {"key": key}).scalar()
     value = settings_.get("auth_type") if isinstance(settings_, Mapping) else None
     return str(value) if value else None
 
 
 _owner_lookups: tuple[Any, Any] | None = None
+_by_id_any_owner: Any = None
+_folder_auth_settings: Any = None
+
+
+def _any_owner_statement() -> Any:
+    """A flow by id whoever owns it (trusted callers), a Core select built once (as :func:`_owner_statements`)."""
+    global _by_id_any_owner
+    if _by_id_any_owner is None:
+        _by_id_any_owner = sa.select(Flow.__table__).where(Flow.__table__.c.id == sa.bindparam("key"))
+    return _by_id_any_owner
+
+
+def _auth_settings_statement() -> Any:
+    """A project's ``auth_settings`` by id (every A2A call asks), a Core select built once."""
+    global _folder_auth_settings
+    if _folder_auth_settings is None:
+        t = Folder.__table__.c
+        _folder_auth_settings = sa.select(t.auth_settings).where(t.id == sa.bindparam("key"))
+    return _folder_auth_settings
 
 
 def _owner_statements() -> tuple[Any, Any]:

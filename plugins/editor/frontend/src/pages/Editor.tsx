@@ -21,6 +21,7 @@ import { Modal, PromptDialog } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
 import { Link, TopBar } from "../components/TopBar";
 import { ApiPanel } from "../editor/ApiPanel";
+import { FlowSettingsDialog } from "../editor/FlowSettingsDialog";
 import { ShareDialog } from "../editor/ShareDialog";
 import { GenericNode, NoteNode } from "../editor/nodes";
 import { Playground } from "../editor/Playground";
@@ -225,6 +226,7 @@ function EditorInner({
   const [showPlayground, setShowPlayground] = useState(false);
   const [showApi, setShowApi] = useState(false);
   const [showShare, setShowShare] = useState(false);
+  const [showSettings, setShowSettings] = useState(false);
   const [showKeys, setShowKeys] = useState(false);
   const theme = useSyncExternalStore(subscribeTheme, currentTheme);
   const [renaming, setRenaming] = useState(false);
@@ -723,6 +725,9 @@ function EditorInner({
               <button className="btn" onClick={() => void save()} disabled={saveState === "saved" || saveState === "saving"} title="Save (Ctrl+S)">
                 Save
               </button>
+              <button className="btn" onClick={() => setShowSettings(true)} title="Flow type, A2A publishing and the agent card">
+                Settings
+              </button>
               <button className="btn" onClick={() => setShowShare(true)}>
                 Share
               </button>
@@ -835,6 +840,15 @@ function EditorInner({
             )}
           </div>
         </div>
+        {showSettings && (
+          <FlowSettingsDialog
+            flow={flow}
+            onSaved={(updated) =>
+              setFlow((f) => ({ ...f, flow_type: updated.flow_type, a2a_enabled: updated.a2a_enabled, a2a_card_overrides: updated.a2a_card_overrides }))
+            }
+            onClose={() => setShowSettings(false)}
+          />
+        )}
         {showShare && <ShareDialog flowId={flowId} onClose={() => setShowShare(false)} />}
         {showKeys && <ShortcutSheet onClose={() => setShowKeys(false)} />}
         {showApi && <ApiPanel flowId={flowId} endpointName={flow.endpoint_name} tweaks={tweaks} hasWebhook={hasWebhook} onClose={() => setShowApi(false)} />}

@@ -1,0 +1,172 @@
+"""End-to-end, as a new user: open a flow's Settings, make it an agent, publish it over A2A, edit the agent card's
+overrides and watch the live preview (invalid overrides show the server's validation errors), copy the card URL,
+save, then fetch the card over HTTP and find the override in it. Chromium from the system package, as
+tests/editor/test_e2e.py."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.editor.test_e2e import (  # noqa: F401 - fixtures
+    ADMIN,
+    CHROMIUM,
+    PASSWORD,
+    _free_port,
+    _service_binary,
+    api,
+    browser,
+    page,
+    shot,
+    sign_in,
+)
+from tests.run.runkit import chat_echo
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is absent: apt-get install -y chromium"),
+]
+from playwright.sync_api import expect  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``service run`` with auto-login off and the A2A surface on."""
+    config = tmp_path_factory.mktemp("e2e-a2a")
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
+    env.update(
+        SERVICE_CONFIG_DIR=str(config),
+        SERVICE_ENV_FILE=os.devnull,
+        SERVICE_AUTO_LOGIN="false",
+        SERVICE_SUPERUSER=ADMIN,
+        SERVICE_SUPERUSER_PASSWORD=PASSWORD,
+        SERVICE_RATE_LIMIT_PER_MINUTE="100",
+        SERVICE_A2A_ENABLED="true",
+    )
+    log = open(config / "server.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [_service_binary(), "run", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/health", timeout=2) as r:  # noqa: S310 - local server
+                if r.status == 200:
+                    break
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            log.close()
+            pytest.fail(f"service did not start:\n{(config / 'server.log').read_text()[-4000:]}")
+        time.sleep(0.2)
+    yield base
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    log.close()
+
+
+def _token(server: str) -> dict[str, str]:
+    import json
+
+    req = urllib.request.Request(  # noqa: S310 - local server
+        server + "/api/v1/login", data=f"username={ADMIN}&password={PASSWORD}".encode(), method="POST"
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:  # noqa: S310 - local server
+        return {"Authorization": f"Bearer {json.loads(r.read())['access_token']}"}
+
+
+def test_flow_settings_publish_an_agent_with_card_overrides(page, server):  # noqa: F811
+    auth = _token(server)
+    status, folder = api(
+        server,
+        "POST",
+        "/api/v1/projects/",
+        body={"name": "agents", "auth_settings": {"auth_type": "apikey"}},
+        headers=auth,
+    )
+    assert status == 201, folder
+    status, flow = api(
+        server,
+        "POST",
+        "/api/v1/flows/",
+        body={"name": "Echo", "description": "Says it back", "data": chat_echo(), "folder_id": folder["id"]},
+        headers=auth,
+    )
+    assert status == 201, flow
+    card_path = f"/api/v1/a2a/{flow['id']}/.well-known/agent-card.json"
+    assert api(server, "GET", card_path)[0] == 404  # a workflow: no card yet
+
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
+    sign_in(page)
+    page.goto(f"/flow/{flow['id']}")
+    page.get_by_role("button", name="Settings").click()
+    dialog = page.get_by_test_id("flow-settings")
+    expect(dialog).to_be_visible()
+    preview = dialog.get_by_test_id("card-preview")
+    expect(preview).to_contain_text('"name": "Echo"')  # the preview before any override: the flow's own name
+    expect(preview).to_contain_text('"apiKey"')  # the project needs a key: the card names the scheme
+
+    # 1. an agent, published over A2A
+    publish = dialog.get_by_label("Publish over A2A")
+    expect(publish).to_be_disabled()  # a workflow cannot be published
+    dialog.get_by_label("Flow type").select_option("agent")
+    publish.check()
+
+    # 2. overrides: bad JSON (the editor says so), a wrong member (the server says so), then a good one
+    overrides = dialog.get_by_label("Card overrides")
+    overrides.fill('{"name": ')
+    expect(dialog.get_by_test_id("card-json-error")).to_contain_text("Not valid JSON")
+    overrides.fill('{"name": "Parrot", "tags": "echo", "colour": "red"}')
+    errors = dialog.get_by_test_id("card-errors")
+    expect(errors).to_contain_text("a2a_card_overrides.colour: unknown member")
+    expect(errors).to_contain_text("a2a_card_overrides.tags: must be a list of strings")
+    expect(dialog.get_by_role("button", name="Save")).to_be_disabled()
+    overrides.fill('{"name": "Parrot", "version": "2.1", "tags": ["echo"], "examples": ["hello"]}')
+    expect(errors).to_have_count(0)
+    expect(preview).to_contain_text('"name": "Parrot"')
+    expect(preview).to_contain_text('"version": "2.1"')
+    expect(preview).to_contain_text('"examples"')
+    shot(page, "a2a-01-flow-settings")
+
+    # 3. the card URL, copied
+    url = dialog.get_by_test_id("card-url").inner_text().strip()
+    assert url == f"{server}{card_path}"
+    dialog.get_by_role("button", name="Copy URL").click()
+    expect(dialog.get_by_role("button", name="Copied")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == url
+
+    # 4. save, then the card over HTTP carries the overrides (and the preview was the card)
+    dialog.get_by_role("button", name="Save").click()
+    expect(page.get_by_text("Flow settings saved")).to_be_visible()
+    expect(dialog).to_have_count(0)
+    status, card = api(server, "GET", card_path)
+    assert status == 200, card
+    assert card["name"] == "Parrot" and card["version"] == "2.1"
+    assert card["description"] == "Says it back"
+    assert card["skills"][0]["tags"] == ["echo"] and card["skills"][0]["examples"] == ["hello"]
+    assert card["url"] == f"{server}/api/v1/a2a/{flow['id']}/jsonrpc"
+    status, stored = api(server, "GET", f"/api/v1/flows/{flow['id']}", headers=auth)
+    assert stored["flow_type"] == "agent" and stored["a2a_enabled"] is True
+
+    # 5. reopened, the dialog shows what was saved
+    page.get_by_role("button", name="Settings").click()
+    expect(dialog.get_by_label("Flow type")).to_have_value("agent")
+    expect(dialog.get_by_label("Publish over A2A")).to_be_checked()
+    expect(dialog.get_by_test_id("card-preview")).to_contain_text('"name": "Parrot"')
