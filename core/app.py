@@ -13,7 +13,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 import flask
@@ -27,6 +27,7 @@ from core.records import HealthCheck, Job, Migrations, SettingsSection
 from core.settings import PREFIX, Settings, SettingsError, environment, load_section
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass
@@ -200,6 +201,17 @@ def shared_state(settings: Settings) -> Any:
 def plugin_settings(name: str, app: Flask | None = None) -> Any:
     """The parsed settings section ``name`` (see ``register_settings``)."""
     return state(app).plugin_settings[name]
+
+
+def settings_of(schema: type[T], app: Flask | None = None) -> T:
+    """The parsed settings section whose schema is ``schema``, typed (``settings_of(AccountsConfig).auto_login``).
+
+    Raises ``LookupError`` when no loaded plugin declared that section.
+    """
+    for section in state(app).plugin_settings.values():
+        if type(section) is schema:
+            return section  # type: ignore[no-any-return]
+    raise LookupError(f"no settings section {schema.__qualname__} is loaded")
 
 
 def _plugins_generation(shared: Any) -> int:

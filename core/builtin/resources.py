@@ -38,13 +38,11 @@ class VersionSchema(Schema):
 
 
 def _config_schema() -> type[Schema]:
-    """Every configuration member, typed from the defaults (``type`` is ``full`` or ``public``)."""
-    from core.settings import Settings
-
+    """Every configuration member of the spec, typed (``type`` is ``full`` or ``public``)."""
     kinds = {bool: fields.Boolean, int: fields.Integer, str: fields.String, dict: fields.Dict}
     members: dict[str, fields.Field] = {}
-    for key, value in services.full_config(Settings()).items():
-        members[key] = fields.List(fields.String()) if isinstance(value, list) else kinds[type(value)]()
+    for key, kind in services.CONFIG_MEMBERS.items():
+        members[key] = fields.List(fields.String()) if kind is list else kinds[kind]()
     members["type"] = fields.String(required=True, metadata={"description": "`full` or `public`"})
     return Schema.from_dict(members, name="ConfigSchema")
 

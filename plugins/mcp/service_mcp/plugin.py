@@ -42,3 +42,12 @@ def mcp_server_config(user_id: str, name: str):
     from service_mcp import servers
 
     return servers.config_for_run(db.session(), user_id, name)
+
+
+@hookimpl
+def extend_config(actor, public):
+    """``mcp_base_url`` and ``mcp_servers_locked`` of ``/api/v1/config`` (``SERVICE_MCP_*``)."""
+    from service_mcp.config import settings
+
+    cfg = settings()
+    return {"mcp_base_url": cfg.base_url, "mcp_servers_locked": cfg.servers_locked}

@@ -23,6 +23,7 @@ from core.auth import allowed, authenticated, current_actor, resolve_actor
 from core.errors import ApiError, ValidationFailed, flatten_marshmallow
 from core.runs import registry, request_variables
 from service_run import catalog, schemas, services, validate
+from service_run.config import settings as run_settings
 from service_run.jobs import WEBHOOK_JOB
 
 run_blp = Blueprint("run", __name__, url_prefix="/api/v1", description="Run flows")
@@ -184,7 +185,7 @@ WEBHOOK_STARTED = "Task started in the background"
 def _webhook_run(flow_id_or_name: str, payload: str) -> runs.PreparedRun:
     """The webhook's run, resolved as the user it runs as (per ``SERVICE_WEBHOOK_AUTH_ENABLE``)."""
     user_id: str | None = None
-    if state().settings.webhook_auth_enable:
+    if run_settings().webhook_auth_enable:
         if not (request.args.get("x-api-key") or request.headers.get("x-api-key")):
             raise ApiError(403, "API key required when webhook authentication is enabled")
         try:
