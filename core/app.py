@@ -41,6 +41,7 @@ class ServiceState:
     components: Any = None  # core.engine.RegistryHolder of the installed bundles
     shared: Any = None  # core.shared.SharedState of the deployment (files, or Redis in scale-out)
     plugin_settings: dict[str, Any] = field(default_factory=dict)
+    settings_by_schema: dict[type, Any] = field(default_factory=dict)  # the same sections, by schema class
     component_sources: Any = None  # core.extensions.ComponentSources: who contributed which components
     components_checked: float = 0.0  # monotonic time of the last look at the component generation
     plugins_generation: int = 0  # the shared plugin generation this app was built for
@@ -128,6 +129,7 @@ def create_app(
     service = ServiceState(
         settings=settings, host=host, engine=engine, plugin_settings=_plugin_settings(host, config or {})
     )
+    service.settings_by_schema = {type(section): section for section in service.plugin_settings.values()}
     app.extensions["service"] = service
     errors.init_app(app)
     app.before_request(requests.check_body)  # first: body limits before any body read or authentication
@@ -208,10 +210,10 @@ def settings_of(schema: type[T], app: Flask | None = None) -> T:
 
     Raises ``LookupError`` when no loaded plugin declared that section.
     """
-    for section in state(app).plugin_settings.values():
-        if type(section) is schema:
-            return section  # type: ignore[no-any-return]
-    raise LookupError(f"no settings section {schema.__qualname__} is loaded")
+    try:
+        return state(app).settings_by_schema[schema]  # type: ignore[no-any-return]
+    except KeyError:
+        raise LookupError(f"no settings section {schema.__qualname__} is loaded") from None
 
 
 def _plugins_generation(shared: Any) -> int:

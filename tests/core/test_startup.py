@@ -160,6 +160,7 @@ def test_summary_hides_the_database_password():
     class State:
         settings = Settings.load({"database_url": "postgresql://u:topsecret@db:5432/x", "config_dir": "/tmp/cfg"})
         host = Host()
+        plugin_settings: dict = {}  # no plugin section adds a line
 
     class App:
         extensions = {"service": State()}
