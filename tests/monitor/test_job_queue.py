@@ -32,3 +32,13 @@ def test_an_implementation_without_the_monitor_plugin_is_ignored(make_app):
     client = make_app(plugins=["accounts", probe_plugin(None)]).test_client()
     admin = superuser(client)
     assert client.get("/api/v1/monitor/job_queue", headers=admin.bearer).status_code == 404
+
+
+def test_a_publisher_named_twice_is_a_duplicate_plugin(make_app):
+    """Its hook specs are added once; the second registration is refused by name (not a pluggy error)."""
+    import pytest
+
+    from core.plugins import PluginError
+
+    with pytest.raises(PluginError, match="'monitor' is already registered"):
+        make_app(plugins=["accounts", "monitor", "monitor"])
