@@ -13,7 +13,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 import flask
@@ -27,6 +27,7 @@ from core.records import HealthCheck, Job, Migrations, SettingsSection
 from core.settings import PREFIX, Settings, SettingsError, environment, load_section
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass
@@ -40,6 +41,7 @@ class ServiceState:
     components: Any = None  # core.engine.RegistryHolder of the installed bundles
     shared: Any = None  # core.shared.SharedState of the deployment (files, or Redis in scale-out)
     plugin_settings: dict[str, Any] = field(default_factory=dict)
+    settings_by_schema: dict[type, Any] = field(default_factory=dict)  # the same sections, by schema class
     component_sources: Any = None  # core.extensions.ComponentSources: who contributed which components
     components_checked: float = 0.0  # monotonic time of the last look at the component generation
     plugins_generation: int = 0  # the shared plugin generation this app was built for
@@ -127,6 +129,7 @@ def create_app(
     service = ServiceState(
         settings=settings, host=host, engine=engine, plugin_settings=_plugin_settings(host, config or {})
     )
+    service.settings_by_schema = {type(section): section for section in service.plugin_settings.values()}
     app.extensions["service"] = service
     errors.init_app(app)
     app.before_request(requests.check_body)  # first: body limits before any body read or authentication
@@ -200,6 +203,17 @@ def shared_state(settings: Settings) -> Any:
 def plugin_settings(name: str, app: Flask | None = None) -> Any:
     """The parsed settings section ``name`` (see ``register_settings``)."""
     return state(app).plugin_settings[name]
+
+
+def settings_of(schema: type[T], app: Flask | None = None) -> T:
+    """The parsed settings section whose schema is ``schema``, typed (``settings_of(AccountsConfig).auto_login``).
+
+    Raises ``LookupError`` when no loaded plugin declared that section.
+    """
+    try:
+        return state(app).settings_by_schema[schema]  # type: ignore[no-any-return]
+    except KeyError:
+        raise LookupError(f"no settings section {schema.__qualname__} is loaded") from None
 
 
 def _plugins_generation(shared: Any) -> int:

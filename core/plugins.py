@@ -55,6 +55,7 @@ class PluginHost:
         self.infos: dict[str, PluginInfo] = {}
         #: name -> reason, for plugins that were found but could not be loaded
         self.failures: dict[str, str] = {}
+        self._spec_modules: list[ModuleType] = []  # published hook spec modules already added
 
     @property
     def hook(self) -> Any:
@@ -100,6 +101,9 @@ class PluginHost:
         if specs is None:
             return
         module = importlib.import_module(specs) if isinstance(specs, str) else specs
+        if module in self._spec_modules:
+            return  # the same plugin named twice: register() reports the duplicate by name
+        self._spec_modules.append(module)
         clashes = [n for n in getattr(module, "__all__", ()) if hasattr(hookspecs, n)]
         if clashes:
             raise PluginError(f"plugin {name!r} publishes hooks the core already has: {', '.join(clashes)}")

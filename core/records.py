@@ -32,8 +32,9 @@ class SettingsSection:
 
     ``schema`` fields use the same types as :class:`core.settings.Settings`
     (bool, int, float, str, Path, tuple of str, choices via
-    ``field(metadata={"choices": (...)})``); the parsed instance is
-    ``core.app.state().plugin_settings[name]``.
+    ``field(metadata={"choices": (...)})``, ``BOUNDS``); the parsed instance is
+    ``core.app.settings_of(schema)`` (typed) or ``core.app.plugin_settings(name)``. Keep the
+    spec's variable names: prefix ``SERVICE_`` with the spec's field names, or a plugin prefix.
     """
 
     name: str

@@ -1,4 +1,10 @@
-"""Every ``SERVICE_*`` setting, parsed and typed in one place.
+"""The core's ``SERVICE_*`` settings, and the parser every plugin's settings section uses.
+
+The core keeps only what the core reads: storage and processes, the secret,
+CORS, rate-limit storage, egress (SSRF) rules, the sandbox and component
+hardening, request bodies and the run service's limits. Each plugin declares
+its own settings through ``register_settings`` (same parser, same errors; see
+docs/hooks.md and docs/architecture.md).
 
 Values come from, in rising priority: the defaults below, an optional
 ``.env`` file (``SERVICE_ENV_FILE``, else ``./.env``), the process
@@ -48,38 +54,12 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 7860
     workers: int = 2
-    enable_log_retrieval: bool = False
-    log_retrieval_buffer_size: int = 10000
     log_level: str = field(default="info", metadata=_choice("debug", "info", "warning", "error", "critical"))
     db_pool_size: int = 5
     db_max_overflow: int = 10
 
-    # --- authentication --------------------------------------------------------
-    auto_login: bool = True
-    skip_auth_auto_login: bool = False
-    enable_superuser_cli: bool = True
-    superuser: str = "service"
-    superuser_password: str | None = field(default=None, repr=False)
+    # --- secret and authorization (authz_enabled: read by authz, authz_hosts and flows) ---
     secret_key: str | None = field(default=None, repr=False)
-    new_user_is_active: bool = False
-    enable_signup: bool = True
-    api_key_source: str = field(default="db", metadata=_choice("db", "env"))
-    api_key: str | None = field(default=None, repr=False)
-    disable_track_apikey_usage: bool = False
-    remove_api_keys: bool = False
-    webhook_auth_enable: bool = True
-    algorithm: str = field(default="HS256", metadata=_choice("HS256", "RS256", "RS512"))
-    private_key: str | None = field(default=None, repr=False)
-    public_key: str | None = None
-    access_token_expire_seconds: int = 3600
-    refresh_token_expire_seconds: int = 604800
-    access_secure: bool = False
-    access_httponly: bool = True
-    access_same_site: str = field(default="lax", metadata=_choice("lax", "strict", "none"))
-    refresh_secure: bool = False
-    refresh_httponly: bool = True
-    refresh_same_site: str = field(default="lax", metadata=_choice("lax", "strict", "none"))
-    cookie_domain: str | None = None
     authz_enabled: bool = False
 
     # --- cross-origin ----------------------------------------------------------
@@ -90,7 +70,6 @@ class Settings:
 
     # --- limits ----------------------------------------------------------------
     rate_limit_enabled: bool = True
-    rate_limit_per_minute: int = 5
     public_flow_rate_limit_per_minute: int = 20
     rate_limit_storage_uri: str = "memory://"
     rate_limit_trust_proxy: bool = False
@@ -102,38 +81,13 @@ class Settings:
     connector_ssrf_allow_loopback: bool = True
     block_code_interpreter_components: bool = False
     restrict_local_file_access: bool = False
-    mcp_server_docker_hardening: bool = False
     tweaks_policy: str = field(default="permissive", metadata=_choice("permissive", "declared", "off"))
     allow_custom_components: bool = False
-    a2a_enabled: bool = False
-    enable_extension_reload: bool = False
 
-    # --- editor and configuration response -------------------------------------
-    auto_saving: bool = True
-    auto_saving_interval: int = 1000
-    event_delivery: str = field(default="streaming", metadata=_choice("streaming", "polling", "direct"))
+    # --- uploads, public runs (core.runs.public) and custom components ------------
     max_file_size_upload: int = 1024
-    frontend_timeout: int = 0
-    health_check_max_retries: int = 5
-    webhook_polling_interval: int = 0
-    public_flow_cleanup_interval: int = 3600
     public_flow_expiration: int = 86400
-    serialization_max_items_length: int = 1000
-    serialization_max_text_length: int = 6000
-    default_folder_name: str = "Starter Project"
-    hide_getting_started_progress: bool = False
-    hide_logout_button: bool = False
-    hide_new_flow_button: bool = False
-    hide_new_project_button: bool = False
-    hide_starter_projects: bool = False
-    embedded_mode: bool = False
-    mcp_base_url: str = ""
-    mcp_servers_locked: bool = False
     custom_component_admin_only: bool = False
-    voice_mode_available: bool = False
-    agentic_experience: bool = False
-    assistant_max_message_length: int = 2000
-    substitute_outdated_component_code: bool = False
 
     # --- code-execution sandbox (core.sandbox; appended) --------------------------
     sandbox_cpu_seconds: int = 5
@@ -159,13 +113,8 @@ class Settings:
         "job_event_ttl_seconds": (1, None),
         "job_time_limit_seconds": (1, None),
         "run_time_limit_seconds": (1, None),
-        "log_retrieval_buffer_size": (1, None),
-        "rate_limit_per_minute": (1, None),
         "public_flow_rate_limit_per_minute": (1, None),
         "max_file_size_upload": (1, None),
-        "serialization_max_items_length": (1, None),
-        "serialization_max_text_length": (1, None),
-        "assistant_max_message_length": (1, None),
         "sandbox_cpu_seconds": (1, None),
         "sandbox_memory_mb": (1, None),
         "sandbox_processes": (1, None),

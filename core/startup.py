@@ -135,13 +135,8 @@ def summary(app: Flask) -> list[str]:
 
     service = state(app)
     s = service.settings
-    if s.auto_login and not s.skip_auth_auto_login:
-        auth = f"auto-login as {s.superuser!r} (set SERVICE_AUTO_LOGIN=false to require sign-in)"
-    elif s.auto_login:
-        auth = "auto-login, requests without credentials are let in"
-    else:
-        auth = "sign-in required"
-    auth += f"; API keys from {s.api_key_source}"
+    # a plugin's settings section may add a line (the accounts plugin's ``auth: ...``)
+    extra = [line for section in service.plugin_settings.values() if (line := _section_summary(section))]
     if s.job_backend == "rq":
         jobs = f"rq on {safe_url(s.redis_url or '')} (run `service worker` processes)"
     else:
@@ -154,6 +149,11 @@ def summary(app: Flask) -> list[str]:
         f"config dir: {s.resolved_config_dir}",
         f"database: {safe_url(s.resolved_database_url)}",
         loaded,
-        f"auth: {auth}",
+        *extra,
         f"jobs: {jobs}",
     ]
+
+
+def _section_summary(section: Any) -> str | None:
+    summary = getattr(section, "summary", None)
+    return summary() if callable(summary) else None

@@ -10,15 +10,9 @@ from flask_smorest import Blueprint
 from marshmallow import INCLUDE, Schema, fields, post_dump
 
 from core.app import state
-from core.auth import authenticated, current_actor, resolve_actor
+from core.auth import resolve_actor
 from core.builtin import services
 from core.errors import ApiError
-from core.openapi import json_response
-
-MODEL_LIST = {
-    "type": "object",
-    "properties": {"provider": {"type": "string"}, "models": {"type": "array", "items": {"type": "object"}}},
-}
 
 log = logging.getLogger(__name__)
 
@@ -38,13 +32,11 @@ class VersionSchema(Schema):
 
 
 def _config_schema() -> type[Schema]:
-    """Every configuration member, typed from the defaults (``type`` is ``full`` or ``public``)."""
-    from core.settings import Settings
-
+    """Every configuration member of the spec, typed (``type`` is ``full`` or ``public``)."""
     kinds = {bool: fields.Boolean, int: fields.Integer, str: fields.String, dict: fields.Dict}
     members: dict[str, fields.Field] = {}
-    for key, value in services.full_config(Settings()).items():
-        members[key] = fields.List(fields.String()) if isinstance(value, list) else kinds[type(value)]()
+    for key, kind in services.CONFIG_MEMBERS.items():
+        members[key] = fields.List(fields.String()) if kind is list else kinds[kind]()
     members["type"] = fields.String(required=True, metadata={"description": "`full` or `public`"})
     return Schema.from_dict(members, name="ConfigSchema")
 
@@ -140,40 +132,3 @@ def docs_static(filename: str):
     import swagger_ui_bundle
 
     return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
-
-
-@base_blp.route("/model_providers/models", methods=["GET"])
-@base_blp.doc(responses={"200": json_response("the provider's live model list", MODEL_LIST)})
-@base_blp.response(200, description="`{provider, models}`: the provider's live model list")
-@authenticated("user")
-def model_provider_models():
-    """The models a provider offers the caller (the editor's model picker): live from the provider's ``GET /models``.
-
-    ``provider`` is a provider name of the model field (``OpenAI Compatible``, ``OpenAI``, ``Ollama``);
-    ``refresh=true`` bypasses the short cache. 403 when the model-provider policy blocks it, 422 for an
-    unknown or unconfigured provider (no endpoint, no key, an address the egress rules refuse), 502 when
-    the provider fails or cannot be reached.
-    """
-    from core.runs import make_context
-
-    provider = (flask.request.args.get("provider") or "OpenAI Compatible").strip()
-    refresh = flask.request.args.get("refresh", "").lower() in ("1", "true", "yes")
-    ctx = make_context(
-        user_id=str(current_actor().owner_id),
-        flow={"id": None, "name": "", "data": {}},
-        store_messages=False,
-        log_builds=False,
-    )
-    pid = provider.lower().replace(" ", "-")
-    if ctx.provider_allowed is not None and not ctx.provider_allowed(pid):
-        raise ApiError(403, f"Model provider '{pid}' is not allowed by the model-provider policy")
-    try:
-        models = state().host.hook.list_models(context=ctx, provider=provider, refresh=refresh)
-    except ValueError as exc:  # not usable as configured: no endpoint or key, a blocked address, a refused key
-        raise ApiError(422, [{"loc": ["query", "provider"], "msg": str(exc), "type": "value_error"}]) from exc
-    except Exception as exc:  # the provider failed or cannot be reached
-        raise ApiError(502, f"{provider}: {exc}") from exc
-    if models is None:
-        msg = f"Unknown provider '{provider}'"
-        raise ApiError(422, [{"loc": ["query", "provider"], "msg": msg, "type": "value_error"}])
-    return {"provider": provider, "models": list(models)}

@@ -31,44 +31,67 @@ def version_info() -> dict[str, str]:
     return {"version": __version__, "main_version": __version__, "package": "Flow Builder Service"}
 
 
+#: Every member of the spec's configuration response and its type (the response schema). The core
+#: answers the first group from its own settings; each plugin adds its members through
+#: ``extend_config`` from its own settings section (the accounts of a member: docs/architecture.md).
+CONFIG_MEMBERS: dict[str, type] = {
+    # the core's own
+    "allow_custom_components": bool,
+    "authz_enabled": bool,
+    "custom_component_admin_only": bool,
+    "max_file_size_upload": int,
+    "public_flow_expiration": int,
+    # plugins' (defaults below when no plugin answers)
+    "a2a_enabled": bool,
+    "agentic_experience": bool,
+    "assistant_max_message_length": int,
+    "auto_saving": bool,
+    "auto_saving_interval": int,
+    "blocked_component_types": list,
+    "catalog_governance_enabled": bool,
+    "default_folder_name": str,
+    "embedded_mode": bool,
+    "enable_extension_reload": bool,
+    "event_delivery": str,
+    "feature_flags": dict,
+    "frontend_timeout": int,
+    "health_check_max_retries": int,
+    "hide_getting_started_progress": bool,
+    "hide_logout_button": bool,
+    "hide_new_flow_button": bool,
+    "hide_new_project_button": bool,
+    "hide_starter_projects": bool,
+    "local_vector_store_available": bool,
+    "mcp_base_url": str,
+    "mcp_servers_locked": bool,
+    "public_flow_cleanup_interval": int,
+    "serialization_max_items_length": int,
+    "serialization_max_text_length": int,
+    "substitute_outdated_component_code": bool,
+    "type": str,
+    "voice_mode_available": bool,
+    "webhook_auth_enable": bool,
+    "webhook_polling_interval": int,
+}
+
+
 def full_config(settings: Settings) -> dict[str, Any]:
-    """Every member of the spec's configuration response, from the settings in force."""
+    """The core's members of the configuration response; plugins add theirs through ``extend_config``.
+
+    Members of features that are off when their plugin is absent (governance, the local vector
+    store, feature flags) default to off here, so the response keeps its shape without them.
+    """
     return {
-        "a2a_enabled": settings.a2a_enabled,
-        "agentic_experience": settings.agentic_experience,
         "allow_custom_components": settings.allow_custom_components,
-        "assistant_max_message_length": settings.assistant_max_message_length,
         "authz_enabled": settings.authz_enabled,
-        "auto_saving": settings.auto_saving,
-        "auto_saving_interval": settings.auto_saving_interval,
         "blocked_component_types": [],
         "catalog_governance_enabled": False,
         "custom_component_admin_only": settings.custom_component_admin_only,
-        "default_folder_name": settings.default_folder_name,
-        "embedded_mode": settings.embedded_mode,
-        "enable_extension_reload": settings.enable_extension_reload,
-        "event_delivery": settings.event_delivery,
         "feature_flags": {},
-        "frontend_timeout": settings.frontend_timeout,
-        "health_check_max_retries": settings.health_check_max_retries,
-        "hide_getting_started_progress": settings.hide_getting_started_progress,
-        "hide_logout_button": settings.hide_logout_button,
-        "hide_new_flow_button": settings.hide_new_flow_button,
-        "hide_new_project_button": settings.hide_new_project_button,
-        "hide_starter_projects": settings.hide_starter_projects,
         "local_vector_store_available": False,
         "max_file_size_upload": settings.max_file_size_upload,
-        "mcp_base_url": settings.mcp_base_url,
-        "mcp_servers_locked": settings.mcp_servers_locked,
-        "public_flow_cleanup_interval": settings.public_flow_cleanup_interval,
         "public_flow_expiration": settings.public_flow_expiration,
-        "serialization_max_items_length": settings.serialization_max_items_length,
-        "serialization_max_text_length": settings.serialization_max_text_length,
-        "substitute_outdated_component_code": settings.substitute_outdated_component_code,
         "type": "full",
-        "voice_mode_available": settings.voice_mode_available,
-        "webhook_auth_enable": settings.webhook_auth_enable,
-        "webhook_polling_interval": settings.webhook_polling_interval,
     }
 
 

@@ -14,7 +14,7 @@ from werkzeug.serving import make_server
 from tests.build.buildkit import PLUGINS as BUILD_PLUGINS
 from tests.build.buildkit import SlowBundle
 
-PLUGINS = [*BUILD_PLUGINS, "variables", "run", "monitor", "a2a", ("slowtest", SlowBundle())]
+PLUGINS = [*BUILD_PLUGINS, "variables", "run", "a2a", ("slowtest", SlowBundle())]  # monitor comes with BUILD_PLUGINS
 
 
 def project(client: Any, caller: Any, auth_type: str | None, name: str | None = None) -> str:

@@ -33,7 +33,7 @@ FIXTURE_INPUT = {
     "data-operations-uppercase.json": "hello there",
     "webhook-parser-chat.json": None,
 }
-PLUGINS = ["accounts", "flows", "build", "standard"]
+PLUGINS = ["accounts", "flows", "build", "monitor", "standard"]  # monitor: /api/v1/monitor/job_queue
 
 
 class SlowPass(Component):

@@ -68,7 +68,7 @@ class Cluster:
             SERVICE_REDIS_URL=REDIS_URL,
             SERVICE_DATABASE_URL=database_url,
             SERVICE_SECRET_KEY="scale-out-shared-secret-key-0123",
-            SERVICE_PLUGINS="accounts,flows,build,standard,slowtest",
+            SERVICE_PLUGINS="accounts,flows,build,monitor,standard,slowtest",
             SERVICE_WORKERS="1",
             SERVICE_BUILD_POLL_WAIT_SECONDS="1",
             SERVICE_BUILD_STREAM_BLOCK_SECONDS="1",

@@ -43,7 +43,7 @@ class Server:
         self.base = f"http://127.0.0.1:{port}"
         env = child_env(
             tmp,
-            SERVICE_PLUGINS="accounts,flows,build,standard,slowtest",
+            SERVICE_PLUGINS="accounts,flows,build,monitor,standard,slowtest",
             SERVICE_BUILD_POLL_WAIT_SECONDS="1",
             SERVICE_BUILD_STREAM_BLOCK_SECONDS="1",
             SERVICE_BUILD_POLLING_TIMEOUT_SECONDS="1.5",

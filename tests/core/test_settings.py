@@ -1,52 +1,61 @@
 from pathlib import Path
 
 import pytest
+from service_accounts.sessions import AccountsConfig
+from service_run.config import RunSettings
 
-from core.settings import Settings, SettingsError
+from core.settings import Settings, SettingsError, load_section
+
+
+def accounts(environ=None, overrides=None):
+    """The accounts plugin's section, parsed as the core parses it (``SERVICE_AUTO_LOGIN``, tokens...)."""
+    return load_section(AccountsConfig, "SERVICE_", overrides, environ or {})
 
 
 @pytest.mark.parametrize(
     ("raw", "expected"), [("true", True), ("True", True), ("1", True), ("false", False), ("False", False), ("0", False)]
 )
 def test_booleans_accept_the_documented_spellings(raw, expected):
-    assert Settings.load(environ={"SERVICE_AUTO_LOGIN": raw}).auto_login is expected
+    assert accounts({"SERVICE_AUTO_LOGIN": raw}).auto_login is expected
+    assert Settings.load(environ={"SERVICE_RATE_LIMIT_ENABLED": raw}).rate_limit_enabled is expected
 
 
 def test_an_invalid_value_names_the_variable():
     with pytest.raises(SettingsError, match="SERVICE_AUTO_LOGIN"):
-        Settings.load(environ={"SERVICE_AUTO_LOGIN": "maybe"})
+        accounts({"SERVICE_AUTO_LOGIN": "maybe"})
     with pytest.raises(SettingsError, match="SERVICE_PORT: expected an integer"):
         Settings.load(environ={"SERVICE_PORT": "eighty"})
     with pytest.raises(SettingsError, match="SERVICE_ALGORITHM: must be one of HS256, RS256, RS512"):
-        Settings.load(environ={"SERVICE_ALGORITHM": "none"})
+        accounts({"SERVICE_ALGORITHM": "none"})
     with pytest.raises(SettingsError, match="SERVICE_ACCESS_TOKEN_EXPIRE_SECONDS: must not be negative"):
-        Settings.load(environ={"SERVICE_ACCESS_TOKEN_EXPIRE_SECONDS": "-5"})
+        accounts({"SERVICE_ACCESS_TOKEN_EXPIRE_SECONDS": "-5"})
 
 
 def test_types_lists_choices_and_paths():
-    s = Settings.load(
-        environ={
-            "SERVICE_CORS_ORIGINS": "https://a.example, https://b.example",
-            "SERVICE_ALGORITHM": "rs512",
-            "SERVICE_CONFIG_DIR": "~/svc",
-            "SERVICE_REFRESH_TOKEN_EXPIRE_SECONDS": "60",
-            "SERVICE_DATABASE_URL": "",
-        }
-    )
+    environ = {
+        "SERVICE_CORS_ORIGINS": "https://a.example, https://b.example",
+        "SERVICE_ALGORITHM": "rs512",
+        "SERVICE_CONFIG_DIR": "~/svc",
+        "SERVICE_REFRESH_TOKEN_EXPIRE_SECONDS": "60",
+        "SERVICE_DATABASE_URL": "",
+    }
+    s = Settings.load(environ=environ)
     assert s.cors_origins == ("https://a.example", "https://b.example")
-    assert s.algorithm == "RS512"
     assert s.config_dir == Path("~/svc").expanduser()
-    assert s.refresh_token_expire_seconds == 60
     assert s.database_url is None
+    a = accounts(environ)
+    assert a.algorithm == "RS512"
+    assert a.refresh_token_expire_seconds == 60
 
 
 def test_defaults_follow_the_spec():
-    s = Settings.load(environ={})
-    assert (s.auto_login, s.enable_signup, s.new_user_is_active, s.webhook_auth_enable) == (True, True, False, True)
-    assert (s.access_token_expire_seconds, s.refresh_token_expire_seconds) == (3600, 604800)
-    assert (s.rate_limit_per_minute, s.public_flow_rate_limit_per_minute) == (5, 20)
-    assert s.superuser == "service" and s.superuser_password is None
-    assert s.cors_origins == ("*",) and s.access_same_site == "lax"
+    s, a = Settings.load(environ={}), accounts()
+    assert (a.auto_login, a.enable_signup, a.new_user_is_active) == (True, True, False)
+    assert load_section(RunSettings, "SERVICE_", environ={}).webhook_auth_enable is True
+    assert (a.access_token_expire_seconds, a.refresh_token_expire_seconds) == (3600, 604800)
+    assert (a.rate_limit_per_minute, s.public_flow_rate_limit_per_minute) == (5, 20)
+    assert a.superuser == "service" and a.superuser_password is None
+    assert s.cors_origins == ("*",) and a.access_same_site == "lax"
 
 
 def test_env_file_then_environment_then_overrides(tmp_path):
@@ -71,7 +80,7 @@ def test_config_dir_defaults_to_a_per_user_data_directory(monkeypatch, tmp_path)
 
 
 def test_as_env_round_trips():
-    s = Settings.load({"auto_login": False, "cors_origins": ("https://x",), "port": 1234}, environ={})
+    s = Settings.load({"rate_limit_enabled": False, "cors_origins": ("https://x",), "port": 1234}, environ={})
     again = Settings.load(environ=s.as_env())
     assert again == s
 
@@ -81,7 +90,7 @@ def test_plugin_settings_sections_parse_like_core_settings(make_app, monkeypatch
     import types
 
     from core import hookimpl
-    from core.app import plugin_settings
+    from core.app import plugin_settings, settings_of
     from core.records import SettingsSection
 
     @dataclasses.dataclass(frozen=True)
@@ -102,6 +111,9 @@ def test_plugin_settings_sections_parse_like_core_settings(make_app, monkeypatch
     monkeypatch.setenv("SERVICE_PROBE_TIMEOUT_SECONDS", "0.25")
     app = make_app(plugins=[plugin], SERVICE_PROBE_MODE="b", probe_enabled=True)
     assert plugin_settings("probe", app) == Probe(timeout_seconds=0.25, enabled=True, mode="b")
+    assert settings_of(Probe, app) is plugin_settings("probe", app)  # the typed accessor
+    with pytest.raises(LookupError):
+        settings_of(AccountsConfig, app)  # the accounts plugin is not loaded
     monkeypatch.setenv("SERVICE_PROBE_TIMEOUT_SECONDS", "soon")
     with pytest.raises(SettingsError, match="SERVICE_PROBE_TIMEOUT_SECONDS: expected a number"):
         make_app(plugins=[plugin])

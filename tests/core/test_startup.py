@@ -70,6 +70,13 @@ def test_unreachable_redis_is_one_line_when_the_rq_backend_needs_it(tmp_path):
     [
         ("SERVICE_WORKERS", "0", "SERVICE_WORKERS: must be between 1 and 64, got 0"),
         ("SERVICE_PORT", "70000", "SERVICE_PORT: must be between 1 and 65535, got 70000"),
+        # plugins' sections (accounts, editor) stop start-up the same way
+        ("SERVICE_RATE_LIMIT_PER_MINUTE", "0", "SERVICE_RATE_LIMIT_PER_MINUTE: must be at least 1, got 0"),
+        (
+            "SERVICE_EVENT_DELIVERY",
+            "carrier-pigeon",
+            "SERVICE_EVENT_DELIVERY: must be one of streaming, polling, direct, got 'carrier-pigeon'",
+        ),
     ],
 )
 def test_out_of_range_numbers_stop_start_up(tmp_path, name, value, message):
@@ -153,6 +160,7 @@ def test_summary_hides_the_database_password():
     class State:
         settings = Settings.load({"database_url": "postgresql://u:topsecret@db:5432/x", "config_dir": "/tmp/cfg"})
         host = Host()
+        plugin_settings: dict = {}  # no plugin section adds a line
 
     class App:
         extensions = {"service": State()}

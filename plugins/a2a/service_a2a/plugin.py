@@ -25,3 +25,20 @@ def on_user_deleted(user_id: str) -> None:
     from service_a2a import services
 
     services.delete_user_rows(user_id)
+
+
+@hookimpl
+def register_settings():
+    from core.records import SettingsSection
+    from service_a2a.config import SETTINGS_NAME, SETTINGS_PREFIX, A2ASettings
+
+    return [SettingsSection(SETTINGS_NAME, A2ASettings, SETTINGS_PREFIX)]
+
+
+@hookimpl
+def extend_config(actor, public):
+    """``a2a_enabled`` of ``/api/v1/config``."""
+    from service_a2a.config import settings
+
+    cfg = settings()
+    return {"a2a_enabled": cfg.a2a_enabled}

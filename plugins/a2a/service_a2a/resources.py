@@ -10,13 +10,13 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields
 
 import core
-from core.app import state
 from core.auth import authenticated, current_actor, resolve_actor
 from core.errors import ApiError, ValidationFailed, validation_error
 from core.openapi import json_response
 from core.requests import body_limit
 from service_a2a import cards, rpc, services
 from service_a2a import openapi_docs as docs
+from service_a2a.config import settings as a2a_settings
 
 blp = Blueprint("a2a", __name__, url_prefix="/api/v1/a2a", description="Agent-to-agent (A2A) protocol")
 
@@ -27,7 +27,7 @@ INVALID_API_KEY = "Invalid API key"
 @blp.before_request
 def _gate() -> None:
     """``SERVICE_A2A_ENABLED`` off: every route is 404, before any credential is looked at."""
-    if not state().settings.a2a_enabled:
+    if not a2a_settings().a2a_enabled:
         abort(404)
 
 

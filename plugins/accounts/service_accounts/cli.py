@@ -8,15 +8,20 @@ import click
 from flask.cli import with_appcontext
 
 from core import db
-from core.app import state
+from core.app import settings_of
 from core.errors import ApiError
+from service_accounts.sessions import AccountsConfig
+
+
+def services_settings() -> AccountsConfig:
+    return settings_of(AccountsConfig)
 
 
 def _require_superuser_auth(username: str | None, password: str | None) -> None:
     """With auto-login off, admin commands need an existing superuser's credentials."""
     from service_accounts import services
 
-    settings = state().settings
+    settings = services_settings()
     if settings.auto_login:
         return
     username = username or click.prompt("Superuser username")
@@ -43,7 +48,7 @@ def _require_superuser_auth(username: str | None, password: str | None) -> None:
 def superuser_command(username: str, password: str, auth_username: str | None, auth_password: str | None) -> None:
     from service_accounts import services
 
-    if not state().settings.enable_superuser_cli:
+    if not services_settings().enable_superuser_cli:
         click.echo("Error: the superuser command is disabled (SERVICE_ENABLE_SUPERUSER_CLI=false)", err=True)
         sys.exit(1)
     if password == services.LEGACY_PASSWORD:
@@ -75,7 +80,7 @@ def api_key_group() -> None:
 def api_key_create(username: str | None, name: str, password: str | None) -> None:
     from service_accounts import services
 
-    settings = state().settings
+    settings = services_settings()
     username = username or settings.superuser
     s = db.session()
     if settings.auto_login:

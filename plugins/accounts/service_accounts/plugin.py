@@ -46,14 +46,16 @@ def actor_from_request(request, scheme):
 @hookimpl
 def permission_allowed(actor: Actor | None, action: str, resource: Any) -> Permission | None:
     """Superusers may administer; sign-up follows the spec's rules."""
-    from core.app import state
 
     if action == "admin":
         return Permission(bool(actor and actor.kind == "user" and actor.is_superuser), "superuser")
     if action == "users.create":
         if actor is not None and actor.is_superuser:
             return Permission(True, "superuser")
-        cfg = state().settings
+        from core.app import settings_of
+        from service_accounts.sessions import AccountsConfig
+
+        cfg = settings_of(AccountsConfig)
         return Permission(bool(cfg.enable_signup and not cfg.auto_login), "public sign-up")
     return None
 
@@ -61,12 +63,13 @@ def permission_allowed(actor: Actor | None, action: str, resource: Any) -> Permi
 @hookimpl
 def on_app_created(app):
     from core import db
-    from core.app import plugin_settings, state
+    from core.app import settings_of, state
     from service_accounts import security, services, sessions
 
     settings = state(app).settings
-    services.check_startup_rules(settings)
-    security.configure_jwt(app, settings)
-    sessions.init_app(app, plugin_settings("accounts", app), settings.resolved_config_dir)
+    cfg = settings_of(sessions.AccountsConfig, app)
+    services.check_startup_rules(cfg)
+    security.configure_jwt(app, settings, cfg)
+    sessions.init_app(app, cfg, settings.resolved_config_dir)
     with app.app_context():
-        services.ensure_superuser(db.session(), settings)
+        services.ensure_superuser(db.session(), cfg)

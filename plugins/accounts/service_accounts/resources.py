@@ -164,7 +164,7 @@ def _token_response(user_id: str, version: int, sid: str, *, session_access_cook
 @login_blp.route("/login", methods=["POST"])
 @login_blp.arguments(schemas.LoginFormSchema, location="form")
 @login_blp.response(200, schemas.TokenSchema)
-@rate_limited(lambda settings: settings.rate_limit_per_minute, scope="login")
+@rate_limited(lambda _core: services.settings().rate_limit_per_minute, scope="login")
 def login(form):
     """Sign in with a form body; returns tokens and sets the session cookies."""
     with db.transaction() as s:

@@ -6,6 +6,7 @@ import datetime as dt
 import hashlib
 import hmac
 import secrets
+from pathlib import Path
 from typing import Any
 
 from argon2 import PasswordHasher
@@ -15,6 +16,7 @@ from flask import Flask, Response
 from core.errors import StartupError
 from core.secrets import read_or_create, secret_key
 from core.settings import Settings
+from service_accounts.sessions import AccountsConfig
 
 #: Argon2id with OWASP's recommended minimum (19 MiB, 2 passes, 1 lane): ~20 ms a hash here,
 #: where argon2-cffi's defaults (64 MiB, 3 passes, 4 lanes) took ~350 ms on two busy cores.
@@ -65,7 +67,7 @@ def mask_api_key(prefix: str) -> str:
 
 
 # --- JWT configuration -------------------------------------------------------------------
-def _rsa_keys(settings: Settings) -> tuple[str, str]:
+def _rsa_keys(settings: AccountsConfig, config_dir: Path) -> tuple[str, str]:
     """The RSA key pair: given in settings, or generated once (2048 bits) and kept in the config dir."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
@@ -79,7 +81,7 @@ def _rsa_keys(settings: Settings) -> tuple[str, str]:
                 serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
             ).decode()
 
-        private_pem = read_or_create(settings.resolved_config_dir / "private_key.pem", make)
+        private_pem = read_or_create(config_dir / "private_key.pem", make)
     private_pem = private_pem.replace("\\n", "\n")  # PEMs pasted into .env files often carry escaped newlines
     try:
         private = serialization.load_pem_private_key(private_pem.encode(), password=None)
@@ -101,7 +103,7 @@ def _rsa_keys(settings: Settings) -> tuple[str, str]:
     return private_pem, public_pem.decode()
 
 
-def configure_jwt(app: Flask, settings: Settings) -> None:
+def configure_jwt(app: Flask, core: Settings, settings: AccountsConfig) -> None:
     """Configure Flask-JWT-Extended from the ``SERVICE_*`` settings."""
     from flask_jwt_extended import JWTManager
 
@@ -117,9 +119,9 @@ def configure_jwt(app: Flask, settings: Settings) -> None:
         "JWT_IDENTITY_CLAIM": "sub",
     }
     if settings.algorithm == "HS256":
-        config["JWT_SECRET_KEY"] = secret_key(settings)
+        config["JWT_SECRET_KEY"] = secret_key(core)
     else:
-        private_pem, public_pem = _rsa_keys(settings)
+        private_pem, public_pem = _rsa_keys(settings, core.resolved_config_dir)
         config["JWT_PRIVATE_KEY"] = private_pem
         config["JWT_PUBLIC_KEY"] = public_pem
     app.config.update(config)
@@ -143,7 +145,7 @@ def _same_site(value: str) -> str:
     return {"lax": "Lax", "strict": "Strict", "none": "None"}[value]
 
 
-def cookie_options(settings: Settings, which: str) -> dict[str, Any]:
+def cookie_options(settings: AccountsConfig, which: str) -> dict[str, Any]:
     """The attributes of one cookie, each from its own ``SERVICE_<WHICH>_*`` variables.
 
     ``SameSite=None`` is only honoured by browsers together with ``Secure``,
@@ -160,7 +162,7 @@ def cookie_options(settings: Settings, which: str) -> dict[str, Any]:
 
 
 def set_auth_cookies(
-    response: Response, settings: Settings, tokens: dict[str, str], *, session_access_cookie: bool = False
+    response: Response, settings: AccountsConfig, tokens: dict[str, str], *, session_access_cookie: bool = False
 ) -> None:
     access_age = None if session_access_cookie else settings.access_token_expire_seconds
     response.set_cookie(ACCESS_COOKIE, tokens["access_token"], max_age=access_age, **cookie_options(settings, "access"))
@@ -172,7 +174,7 @@ def set_auth_cookies(
     )
 
 
-def delete_auth_cookies(response: Response, settings: Settings) -> None:
+def delete_auth_cookies(response: Response, settings: AccountsConfig) -> None:
     """Expire the cookies with the attributes they were set with (or browsers keep them)."""
     for name, which in ((ACCESS_COOKIE, "access"), (REFRESH_COOKIE, "refresh"), (STORE_KEY_COOKIE, "access")):
         opts = cookie_options(settings, which)

@@ -20,13 +20,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core import db
-from core.app import plugin_settings, state
+from core.app import settings_of, state
 from core.auth import NO_CREDENTIALS, Actor
 from core.errors import ApiError, StartupError, validation_error
 from core.settings import Settings
 from service_accounts import security, sessions, usage
 from service_accounts.models import ApiKey, User
-from service_accounts.sessions import SessionUser
+from service_accounts.sessions import AccountsConfig, SessionUser
 
 log = logging.getLogger(__name__)
 
@@ -38,13 +38,14 @@ AUTO_LOGIN_KEY_REQUIRED = (
 )
 
 
-def settings() -> Settings:
-    return state().settings
+def settings() -> AccountsConfig:
+    """The accounts plugin's settings (``SERVICE_AUTO_LOGIN``, tokens, cookies, API keys...)."""
+    return settings_of(AccountsConfig)
 
 
 def check_password_policy(password: str) -> None:
     """422 on ``body.password`` when the password is shorter than ``SERVICE_PASSWORD_MIN_LENGTH``."""
-    minimum = plugin_settings("accounts").password_min_length
+    minimum = settings().password_min_length
     if len(password) < minimum:
         raise validation_error(
             ["body", "password"], f"Password must be at least {minimum} characters long", "string_too_short"
@@ -404,7 +405,7 @@ def _api_key_in(request: Request) -> str | None:
 
 
 # --- start-up ---------------------------------------------------------------------------------
-def check_startup_rules(cfg: Settings) -> None:
+def check_startup_rules(cfg: AccountsConfig) -> None:
     """The spec's start-up refusals; raise :class:`StartupError` with the variable to fix."""
     if cfg.superuser_password == LEGACY_PASSWORD:
         raise StartupError("SERVICE_SUPERUSER_PASSWORD: the legacy default password is refused; choose another one")
@@ -422,7 +423,7 @@ def check_startup_rules(cfg: Settings) -> None:
             raise StartupError(f"{Settings.env_name(name)} must be at least 1 second")
 
 
-def ensure_superuser(s: Session, cfg: Settings) -> User:
+def ensure_superuser(s: Session, cfg: AccountsConfig) -> User:
     """Create the configured superuser when missing (random password under auto-login if none given)."""
     user = user_by_name(s, cfg.superuser)
     if user is not None:

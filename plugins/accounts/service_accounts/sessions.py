@@ -36,9 +36,9 @@ import struct
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -50,14 +50,59 @@ STAMP_FILE = "sessions.stamp"
 _U64 = struct.Struct("<Q")
 
 
+def _choice(*values: str) -> dict[str, Any]:
+    return {"choices": values}
+
+
 @dataclass(frozen=True)
 class AccountsConfig:
-    """Settings of the accounts plugin (``SERVICE_<FIELD>``)."""
+    """Settings of the accounts plugin (``SERVICE_<FIELD>``; read with ``core.app.settings_of(AccountsConfig)``)."""
 
+    # --- sign-in mode and the superuser -------------------------------------------------------
+    auto_login: bool = True
+    skip_auth_auto_login: bool = False
+    enable_superuser_cli: bool = True
+    superuser: str = "service"
+    superuser_password: str | None = field(default=None, repr=False)
+    new_user_is_active: bool = False
+    enable_signup: bool = True
     #: minimum length of a password set through the API or the CLI (create, update, reset)
     password_min_length: int = 8
+    #: logins per minute per client address (``POST /api/v1/login``)
+    rate_limit_per_minute: int = 5
+
+    # --- API keys -----------------------------------------------------------------------------
+    api_key_source: str = field(default="db", metadata=_choice("db", "env"))
+    api_key: str | None = field(default=None, repr=False)
+    disable_track_apikey_usage: bool = False
+
+    # --- tokens and cookies -------------------------------------------------------------------
+    algorithm: str = field(default="HS256", metadata=_choice("HS256", "RS256", "RS512"))
+    private_key: str | None = field(default=None, repr=False)
+    public_key: str | None = None
+    access_token_expire_seconds: int = 3600
+    refresh_token_expire_seconds: int = 604800
+    access_secure: bool = False
+    access_httponly: bool = True
+    access_same_site: str = field(default="lax", metadata=_choice("lax", "strict", "none"))
+    refresh_secure: bool = False
+    refresh_httponly: bool = True
+    refresh_same_site: str = field(default="lax", metadata=_choice("lax", "strict", "none"))
+    cookie_domain: str | None = None
     #: longest time a process trusts its cached copy of a user's session facts (other hosts)
     session_cache_seconds: float = 5.0
+
+    BOUNDS: ClassVar[dict[str, tuple[int, int | None]]] = {"rate_limit_per_minute": (1, None)}
+
+    def summary(self) -> str:
+        """The ``auth:`` line of the start-up summary."""
+        if self.auto_login and not self.skip_auth_auto_login:
+            auth = f"auto-login as {self.superuser!r} (set SERVICE_AUTO_LOGIN=false to require sign-in)"
+        elif self.auto_login:
+            auth = "auto-login, requests without credentials are let in"
+        else:
+            auth = "sign-in required"
+        return f"auth: {auth}; API keys from {self.api_key_source}"
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ def register_settings():
 
 @hookimpl
 def register_blueprints():
-    from service_build.resources import build_blp, job_queue_blp, public_blp
+    from service_build.resources import build_blp, public_blp
     from service_build.vertices import legacy_bp
 
-    return [build_blp, public_blp, job_queue_blp, legacy_bp]
+    return [build_blp, public_blp, legacy_bp]
 
 
 @hookimpl
@@ -34,3 +34,15 @@ def on_app_created(app):
     from service_build.config import init_app
 
     init_app(app)
+
+
+@hookimpl(optionalhook=True)
+def job_queue_metrics():
+    """The build counters of ``GET /api/v1/monitor/job_queue`` (a hook the monitor plugin publishes)."""
+    from service_build.config import runtime
+
+    counters = runtime().store.counters()
+    return {
+        "builds_started": counters.get("builds_started", 0),
+        "polling_watchdog_kills": counters.get("polling_watchdog_kills", 0),
+    }

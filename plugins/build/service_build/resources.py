@@ -2,7 +2,6 @@
 
 * ``/api/v1/build/{flow_id}/flow``, ``/api/v1/build/{job_id}/events``, ``/api/v1/build/{job_id}/cancel``
 * ``/api/v1/build_public_tmp/...``: the same for PUBLIC flows, anonymous, per ``client_id`` cookie
-* ``/api/v1/monitor/job_queue``: job queue metrics (superusers)
 * the deprecated vertex operations live in :mod:`service_build.vertices`
 """
 
@@ -41,7 +40,6 @@ build_blp = Blueprint("build", __name__, url_prefix="/api/v1/build", description
 public_blp = Blueprint(
     "build_public", __name__, url_prefix="/api/v1/build_public_tmp", description="Chat (public build jobs)"
 )
-job_queue_blp = Blueprint("build_job_queue", __name__, url_prefix="/api/v1/monitor", description="Monitor")
 
 CANCELLED_MESSAGE = "Flow build cancelled successfully"
 NO_CLIENT_ID = "No client_id cookie found"
@@ -285,20 +283,3 @@ def public_build_events(query: dict[str, Any], job_id: str):
 def cancel_public_build(job_id: str):
     """Cancel a public build started with the same ``client_id`` cookie."""
     return _cancel(_job_for(job_id, public_owner(_client_id())))
-
-
-# --- job queue metrics --------------------------------------------------------------------------------
-@job_queue_blp.route("/job_queue", methods=["GET"])
-@job_queue_blp.doc(
-    responses={
-        "200": {"description": "job queue metrics", "content": {"application/json": {"schema": {"type": "object"}}}}
-    }
-)
-@authenticated("superuser")
-def job_queue():
-    """Backend, active jobs, counters; plus the build plugin's ``builds_started`` and ``polling_watchdog_kills``."""
-    metrics = dict(state().jobs.metrics())
-    counters = runtime().store.counters()
-    metrics["builds_started"] = counters.get("builds_started", 0)
-    metrics["polling_watchdog_kills"] = counters.get("polling_watchdog_kills", 0)
-    return metrics

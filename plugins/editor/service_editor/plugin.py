@@ -10,3 +10,22 @@ def register_blueprints():
     from service_editor.views import editor_bp
 
     return [editor_bp]
+
+
+@hookimpl
+def register_settings():
+    from core.records import SettingsSection
+    from service_editor.config import SETTINGS_NAME, SETTINGS_PREFIX, EditorSettings
+
+    return [SettingsSection(SETTINGS_NAME, EditorSettings, SETTINGS_PREFIX)]
+
+
+@hookimpl
+def extend_config(actor, public):
+    """Every ``SERVICE_*`` editor setting, as members of ``/api/v1/config``."""
+    import dataclasses
+
+    from service_editor.config import settings
+
+    cfg = settings()
+    return dataclasses.asdict(cfg)

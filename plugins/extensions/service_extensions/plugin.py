@@ -28,3 +28,20 @@ def on_user_deleted(user_id: str) -> None:
     from service_extensions import services
 
     services.delete_user_rows(db.session(), user_id)
+
+
+@hookimpl
+def register_settings():
+    from core.records import SettingsSection
+    from service_extensions.config import SETTINGS_NAME, SETTINGS_PREFIX, ExtensionsSettings
+
+    return [SettingsSection(SETTINGS_NAME, ExtensionsSettings, SETTINGS_PREFIX)]
+
+
+@hookimpl
+def extend_config(actor, public):
+    """``enable_extension_reload`` of ``/api/v1/config``."""
+    from service_extensions.config import settings
+
+    cfg = settings()
+    return {"enable_extension_reload": cfg.enable_extension_reload}

@@ -6,11 +6,11 @@ from flask import request
 from flask_smorest import Blueprint
 
 from core import db, plugin_state
-from core.app import state
 from core.auth import authenticated, current_actor, require
 from core.errors import ApiError
 from core.openapi import no_body
 from service_extensions import schemas, services
+from service_extensions.config import settings as extensions_settings
 
 extensions_blp = Blueprint("extensions", __name__, url_prefix="/api/v1/extensions", description="Extensions")
 
@@ -46,7 +46,7 @@ def reload_extension_bundle(extension_id: str, bundle_name: str):
     typed result when the bundle is broken, its source is missing, its name does not match or a
     component key clashes.
     """
-    if not state().settings.enable_extension_reload:
+    if not extensions_settings().enable_extension_reload:
         raise ApiError(
             404,
             services.typed_error(

@@ -22,6 +22,7 @@ from flask import Flask
 
 from core.app import state
 from core.jobs import JobContext
+from service_flows.config import settings as flows_settings
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ def cleanup_job(ctx: JobContext) -> dict[str, Any]:
 def tick(app: Flask) -> str | None:
     """Enqueue the cleanup job if no process did during this interval; its id, or None."""
     st = state(app)
-    interval = float(st.settings.public_flow_cleanup_interval)
+    interval = float(flows_settings(app).public_flow_cleanup_interval)
     if interval <= 0 or not st.shared.cas(_MARK, None, str(os.getpid()), ttl=interval):
         return None
     return str(st.jobs.enqueue(CLEANUP_JOB, owner=CLEANUP_OWNER, kwargs={}, meta={"system": True}))
@@ -65,7 +66,7 @@ class Scheduler:
         while True:
             with self.lock:
                 apps = list(self.apps.values())
-            interval = min((float(state(a).settings.public_flow_cleanup_interval) for a in apps), default=60.0)
+            interval = min((float(flows_settings(a).public_flow_cleanup_interval) for a in apps), default=60.0)
             if stop.wait(max(1.0, min(interval, 60.0))):
                 return
             for app in apps:

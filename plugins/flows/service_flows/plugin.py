@@ -102,3 +102,23 @@ def project_auth_type(folder_id: str) -> str | None:
     from service_flows import services
 
     return services.project_auth_type(db.session(), folder_id)
+
+
+@hookimpl
+def register_settings():
+    from core.records import SettingsSection
+    from service_flows.config import SETTINGS_NAME, SETTINGS_PREFIX, FlowsSettings
+
+    return [SettingsSection(SETTINGS_NAME, FlowsSettings, SETTINGS_PREFIX)]
+
+
+@hookimpl
+def extend_config(actor, public):
+    """``default_folder_name`` and ``public_flow_cleanup_interval`` of ``/api/v1/config``."""
+    from service_flows.config import settings
+
+    cfg = settings()
+    return {
+        "default_folder_name": cfg.default_folder_name,
+        "public_flow_cleanup_interval": cfg.public_flow_cleanup_interval,
+    }

@@ -22,6 +22,7 @@ from core import db
 from core.app import state
 from core.errors import ApiError
 from service_flows import examples, sanitize, shares
+from service_flows.config import settings as flows_settings
 from service_flows.models import Flow, Folder
 
 FLOW_NOT_FOUND = "Flow not found"
@@ -161,7 +162,7 @@ def page_of(items: list[Any], total: int, page: int, size: int) -> dict[str, Any
 # --- projects needed by flows -------------------------------------------------------------------------
 def default_folder(s: Session, user_id: uuid.UUID) -> Folder:
     """The user's default project (``default_folder_name``), created on first use."""
-    name = state().settings.default_folder_name
+    name = flows_settings().default_folder_name
     query = sa.select(Folder).where(Folder.user_id == user_id, Folder.name == name)
     folder = s.scalar(query)
     if folder is not None:
@@ -409,7 +410,7 @@ def notify_deleted(flow_ids: list[uuid.UUID], user_id: uuid.UUID | None) -> None
 
 def _store_data(data: Any) -> Any:
     """Flow data as stored: secrets blanked first when ``SERVICE_REMOVE_API_KEYS`` is on."""
-    if state().settings.remove_api_keys:
+    if flows_settings().remove_api_keys:
         return sanitize.blank_secrets(data)
     return data
 

@@ -58,7 +58,9 @@ def server_paths(project_id: str) -> list[str]:
 
 
 def _base() -> str:
-    return (state().settings.mcp_base_url or request.host_url).rstrip("/")
+    from service_mcp.config import settings
+
+    return (settings().base_url or request.host_url).rstrip("/")
 
 
 def metadata_url(project_id: str) -> str:

@@ -1,13 +1,18 @@
 """The MCP plugin's settings (``SERVICE_MCP_*``), a section of its own.
 
-``SERVICE_MCP_SERVER_DOCKER_HARDENING``, ``SERVICE_MCP_BASE_URL`` and
-``SERVICE_MCP_SERVERS_LOCKED`` are the spec's and live in the core settings
-(``/api/v1/config`` shows the last two); these are this plugin's own.
+Every MCP setting, the spec's (``SERVICE_MCP_SERVER_DOCKER_HARDENING``,
+``SERVICE_MCP_BASE_URL``, ``SERVICE_MCP_SERVERS_LOCKED``; ``/api/v1/config``
+shows the last two through ``extend_config``) and this plugin's own. Read it
+with :func:`settings`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from flask import Flask
 
 SETTINGS_NAME = "mcp"
 SETTINGS_PREFIX = "SERVICE_MCP_"
@@ -15,6 +20,14 @@ SETTINGS_PREFIX = "SERVICE_MCP_"
 
 @dataclass(frozen=True)
 class MCPConfig:
+    # --- the spec's ----------------------------------------------------------------------------
+    #: public base URL of the MCP endpoints shown to clients (empty: the request's own host)
+    base_url: str = ""
+    #: only superusers may add or change MCP server configurations
+    servers_locked: bool = False
+    #: run stdio MCP servers under the Docker hardening flags
+    server_docker_hardening: bool = False
+    # --- this plugin's own ------------------------------------------------------------------------
     #: hand out ``Mcp-Session-Id`` sessions on ``initialize`` (state in the shared store); off: stateless
     sessions: bool = False
     #: answer Streamable HTTP requests with one JSON body instead of an SSE stream (the reference frames as SSE)
@@ -29,3 +42,10 @@ class MCPConfig:
     keepalive_seconds: float = 15.0
     #: let ``POST .../install`` write the MCP client's config file on this machine (off: only the snippet)
     write_client_config: bool = False
+
+
+def settings(app: Flask | None = None) -> MCPConfig:
+    """The MCP settings in force (typed)."""
+    from core.app import settings_of
+
+    return settings_of(MCPConfig, app)

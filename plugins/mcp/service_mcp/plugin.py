@@ -50,3 +50,12 @@ def reencrypt_secrets(cipher):
     from service_mcp import services
 
     return services.reencrypt(db.session(), cipher)
+
+
+@hookimpl
+def extend_config(actor, public):
+    """``mcp_base_url`` and ``mcp_servers_locked`` of ``/api/v1/config`` (``SERVICE_MCP_*``)."""
+    from service_mcp.config import settings
+
+    cfg = settings()
+    return {"mcp_base_url": cfg.base_url, "mcp_servers_locked": cfg.servers_locked}

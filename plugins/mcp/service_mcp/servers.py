@@ -86,9 +86,11 @@ def _guard_stdio(actor: Actor, config: dict[str, Any]) -> None:
     if config["transport"] != "stdio":
         return
     config["added_by_superuser"] = allowed(actor, "admin")  # SERVICE_MCP_SERVERS_LOCKED, checked at every run too
-    if state().settings.mcp_servers_locked and not allowed(actor, "admin"):
+    from service_mcp.config import settings
+
+    if settings().servers_locked and not allowed(actor, "admin"):
         raise ApiError(403, "Only superusers may add stdio MCP servers (SERVICE_MCP_SERVERS_LOCKED)")
-    if state().settings.mcp_server_docker_hardening:
+    if settings().server_docker_hardening:
         problem = hardening.check([config["command"], *config["args"]])
         if problem:
             raise ApiError(400, problem)
@@ -127,10 +129,12 @@ def config_for_run(s: Session, user_id: str, name: str) -> dict[str, Any] | None
     config = get_config(s, user_id, name)
     if config is None or config.get("transport") != "stdio":
         return config
-    settings = state().settings
-    if settings.mcp_servers_locked and not config.get("added_by_superuser"):
+    from service_mcp.config import settings as mcp_settings
+
+    settings = mcp_settings()
+    if settings.servers_locked and not config.get("added_by_superuser"):
         raise ApiError(403, "Only superusers may use stdio MCP servers (SERVICE_MCP_SERVERS_LOCKED)")
-    if settings.mcp_server_docker_hardening:
+    if settings.server_docker_hardening:
         problem = hardening.check([config["command"], *config.get("args", [])])
         if problem:
             raise ApiError(403, problem)

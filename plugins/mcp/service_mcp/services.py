@@ -91,7 +91,9 @@ def has_secret(s: Session, project_id: str) -> bool:
 
 
 def base_url(host_url: str) -> str:
-    return (state().settings.mcp_base_url or host_url).rstrip("/")
+    from service_mcp.config import settings
+
+    return (settings().base_url or host_url).rstrip("/")
 
 
 def composer_url(user_id: str, project_id: str, host_url: str) -> dict[str, Any]:

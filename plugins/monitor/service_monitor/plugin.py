@@ -8,6 +8,9 @@ from typing import Any
 from core import hookimpl
 from core.records import Migrations
 
+#: hooks this plugin publishes (``job_queue_metrics``; see docs/plugins/monitor.md)
+HOOKSPECS = "service_monitor.hookspecs"
+
 #: one recorder per database engine, shared by every app of the process
 _recorders: dict[int, Any] = {}
 
@@ -68,9 +71,17 @@ def on_user_deleted(user_id: str) -> None:
 
 @hookimpl
 def on_app_created(app: Any) -> None:
-    from core.app import state
     from service_monitor import logbuffer
+    from service_monitor.config import settings as monitor_settings
 
-    settings = state(app).settings
+    settings = monitor_settings(app)
     if settings.enable_log_retrieval:
         logbuffer.install(settings.log_retrieval_buffer_size)
+
+
+@hookimpl
+def register_settings():
+    from core.records import SettingsSection
+    from service_monitor.config import SETTINGS_NAME, SETTINGS_PREFIX, MonitorSettings
+
+    return [SettingsSection(SETTINGS_NAME, MonitorSettings, SETTINGS_PREFIX)]

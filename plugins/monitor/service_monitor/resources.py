@@ -16,6 +16,7 @@ from core.errors import ApiError
 from core.requests import json_list
 from core.runs import shared_flow_id
 from service_monitor import logbuffer, schemas, services
+from service_monitor.config import settings as monitor_settings
 
 blp = Blueprint("monitor", __name__, url_prefix="/api/v1/monitor", description="Messages, builds, transactions")
 logs_blp = Blueprint("logs", __name__, description="Server logs (superusers; off by default)")
@@ -224,15 +225,31 @@ def update_shared_message(query, body, message_id):
 @authenticated("superuser")
 def get_logs(query):
     """This worker's recent log lines as ``{epoch_ms: line}`` (``SERVICE_ENABLE_LOG_RETRIEVAL``)."""
-    if not state().settings.enable_log_retrieval:
+    if not monitor_settings().enable_log_retrieval:
         raise ApiError(501, "Log retrieval is disabled")
     if query["lines_before"] and query["lines_after"]:
         raise ApiError(400, "Cannot request logs before and after the timestamp")
     if query["lines_after"] and not query["timestamp"]:
         raise ApiError(400, "Timestamp is required when requesting logs after the timestamp")
-    buffer = logbuffer.install(state().settings.log_retrieval_buffer_size)
+    buffer = logbuffer.install(monitor_settings().log_retrieval_buffer_size)
     return buffer.read(
         lines_before=query["lines_before"],
         lines_after=query["lines_after"],
         timestamp=query["timestamp"] or logbuffer.now_ms(),
     )
+
+
+# --- job queue metrics --------------------------------------------------------------------------------
+@blp.route("/job_queue", methods=["GET"])
+@blp.doc(
+    responses={
+        "200": {"description": "job queue metrics", "content": {"application/json": {"schema": {"type": "object"}}}}
+    }
+)
+@authenticated("superuser")
+def job_queue():
+    """Backend, active jobs, counters; plus what plugins add through ``job_queue_metrics`` (the build counters)."""
+    metrics = dict(state().jobs.metrics())
+    for extra in state().host.hook.job_queue_metrics():
+        metrics.update(extra or {})
+    return metrics

@@ -2,7 +2,8 @@
 
 * ``POST /api/v1/run/{flow_id_or_name}`` (``?stream=true``), ``/run/advanced/...``, ``/run/session/...``
 * ``POST /api/v1/webhook/{flow_id_or_name}``, ``GET /api/v1/webhook/jobs/{job_id}``
-* ``GET /api/v1/all``, ``POST /api/v1/validate/code``, ``POST /api/v1/validate/prompt``
+* ``GET /api/v1/all``, ``POST /api/v1/validate/code``, ``POST /api/v1/validate/prompt``,
+  ``GET /api/v1/model_providers/models`` (the component catalog and the model picker's live lists)
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from flask import Response, request
 from flask_smorest import Blueprint
 from marshmallow import Schema, ValidationError
 
-from core import runs
+from core import openapi, runs
 from core.app import state
 from core.auth import allowed, authenticated, current_actor, resolve_actor
 from core.errors import ApiError, ValidationFailed, flatten_marshmallow
 from core.runs import registry, request_variables
 from service_run import catalog, schemas, services, validate
+from service_run.config import settings as run_settings
 from service_run.jobs import WEBHOOK_JOB
 
 run_blp = Blueprint("run", __name__, url_prefix="/api/v1", description="Run flows")
@@ -184,7 +186,7 @@ WEBHOOK_STARTED = "Task started in the background"
 def _webhook_run(flow_id_or_name: str, payload: str) -> runs.PreparedRun:
     """The webhook's run, resolved as the user it runs as (per ``SERVICE_WEBHOOK_AUTH_ENABLE``)."""
     user_id: str | None = None
-    if state().settings.webhook_auth_enable:
+    if run_settings().webhook_auth_enable:
         if not (request.args.get("x-api-key") or request.headers.get("x-api-key")):
             raise ApiError(403, "API key required when webhook authentication is enabled")
         try:
@@ -338,3 +340,45 @@ def update_custom_component(body: Mapping[str, Any]):
 def validate_prompt(body: Mapping[str, Any]):
     """The prompt's ``{variables}``, and the frontend node with one input field per variable."""
     return validate.validate_prompt(body)
+
+
+# --- the model picker's live lists ---------------------------------------------------------------------
+MODEL_LIST = {
+    "type": "object",
+    "properties": {"provider": {"type": "string"}, "models": {"type": "array", "items": {"type": "object"}}},
+}
+
+
+@base_blp.route("/model_providers/models", methods=["GET"])
+@base_blp.doc(responses={"200": openapi.json_response("the provider's live model list", MODEL_LIST)})
+@base_blp.response(200, description="`{provider, models}`: the provider's live model list")
+@authenticated("user")
+def model_provider_models():
+    """The models a provider offers the caller (the editor's model picker): live from the provider's ``GET /models``.
+
+    ``provider`` is a provider name of the model field (``OpenAI Compatible``, ``OpenAI``, ``Ollama``);
+    ``refresh=true`` bypasses the short cache. 403 when the model-provider policy blocks it, 422 for an
+    unknown or unconfigured provider (no endpoint, no key, an address the egress rules refuse), 502 when
+    the provider fails or cannot be reached.
+    """
+    provider = (request.args.get("provider") or "OpenAI Compatible").strip()
+    refresh = request.args.get("refresh", "").lower() in ("1", "true", "yes")
+    ctx = runs.make_context(
+        user_id=str(current_actor().owner_id),
+        flow={"id": None, "name": "", "data": {}},
+        store_messages=False,
+        log_builds=False,
+    )
+    pid = provider.lower().replace(" ", "-")
+    if ctx.provider_allowed is not None and not ctx.provider_allowed(pid):
+        raise ApiError(403, f"Model provider '{pid}' is not allowed by the model-provider policy")
+    try:
+        models = state().host.hook.list_models(context=ctx, provider=provider, refresh=refresh)
+    except ValueError as exc:  # not usable as configured: no endpoint or key, a blocked address, a refused key
+        raise ApiError(422, [{"loc": ["query", "provider"], "msg": str(exc), "type": "value_error"}]) from exc
+    except Exception as exc:  # the provider failed or cannot be reached
+        raise ApiError(502, f"{provider}: {exc}") from exc
+    if models is None:
+        msg = f"Unknown provider '{provider}'"
+        raise ApiError(422, [{"loc": ["query", "provider"], "msg": msg, "type": "value_error"}])
+    return {"provider": provider, "models": list(models)}
