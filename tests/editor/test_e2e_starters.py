@@ -15,10 +15,10 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
-import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -40,7 +40,7 @@ from tests.editor.test_e2e import (  # noqa: F401 - fixtures
 from tests.openai_server import OpenAIServer
 
 pytest.importorskip("mcp")
-from playwright.sync_api import expect  # noqa: E402
+from playwright.sync_api import expect
 
 SDK_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "sdk_server.py"
 STARTER_FILES = Path(__file__).resolve().parents[2] / "plugins" / "flows" / "service_flows" / "examples"
@@ -63,7 +63,12 @@ class _Repo(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         owner, repo = self.path.strip("/").split("/")[-2:]
         body = json.dumps(
-            {"full_name": f"{owner}/{repo}", "description": "A local stand-in", "stargazers_count": 42, "open_issues_count": 3}
+            {
+                "full_name": f"{owner}/{repo}",
+                "description": "A local stand-in",
+                "stargazers_count": 42,
+                "open_issues_count": 3,
+            }
         ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -140,7 +145,7 @@ def sdk_server():
     end = time.monotonic() + 30
     while time.monotonic() < end:
         try:
-            urllib.request.urlopen(url, timeout=1)  # noqa: S310 - local server
+            urllib.request.urlopen(url, timeout=1)
         except urllib.error.HTTPError:
             break  # it answers
         except (urllib.error.URLError, ConnectionError):
@@ -282,7 +287,7 @@ def test_basic_chat_echo(page):
 def test_text_uppercase(page):
     from_starter(page, "Text Uppercase")
     run_button(page)
-    out = next(n for n in ("ChatOutput-GGGGG",))
+    out = "ChatOutput-GGGGG"
     expect(node_status(page, out)).to_contain_text("Done", timeout=30_000)
     preview = page.get_by_test_id(f"preview-{out}")
     expect(preview).to_be_visible()
@@ -319,9 +324,13 @@ def test_memory_chatbot(page, llm):
 def _upload(server: str, auth: dict[str, str], name: str, content: bytes) -> dict:
     boundary = uuid.uuid4().hex
     body = (
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
-        f"Content-Type: text/plain\r\n\r\n"
-    ).encode() + content + f"\r\n--{boundary}--\r\n".encode()
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+            f"Content-Type: text/plain\r\n\r\n"
+        ).encode()
+        + content
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
     req = urllib.request.Request(server + "/api/v2/files/", data=body, method="POST")  # noqa: S310 - local server
     req.add_header("Content-Type", f"multipart/form-data; boundary={boundary}")
     for k, v in auth.items():
@@ -350,7 +359,7 @@ def test_simple_agent(page, llm):
     from_starter(page, "Simple Agent")
     before = len(llm.chat_requests)
     llm.reply(tool_calls=[("evaluate_expression", {"expression": "1234*5678"})])
-    llm.reply("1234 × 5678 = 7006652.")
+    llm.reply("1234 * 5678 = 7006652.")
     chat(page, "what is 1234 times 5678?")
     playground = page.get_by_test_id("playground")
     expect(last_answer(page)).to_contain_text("7006652", timeout=30_000)
@@ -370,7 +379,11 @@ def test_webhook_to_chat(page, server, auth):
     # the webhook itself (what an external system calls), then its message in the playground
     key = api(server, "POST", "/api/v1/api_key/", body={"name": "webhook"}, headers=auth)[1]["api_key"]
     status, started = api(
-        server, "POST", f"/api/v1/webhook/{flow_id}", body={"event": "signup", "user": "ada"}, headers={"x-api-key": key}
+        server,
+        "POST",
+        f"/api/v1/webhook/{flow_id}",
+        body={"event": "signup", "user": "ada"},
+        headers={"x-api-key": key},
     )
     assert status == 202, started
     wait_for(lambda: api(server, "GET", started["status_url"], headers=auth)[1].get("status") == "finished")
@@ -380,7 +393,10 @@ def test_webhook_to_chat(page, server, auth):
 
 def test_data_transformation(page):
     from_starter(page, "Data Transformation")
-    chat(page, json.dumps({"orders": [{"customer": "bob", "qty": 1, "price": 12}, {"customer": "ada", "qty": 2, "price": 3}]}))
+    chat(
+        page,
+        json.dumps({"orders": [{"customer": "bob", "qty": 1, "price": 12}, {"customer": "ada", "qty": 2, "price": 3}]}),
+    )
     answer = last_answer(page)
     expect(answer).to_contain_text('"total": 18', timeout=30_000)
     expect(answer).to_contain_text('"ada"')
@@ -403,7 +419,11 @@ def test_api_request(page, repo_api):
 
 def test_mcp_tool_agent(page, server, auth, llm, sdk_server):
     status, body = api(
-        server, "POST", "/api/v2/mcp/servers/calc", body={"url": sdk_server, "transport": "streamablehttp"}, headers=auth
+        server,
+        "POST",
+        "/api/v2/mcp/servers/calc",
+        body={"url": sdk_server, "transport": "streamablehttp"},
+        headers=auth,
     )
     assert status in (200, 201), body
     from_starter(page, "MCP Tool Agent")
@@ -447,8 +467,8 @@ CONTRAST = """(el) => {
     probe.fillStyle = '#000'; probe.fillStyle = c; probe.fillRect(0, 0, 1, 1);
     const d = probe.getImageData(0, 0, 1, 1).data; return [d[0], d[1], d[2]];
   };
-  const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const lin = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  const lum = ([r, g, b]) => 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
   const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
   const s = getComputedStyle(el);
   const panel = parse(getComputedStyle(el.closest('.gnode, .sidebar') || document.body).backgroundColor);

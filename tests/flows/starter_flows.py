@@ -122,7 +122,12 @@ def note(node_id: str, x: int, y: int, text: str) -> dict[str, Any]:
         "data": {
             "id": node_id,
             "type": "note",
-            "node": {"description": text, "display_name": "", "documentation": "", "template": {"backgroundColor": "neutral"}},
+            "node": {
+                "description": text,
+                "display_name": "",
+                "documentation": "",
+                "template": {"backgroundColor": "neutral"},
+            },
         },
     }
 
@@ -292,7 +297,7 @@ def simple_agent() -> dict[str, Any]:
                 -460,
                 0,
                 "## Simple Agent\n\nThe Agent reads the question, calls the Calculator tool when it needs "
-                "arithmetic and answers. Try *What is 1234 × 5678?* and open the tool call in the "
+                "arithmetic and answers. Try *What is 1234 * 5678?* and open the tool call in the "
                 "Playground.\n\n" + SETUP,
             ),
             chat_in,
@@ -310,7 +315,9 @@ def simple_agent() -> dict[str, Any]:
 
 def data_transformation() -> dict[str, Any]:
     chat_in = node("ChatInput", "ChatInput-DT001", 0, 0)
-    to_json = node("TypeConverterComponent", "TypeConverterComponent-DT002", 380, 0, output_type="JSON", auto_parse=True)
+    to_json = node(
+        "TypeConverterComponent", "TypeConverterComponent-DT002", 380, 0, output_type="JSON", auto_parse=True
+    )
     to_json["data"]["node"]["outputs"] = [o for o in to_json["data"]["node"]["outputs"] if o["name"] == "data_output"]
     summary = node(
         "Operations",

@@ -146,7 +146,9 @@ def test_agent_starters_call_their_tools(env, llm):
 
 def test_offline_starters_run(env):
     app, client, alice = env
-    data = json.dumps({"orders": [{"customer": "bob", "qty": 1, "price": 12}, {"customer": "ada", "qty": 2, "price": 3}]})
+    data = json.dumps(
+        {"orders": [{"customer": "bob", "qty": 1, "price": 12}, {"customer": "ada", "qty": 2, "price": 3}]}
+    )
     text = _run(client, alice, _starter(client, alice, "Data Transformation"), data)
     assert '"total": 18' in text and '"ada"' in text
 
