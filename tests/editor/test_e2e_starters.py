@@ -494,6 +494,9 @@ def test_category_icon_colours_in_light_and_dark(page):
         for m in measured:
             assert m["chip"] >= 4.5 and m["panel"] >= 3.0, (theme, m)
         seen[theme] = colours
+        panel = page.evaluate("() => getComputedStyle(document.querySelector('.sidebar')).backgroundColor")
+        for part in (".react-flow__minimap", ".react-flow__controls-button"):  # no light island on a dark canvas
+            assert page.locator(part).first.evaluate("(e) => getComputedStyle(e).backgroundColor") == panel, part
         shot(page, f"category-icons-{theme}")
     assert seen["light"] != seen["dark"]
     muted = page.evaluate("() => getComputedStyle(document.documentElement).getPropertyValue('--muted').trim()")
