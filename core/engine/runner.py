@@ -56,6 +56,12 @@ class _VertexFailed(Exception):
         super().__init__(vr.error)
 
 
+def _offers_tools(cls: type[Component]) -> bool:
+    """A component class with tools of its own (it overrides :meth:`Component.as_tools`): in tool mode,
+    its ``component_as_tool`` output is those tools rather than one tool per output."""
+    return cls.as_tools is not Component.as_tools
+
+
 def _error_text(exc: BaseException) -> str:
     text = str(exc).strip()
     if isinstance(exc, (ValueError, ComponentError, TypeError, KeyError, LookupError)) and text:
@@ -170,7 +176,9 @@ class _Run:
                 else:
                     for name in self._outputs_needed(v, comp):
                         out = v.cls.output_map().get(name)
-                        if out is None and name == TOOL_OUTPUT:
+                        if out is None and name == TOOL_OUTPUT and _offers_tools(v.cls):
+                            vr.outputs[name] = comp.as_tools()  # its own tools (MCP Tools: the server's)
+                        elif out is None and name == TOOL_OUTPUT:
                             vr.outputs[name] = component_toolkit(
                                 v.cls,
                                 params,

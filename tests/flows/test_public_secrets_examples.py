@@ -24,8 +24,17 @@ ALLOWED_COMPONENTS = {
     "ParserComponent",
     "TypeConverterComponent",
     "Prompt",
+    "Prompt Template",
     "Webhook",
     "note",
+    # the starters of tests/flows/starter_flows.py (their nodes are checked against the catalog there)
+    "LanguageModelComponent",
+    "Memory",
+    "File",
+    "Agent",
+    "CalculatorComponent",
+    "APIRequest",
+    "MCPTools",
 }
 
 

@@ -18,6 +18,10 @@ const PATHS: Record<string, string> = {
   sun: "M12 8a4 4 0 100 8 4 4 0 000-8zM12 2v2M12 20v2M4.9 4.9l1.4 1.4M17.7 17.7l1.4 1.4M2 12h2M20 12h2M4.9 19.1l1.4-1.4M17.7 6.3l1.4-1.4",
   moon: "M20 14.5A8 8 0 019.5 4 8 8 0 1020 14.5z",
   keyboard: "M3 6h18v12H3zM7 10h0M11 10h0M15 10h0M7 14h10",
+  file: "M6 3h8l4 4v14H6zM14 3v4h4M9 12h6M9 16h6",
+  hammer: "M14 6l4 4M4 20l9-9M11 4l3-1 7 7-2 2-3-1-2 2-4-4 2-2-1-3z",
+  bot: "M5 9h14v10H5zM12 5v4M9 14h0M15 14h0M2 13v3M22 13v3M12 3a1 1 0 100 2",
+  vector: "M4 20L20 4M20 4h-6M20 4v6M4 20l5-12M4 20l12-5",
 };
 
 export function Icon({ name, size = 14 }: { name: keyof typeof PATHS | string; size?: number }) {

@@ -13,6 +13,10 @@ const CATEGORY_NAMES: Record<string, string> = {
   models_and_agents: "Models & agents",
   llm_operations: "LLM operations",
   utilities: "Utilities",
+  files_and_knowledge: "Files & knowledge",
+  embeddings: "Embeddings",
+  tools: "Tools",
+  agents: "Agents",
 };
 
 export function categoryLabel(c: string): string {
@@ -83,7 +87,10 @@ export const ComponentSidebar = memo(function ComponentSidebar(props: {
           return (
             <details key={cat} open>
               <summary>
-                <Icon name={categoryIcon(cat)} size={12} /> {categoryLabel(cat)}
+                <span className="cat-icon" data-category={cat} aria-hidden>
+                  <Icon name={categoryIcon(cat)} size={12} />
+                </span>{" "}
+                {categoryLabel(cat)}
               </summary>
               <ul>{(query ? [...current, ...legacy] : current).map(item)}</ul>
               {!query && legacy.length > 0 && (

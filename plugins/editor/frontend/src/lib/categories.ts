@@ -26,6 +26,14 @@ export function categoryIcon(category: string | undefined): string {
       return "chip";
     case "utilities":
       return "wrench";
+    case "files_and_knowledge":
+      return "file";
+    case "tools":
+      return "hammer";
+    case "agents":
+      return "bot";
+    case "embeddings":
+      return "vector";
     default:
       return "box";
   }
