@@ -203,7 +203,7 @@ class _KnowledgeOps(Component):
             if self.include_metadata:
                 row.update({k: v for k, v in hit["metadata"].items() if k not in row})
             if index is not None:
-                row["embeddings"] = index.matrix[index.ids.index(uuid.UUID(hit["id"]))].tolist()
+                row["embeddings"] = index.matrix[index.position(uuid.UUID(hit["id"]))].tolist()
             rows.append(row)
         frame = DataFrame(rows)
         self.status = frame
