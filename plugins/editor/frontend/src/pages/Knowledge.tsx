@@ -326,7 +326,7 @@ function BaseDetail({ base, onChanged }: { base: KnowledgeBase; onChanged: () =>
             {hits.map((h) => (
               <li key={h.id}>
                 <div className="muted">
-                  score {h.score.toFixed(3)} · {String(h.metadata.source ?? "")}
+                  score {h.score.toFixed(3)} · {String(h.metadata.source ?? "").split("/").pop()}
                 </div>
                 <div className="hit-text">{h.content}</div>
               </li>
