@@ -31,7 +31,7 @@ def _age(app, file_id: str, seconds: float) -> None:
 
 def _wait(app, job_id: str):
     jobs = state(app).jobs
-    end = time.monotonic() + 30
+    end = time.monotonic() + 120
     while not (info := jobs.info(job_id)).state.terminal and time.monotonic() < end:
         time.sleep(0.02)
     return info
