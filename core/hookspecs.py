@@ -31,6 +31,7 @@ __all__ = [
     "blocked_components",
     "blocked_templates",
     "check_run",
+    "embed_texts",
     "extend_config",
     "find_flow",
     "find_project",
@@ -373,6 +374,20 @@ def read_user_file(user_id: str, ref: str) -> bytes | None:
     ``SERVICE_RESTRICT_LOCAL_FILE_ACCESS`` is off, a local path outside the
     config directory. Another user's file is never returned: answer None
     (the component then reports the file as not found).
+    """
+
+
+@hookspec(firstresult=True)
+def embed_texts(context: Any, provider: str, model: str, texts: list[str]) -> list[list[float]] | None:
+    """Embed ``texts`` with embedding model ``model`` of ``provider`` (a provider name of the reference's
+    model field, such as ``"OpenAI Compatible"``) on behalf of the owner of ``context`` (a
+    :class:`core.engine.RunContext`: the owner's variables give endpoint and key, its egress policy
+    guards the call, its ``provider_allowed`` applies the model-provider policy).
+
+    Called by the knowledge plugin when it ingests into or searches a knowledge base recorded with a
+    provider other than its local model. Return one vector per text, in order; None when this
+    implementation does not know ``provider``. Raise ``ValueError`` when the provider is not usable as
+    configured (no endpoint, no key, a blocked address or provider), any other error when it fails.
     """
 
 

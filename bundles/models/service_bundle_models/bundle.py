@@ -7,7 +7,15 @@ from typing import Any
 from core import hookimpl
 from core.records import ModelProvider
 from service_bundle_models import agent, guardrails, llm_ops, models, transform
-from service_bundle_models.provider import DISPLAY, PROVIDER_IDS, discover, provider_for
+from service_bundle_models.provider import (
+    DISPLAY,
+    PROVIDER_IDS,
+    EmbeddingModelClient,
+    ProviderConfigError,
+    check_allowed,
+    discover,
+    provider_for,
+)
 
 
 @hookimpl
@@ -26,3 +34,15 @@ def list_models(context: Any, provider: str, refresh: bool) -> list[str] | None:
         return None
     pid, url, key = provider_for(provider, context)
     return discover(pid, url, key, context.egress, refresh=refresh)
+
+
+@hookimpl
+def embed_texts(context: Any, provider: str, model: str, texts: list[str]) -> list[list[float]] | None:
+    if provider not in PROVIDER_IDS:
+        return None
+    pid, url, key = provider_for(provider, context)
+    try:
+        check_allowed(context, pid)
+    except Exception as exc:  # refused by the model-provider policy: the caller's to fix, like a missing key
+        raise ProviderConfigError(str(exc)) from exc
+    return EmbeddingModelClient(pid, model, url, context, api_key=key, chunk_size=256).embed_documents(texts)

@@ -18,6 +18,10 @@ SHIPPED_PICTURES = Path(__file__).parent / "profile_pictures"
 class FilesConfig:
     #: where uploaded bytes are kept (default ``<config_dir>/files``); share it between web processes
     storage_dir: Path | None = None
+    #: ephemeral uploads (``ephemeral=true``) older than this are deleted by the cleanup job
+    ephemeral_max_age_seconds: int = 86400
+    #: how often the cleanup job runs (one job per interval across processes); 0 turns it off
+    ephemeral_cleanup_interval_seconds: int = 3600
 
 
 @dataclass

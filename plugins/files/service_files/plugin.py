@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from core import hookimpl
-from core.records import Migrations, SettingsSection
+from core.records import Job, Migrations, SettingsSection
 
 
 @hookimpl
@@ -21,6 +21,15 @@ def register_blueprints():
     from service_files.resources import files_blp, flow_files_blp
 
     return [files_blp, flow_files_blp]
+
+
+@hookimpl
+def register_jobs():
+    from service_files.cleanup import CLEANUP_JOB, cleanup_job
+
+    return [
+        Job(CLEANUP_JOB, cleanup_job, "Delete ephemeral uploads older than SERVICE_FILES_EPHEMERAL_MAX_AGE_SECONDS")
+    ]
 
 
 @hookimpl

@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, request, send_file
+from flask import Response, current_app, request, send_file
 from flask_smorest import Blueprint
 from marshmallow import fields
 from zipstream import ZipStream
@@ -24,6 +24,15 @@ from service_files.uploads import receive, too_large
 
 files_blp = Blueprint("files_v2", __name__, url_prefix="/api/v2/files", description="Files (per user)")
 flow_files_blp = Blueprint("files_v1", __name__, url_prefix="/api/v1", description="Files (per flow)")
+
+
+@files_blp.before_request
+def _schedule_cleanup() -> None:
+    # the ephemeral-file cleanup thread of this process (started once per process; cheap afterwards)
+    from service_files.cleanup import SCHEDULER
+
+    SCHEDULER.ensure(current_app._get_current_object())  # type: ignore[attr-defined]
+
 
 DEPRECATION = {"Deprecation": "true"}
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml", "image/bmp")

@@ -131,7 +131,8 @@ class _KnowledgeOps(Component):
             raise ComponentError("Choose a knowledge base")
         kb = services.find(s, _user(self), name)
         if kb is None and create:
-            kb = services.create(s, _user(self), {"name": name, "chunk_size": int(self.chunk_size or 1000)})
+            body = {"name": name, "chunk_size": int(self.chunk_size or 1000)}
+            kb = services.create(s, _user(self), body, context=self.context)
         if kb is None:
             raise ComponentError(f"Knowledge base '{name}' not found")
         return kb
@@ -159,7 +160,7 @@ class _KnowledgeOps(Component):
         s = _session()
         try:
             kb = self._kb(s, create=True)
-            prepared = services.prepare(kb, sources, check=self.context.check)
+            prepared = services.prepare(kb, sources, check=self.context.check, context=self.context)
             written = services.write(s, kb, prepared)
             info = services.kb_out(s, kb)
             s.commit()
@@ -191,6 +192,7 @@ class _KnowledgeOps(Component):
                 top_k=int(self.top_k or 5),
                 threshold=threshold,
                 metadata_filter=_json_object(self.metadata_filter, "metadata_filter") or None,
+                context=self.context,
             )
         except ApiError as exc:
             raise ComponentError(str(exc.detail)) from None
@@ -201,7 +203,7 @@ class _KnowledgeOps(Component):
             if self.include_metadata:
                 row.update({k: v for k, v in hit["metadata"].items() if k not in row})
             if index is not None:
-                row["embeddings"] = index.matrix[index.ids.index(uuid.UUID(hit["id"]))].tolist()
+                row["embeddings"] = index.matrix[index.position(uuid.UUID(hit["id"]))].tolist()
             rows.append(row)
         frame = DataFrame(rows)
         self.status = frame

@@ -1,4 +1,7 @@
-"""Embedding models by name: the local all-MiniLM-L6-v2 (offline, CPU), loaded lazily once per process.
+"""Embedding models by name: the local all-MiniLM-L6-v2 (offline, CPU), loaded lazily once per process,
+and the embedding models of any OpenAI-style provider, reached through the ``embed_texts`` hook (the
+models bundle answers it for ``OpenAI``, ``OpenAI Compatible`` and ``Ollama``; this plugin imports no
+bundle).
 
 A knowledge base records the provider and model that embedded it; a query
 embedded by any other model is refused (vectors of two models are not
@@ -82,6 +85,38 @@ def _load_local() -> Any:
 _EMBEDDERS: dict[tuple[str, str], Embedder] = {(LOCAL_PROVIDER, LOCAL_MODEL): LocalMiniLM()}
 
 
+@dataclass
+class ProviderEmbedder:
+    """An OpenAI-style provider's embedding model, for one user (their variables give endpoint and key)."""
+
+    provider: str
+    model: str
+    context: Any  # a core.engine.RunContext of the user the embedding is for
+    dimensions: int = 0  # 0 until known (the knowledge base records it at creation)
+    batch_size: int = 256
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        from core.app import state
+
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        rows = state().host.hook.embed_texts(
+            context=self.context, provider=self.provider, model=self.model, texts=texts
+        )
+        if rows is None:
+            raise EmbeddingUnavailable(f"Embedding provider '{self.provider}' is not available on this server")
+        matrix = np.asarray(rows, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(texts) or matrix.shape[1] == 0:
+            raise ValueError(f"{self.provider} ({self.model}) answered {len(rows)} vectors for {len(texts)} texts")
+        if self.dimensions and matrix.shape[1] != self.dimensions:
+            raise ValueError(
+                f"{self.provider} ({self.model}) answered {matrix.shape[1]}-dimensional vectors; "
+                f"this knowledge base holds {self.dimensions}-dimensional ones"
+            )
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        return matrix / np.where(norms == 0, 1.0, norms)  # unit rows: cosine is a dot product
+
+
 def available_models() -> list[dict[str, Any]]:
     return [
         {"provider": e.provider, "model": e.model, "dimensions": e.dimensions}
@@ -90,9 +125,28 @@ def available_models() -> list[dict[str, Any]]:
     ]
 
 
-def get(provider: str, model: str) -> Embedder:
-    """The embedder for ``provider``/``model`` (:class:`EmbeddingUnavailable` when unknown here)."""
+def user_context(user_id: str) -> Any:
+    """A run context for ``user_id`` (their variables, the egress rules, the model-provider policy)."""
+    from core.runs import make_context
+
+    return make_context(
+        user_id=user_id, flow={"id": None, "name": "", "data": {}}, store_messages=False, log_builds=False
+    )
+
+
+def get(provider: str, model: str, *, user_id: str | None = None, context: Any = None, dimensions: int = 0) -> Embedder:
+    """The embedder for ``provider``/``model`` (:class:`EmbeddingUnavailable` when unknown here).
+
+    A provider other than the local one embeds through the ``embed_texts`` hook for ``context`` (or a
+    context made for ``user_id``).
+    """
     found = _EMBEDDERS.get((provider, model))
-    if found is None:
+    if found is not None:
+        return found
+    if provider == LOCAL_PROVIDER or not model:
         raise EmbeddingUnavailable(f"Embedding model '{provider}/{model}' is not available on this server")
-    return found
+    if context is None:
+        if user_id is None:
+            raise EmbeddingUnavailable(f"Embedding model '{provider}/{model}' needs a user to embed for")
+        context = user_context(user_id)
+    return ProviderEmbedder(provider, model, context, dimensions)

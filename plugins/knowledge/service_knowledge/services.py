@@ -101,7 +101,7 @@ def get(s: Session, user_id: uuid.UUID, name: str) -> KnowledgeBase:
     return kb
 
 
-def create(s: Session, user_id: uuid.UUID, body: dict[str, Any]) -> KnowledgeBase:
+def create(s: Session, user_id: uuid.UUID, body: dict[str, Any], *, context: Any = None) -> KnowledgeBase:
     name = str(body["name"]).strip()
     if not NAME_RE.match(name):
         raise validation_error(
@@ -112,9 +112,14 @@ def create(s: Session, user_id: uuid.UUID, body: dict[str, Any]) -> KnowledgeBas
     provider = body.get("embedding_provider") or embeddings.LOCAL_PROVIDER
     model = body.get("embedding_model") or embeddings.LOCAL_MODEL
     try:
-        embedder = embeddings.get(provider, model)
-    except embeddings.EmbeddingUnavailable as exc:
+        embedder = embeddings.get(provider, model, user_id=str(user_id), context=context)
+        dimensions = embedder.dimensions
+        if not dimensions:  # a provider's model: one call checks it is usable and tells its dimensions
+            dimensions = int(embedder.embed(["dimensions"]).shape[1])
+    except (embeddings.EmbeddingUnavailable, ValueError) as exc:
         raise validation_error(["body", "embedding_model"], str(exc)) from None
+    except Exception as exc:  # the provider failed or cannot be reached
+        raise ApiError(502, f"{provider} ({model}): {exc}") from None
     size, overlap = int(body.get("chunk_size", 1000)), int(body.get("chunk_overlap", 200))
     if overlap >= size:
         raise validation_error(["body", "chunk_overlap"], "must be smaller than chunk_size")
@@ -123,7 +128,7 @@ def create(s: Session, user_id: uuid.UUID, body: dict[str, Any]) -> KnowledgeBas
         name=name,
         embedding_provider=embedder.provider,
         embedding_model=embedder.model,
-        dimensions=embedder.dimensions,
+        dimensions=dimensions,
         chunk_size=size,
         chunk_overlap=overlap,
         separator=body.get("separator", "\n"),
@@ -211,11 +216,13 @@ def prepare(
     progress: Callable[[int, int], None] | None = None,
     check: Callable[[], None] | None = None,
     batch: int = 32,
+    context: Any = None,
 ) -> list[Prepared]:
-    """Chunk and embed every source (nothing is written)."""
+    """Chunk and embed every source (nothing is written); a provider's model is called for ``context``
+    (a run context), else for the base's owner."""
     import numpy as np
 
-    embedder = embeddings.get(kb.embedding_provider, kb.embedding_model)
+    embedder = _embedder(kb, context)
     split = [
         (src, chunking.split(src.text, size=kb.chunk_size, overlap=kb.chunk_overlap, separator=kb.separator))
         for src in sources
@@ -291,7 +298,17 @@ def chunks_page(s: Session, kb: KnowledgeBase, page: int, size: int, search: str
     }
 
 
-def query_embedding(kb: KnowledgeBase, query: str, model: str | None = None) -> Any:
+def _embedder(kb: KnowledgeBase, context: Any = None) -> embeddings.Embedder:
+    return embeddings.get(
+        kb.embedding_provider,
+        kb.embedding_model,
+        user_id=str(kb.user_id),
+        context=context,
+        dimensions=kb.dimensions or 0,
+    )
+
+
+def query_embedding(kb: KnowledgeBase, query: str, model: str | None = None, context: Any = None) -> Any:
     if model and model != kb.embedding_model:
         raise ApiError(
             409,
@@ -299,10 +316,15 @@ def query_embedding(kb: KnowledgeBase, query: str, model: str | None = None) -> 
             f"'{model}' cannot search it",
         )
     try:
-        embedder = embeddings.get(kb.embedding_provider, kb.embedding_model)
+        return _embedder(kb, context).embed([query])[0]
     except embeddings.EmbeddingUnavailable as exc:
         raise ApiError(409, f"Knowledge base '{kb.name}' cannot be searched here: {exc}") from None
-    return embedder.embed([query])[0]
+    except ValueError as exc:  # the provider is not usable as configured, or answered other dimensions
+        raise ApiError(409, f"Knowledge base '{kb.name}' cannot be searched: {exc}") from None
+    except ApiError:
+        raise
+    except Exception as exc:  # the provider failed or cannot be reached
+        raise ApiError(502, f"{kb.embedding_provider} ({kb.embedding_model}): {exc}") from None
 
 
 def search(
@@ -314,8 +336,9 @@ def search(
     threshold: float | None = None,
     metadata_filter: dict[str, Any] | None = None,
     model: str | None = None,
+    context: Any = None,
 ) -> list[dict[str, Any]]:
-    vector = query_embedding(kb, query, model)
+    vector = query_embedding(kb, query, model, context)
     found = vectors.search(s, kb, vector, top_k=top_k, threshold=threshold, metadata_filter=metadata_filter)
     if not found:
         return []

@@ -1,7 +1,9 @@
 import { lazy, Suspense, useEffect } from "react";
 import { setSignedOutHandler } from "./api/client";
 import { Toasts } from "./components/toast";
+import { FilesPage } from "./pages/Files";
 import { GovernancePage } from "./pages/Governance";
+import { KnowledgePage } from "./pages/Knowledge";
 import { HomePage } from "./pages/Home";
 import { LoginPage } from "./pages/Login";
 import { PublicPlaygroundPage } from "./pages/PublicPlayground";
@@ -50,6 +52,8 @@ export function App() {
     else if (path === "/" || path === "/flows") page = <HomePage />;
     else if ((m = match("/projects/:id", path))) page = <HomePage projectId={m.id} />;
     else if (path === "/settings" || (m = match("/settings/:tab", path))) page = <SettingsPage tab={m?.tab ?? "api-keys"} />;
+    else if (path === "/files") page = <FilesPage />;
+    else if (path === "/knowledge") page = <KnowledgePage />;
     else if (path === "/admin/governance" || (m = match("/admin/governance/:tab", path)))
       page = <GovernancePage tab={m?.tab ?? "components"} />;
     else

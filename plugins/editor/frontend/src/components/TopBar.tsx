@@ -32,6 +32,12 @@ export function TopBar({ children }: { children?: ReactNode }) {
       </Link>
       <div className="topbar-middle">{children}</div>
       <nav className="topbar-right" aria-label="Account">
+        <Link to="/files" className="btn btn-ghost">
+          Files
+        </Link>
+        <Link to="/knowledge" className="btn btn-ghost">
+          Knowledge
+        </Link>
         {session.user?.is_superuser && (
           <Link to="/admin/governance" className="btn btn-ghost">
             Governance

@@ -2,6 +2,7 @@ import { memo, useEffect, useState } from "react";
 import { operationOptionsFor, selectedOperation } from "../lib/dynamic";
 import type { FrontendNode, TemplateField } from "../lib/types";
 import { Icon } from "../components/Icon";
+import { FilePicker, KNOWLEDGE_NODES, KnowledgePicker } from "./FilePickers";
 import { McpServerField } from "./McpField";
 import { useEditor } from "./store";
 import { api } from "../api/client";
@@ -124,11 +125,11 @@ function kindOf(f: TemplateField): string {
   if (f.type === "int" || f.type === "float" || it === "IntInput" || it === "FloatInput") return "number";
   if (f.type === "dict" || f.type === "NestedDict" || it === "DictInput" || it === "NestedDictInput") return "dict";
   if (f.type === "table" || it === "TableInput") return "dict";
+  if (f.type === "file" || it === "FileInput") return "file";
   if (Array.isArray(f.options) && (it === "DropdownInput" || f.options.length)) return "dropdown";
   if (f.password || it === "SecretStrInput") return "secret";
   if (f.list) return "list";
   if (f.multiline || it === "MultilineInput") return "multiline";
-  if (f.type === "file" || it === "FileInput") return "text";
   if (f.type === "other") return "handle";
   return "text";
 }
@@ -140,9 +141,13 @@ export const FieldInput = memo(function FieldInput({ nodeId, componentKey, name,
   const set = (value: unknown, extra: Partial<TemplateField> = {}) => ed.setField(nodeId, name, { value, ...extra });
   const kind = kindOf(field);
 
+  if (name === "knowledge_base" && KNOWLEDGE_NODES.has(componentKey))
+    return <KnowledgePicker id={id} label={label} value={field.value} onSet={set} />;
   switch (kind) {
     case "handle":
       return null;
+    case "file":
+      return <FilePicker id={id} label={label} field={field} onSet={set} />;
     case "mcp":
       return <McpServerField nodeId={nodeId} node={node} field={field} />;
     case "model":
