@@ -173,12 +173,13 @@ def run_workflow():
     prepared = _prepare(req, body["flow_id"])
     if body["mode"] == "stream":
         return sse(streams.live(prepared, body["stream_protocol"], body["output_ids"]))
-    outcome = runs.execute(prepared)
+    run_id = services.new_run_id()  # a paused run is resumed under it: POST /{run_id}/resume
+    outcome = runs.execute(prepared, job_id=run_id)
     return services.response(
         outcome,
         flow_id=str(prepared.flow["id"]),
         session_id=req.session_id,
-        job_id=services.new_run_id(),
+        job_id=run_id,
         output_ids=body["output_ids"],
         globals_=body["globals"],
     )
@@ -298,12 +299,14 @@ def resume_workflow(job_id: str):
     found = checkpoints.get(body["request_id"], owner)
     if found is None or (found.job_id and found.job_id != job_id):
         raise ApiError(404, f"Pending request {body['request_id']} not found")
+    paused = state().jobs.info_for(job_id, owner)  # None when the run paused in a sync or live stream
+    protocol = (paused.meta.get("stream_protocol") if paused is not None else None) or "service"
     new_job = resume_checkpoint(
         body["request_id"],
         owner,
         body["decision"],
         job=RESUME_JOB,
-        meta={"stream_protocol": "service", "resumed_from": job_id},
+        meta={"stream_protocol": protocol, "resumed_from": job_id},
     )
     return services.background_response(new_job, found.flow_id)
 
