@@ -25,7 +25,7 @@ from ag_ui.core import (
 )
 from service_bundle_models.provider import clear_cache
 
-from core.engine.events import MessageAdded, RunFinished, TokenChunk, ToolCall
+from core.engine.events import MessageAdded, RunFinished, StateChanged, TokenChunk, ToolCall, VertexStarted
 from service_workflows.agui import HUMAN_INPUT_REQUIRED, Translator
 from tests.build.buildkit import wait_for
 from tests.conftest import make_user
@@ -79,13 +79,18 @@ def _assert_no_interleaving(events):
             assert not open_text, f"tool call {e.tool_call_id} starts inside text message {open_text}"
 
 
+def _patch(event):
+    """A STATE_DELTA's operations (validated by ag-ui-protocol's JSON Patch models) as RFC 6902 JSON."""
+    return [op.model_dump(mode="json", by_alias=True) for op in event.delta]
+
+
 def _final_state(events):
     """Apply every STATE_DELTA (RFC 6902, with jsonpatch) in order to the first STATE_SNAPSHOT."""
     snapshots = [e for e in events if isinstance(e, StateSnapshotEvent)]
     state = snapshots[0].snapshot
     for e in events:
         if isinstance(e, StateDeltaEvent):
-            state = jsonpatch.apply_patch(state, e.delta)
+            state = jsonpatch.apply_patch(state, _patch(e))
     return state, snapshots[-1].snapshot
 
 
@@ -110,14 +115,18 @@ def test_tool_call_events_are_linked_to_the_agent_message(client, alice, llm):
     assert result.tool_call_id == call_id and result.content == "42" and result.role == "tool"
     order = [kinds.index(k) for k in ("TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT")]
     assert order == sorted(order)
-    # the final answer is the stored agent message; the call's parent is that message's tool step
+    # one answer, streamed by the agent (Chat Output's stored copy is not sent again); the call's
+    # parent is the agent message's tool step
     answer = [e for e in events if isinstance(e, TextMessageStartEvent)]
     assert len(answer) == 1 and kinds.index("TOOL_CALL_RESULT") < kinds.index("TEXT_MESSAGE_START")
     assert start.parent_message_id == f"{answer[0].message_id}:tools:1"
-    assert "".join(e.delta for e in events if isinstance(e, TextMessageContentEvent)) == "It is 42."
+    assert [e.delta for e in events if isinstance(e, TextMessageContentEvent)] == ["It", " is", " 42."]
+    assert [e.message_id for e in events if isinstance(e, TextMessageEndEvent)] == [answer[0].message_id]
+    output_done = next(i for i, e in enumerate(events) if getattr(e, "step_name", None) == "ChatOutput-1" and kinds[i] == "STEP_FINISHED")
+    assert kinds.index("TEXT_MESSAGE_END") < output_done  # ended when Chat Output stored it, not at the run's end
     _assert_no_interleaving(events)
     stored = client.get(f"/api/v1/monitor/messages?flow_id={flow_id}", headers=alice.key).get_json()
-    assert answer[0].message_id in {m["id"] for m in stored}
+    assert [m["text"] for m in stored if m["sender"] == "Machine"] == ["It is 42."]
 
 
 def test_parallel_tool_calls_share_one_parent(client, alice, llm):
@@ -231,7 +240,7 @@ def test_state_deltas_apply_to_the_snapshot_and_give_the_final_state(client, ali
     events = _stream(client, alice, flow_id, "hey")
     deltas = [e for e in events if isinstance(e, StateDeltaEvent)]
     assert len(deltas) == 4  # running, then completed, for each of the two components
-    assert [op["op"] for d in deltas for op in d.delta] == ["add", "replace", "add", "replace"]
+    assert [op["op"] for d in deltas for op in _patch(d)] == ["add", "replace", "add", "replace"]
     state, last = _final_state(events)
     assert state == last
     assert state == {
@@ -251,7 +260,7 @@ def test_state_of_a_failed_component_and_of_a_replayed_job(client, alice):
     state = events[1].snapshot
     for e in events:
         if isinstance(e, StateDeltaEvent):
-            state = jsonpatch.apply_patch(state, e.delta)
+            state = jsonpatch.apply_patch(state, _patch(e))
     failed = [v for v in state["nodes"].values() if v["status"] == "failed"]
     assert len(failed) == 1 and "boom" in failed[0]["error"]
     ok = flow_with(client, alice, chain())
@@ -262,3 +271,22 @@ def test_state_of_a_failed_component_and_of_a_replayed_job(client, alice):
     replayed = agui_events(client.get(f"{URL}/{job_id}/events?stream_protocol=agui", headers=alice.key).get_data())
     state, last = _final_state(replayed)
     assert state == last and state["nodes"]["ChatOutput-BBBBB"] == {"status": "completed", "output": "bg"}
+
+
+def test_published_state_becomes_json_patches():
+    """A component's own state (``StateChanged``) goes out as the RFC 6902 diff from the state before."""
+    t = Translator("thread", "run")
+    run = [
+        VertexStarted("A-1", "A", "A"),
+        StateChanged({"plan": ["search"], "step": 1}),
+        StateChanged({"plan": ["search", "answer"], "step": 2}),
+        StateChanged({"plan": ["search", "answer"], "step": 2}),  # unchanged: no delta
+        StateChanged({"plan": ["answer"]}),
+        RunFinished(),
+    ]
+    events = [*t.started(), *(e for item in run for e in t.translate(item))]
+    deltas = [e for e in events if isinstance(e, StateDeltaEvent)]
+    assert len(deltas) == 4  # the node starting, then three changes
+    assert any(op["op"] == "remove" for op in _patch(deltas[-1]))
+    state, last = _final_state(events)
+    assert state == last == {"plan": ["answer"], "nodes": {"A-1": {"status": "running"}}}

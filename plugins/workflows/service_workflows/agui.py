@@ -10,7 +10,7 @@ run event                  AG-UI events
 VertexStarted              ``STEP_STARTED {stepName: component id}``, ``STATE_DELTA`` (node ``running``)
 VertexFinished             ``STEP_FINISHED``, ``STATE_DELTA`` (node ``completed`` + ``output`` | ``failed``)
 TokenChunk                 ``TEXT_MESSAGE_START`` (first chunk of a message), ``TEXT_MESSAGE_CONTENT``
-MessageAdded (not User)    ``TEXT_MESSAGE_START/CONTENT/END`` (``END`` only, when it was streamed)
+MessageAdded (not User)    ``TEXT_MESSAGE_START/CONTENT/END`` (``END`` only, when it was streamed) [#]_
 StateChanged               ``STATE_DELTA`` (RFC 6902 patch from the previous state, ``jsonpatch``)
 ToolCall                   ``TOOL_CALL_START {parentMessageId}/ARGS/END/RESULT``
 Suspended                  ``CUSTOM service.human_input_required``, ``RUN_FINISHED``
@@ -18,6 +18,9 @@ RunFailed                  ``RUN_ERROR {message}``
 RunFinished                ``STATE_SNAPSHOT`` (the final state), ``RUN_FINISHED {threadId, runId}``
 job ``cancelled``          ``CUSTOM service.run.cancelled``, ``RUN_FINISHED``
 =========================  ==========================================================
+
+.. [#] A stored message whose text is exactly what an open message streamed (a model streams, Chat
+   Output stores a copy under its own id) ends that stream instead of being sent a second time.
 
 Every ``STATE_DELTA`` is an RFC 6902 JSON Patch against the state the previous events built (the
 first ``STATE_SNAPSHOT``, then each patch in order); the run's last ``STATE_SNAPSHOT`` is the state
@@ -97,6 +100,7 @@ class Translator:
         self.open: set[str] = set()  # wire ids of the text messages started and not ended
         self.texts: dict[str, int] = {}  # message id -> text segments started
         self.current: dict[str, str] = {}  # message id -> wire id of its open text segment
+        self.streamed: dict[str, list[str]] = {}  # wire id of an open streamed segment -> its chunks
         self.parents: dict[str, str] = {}  # message id -> parent of the calls being started
         self.tool_groups: dict[str, int] = {}
         self.state: dict[str, Any] = {"nodes": {}}
@@ -124,6 +128,7 @@ class Translator:
             yield TextMessageEndEvent(message_id=wire_id)
         self.open.clear()
         self.current.clear()
+        self.streamed.clear()
 
     # -- run state -------------------------------------------------------------------------------------
     def _node(self, vertex_id: str, value: dict[str, Any]) -> BaseEvent:
@@ -222,7 +227,18 @@ class Translator:
         wire_id = self.current.pop(message_id, None)
         if wire_id is not None and wire_id in self.open:
             self.open.discard(wire_id)
+            self.streamed.pop(wire_id, None)
             yield TextMessageEndEvent(message_id=wire_id)
+
+    def _streamed_as(self, text: Any) -> str | None:
+        """The message id whose open streamed segment carried exactly ``text``, if one did."""
+        if not isinstance(text, str) or not text:
+            return None
+        for message_id, wire_id in self.current.items():
+            chunks = self.streamed.get(wire_id)
+            if chunks and "".join(chunks) == text:
+                return message_id
+        return None
 
     def _token(self, event: TokenChunk) -> Iterator[BaseEvent]:
         if not event.chunk:
@@ -231,6 +247,7 @@ class Translator:
         if wire_id is None:
             wire_id, start = self._start_text(event.message_id)
             yield start
+        self.streamed.setdefault(wire_id, []).append(event.chunk)
         yield TextMessageContentEvent(message_id=wire_id, delta=event.chunk)
 
     def _message(self, message: dict[str, Any]) -> Iterator[BaseEvent]:
@@ -242,9 +259,15 @@ class Translator:
         if message_id in self.current:  # streamed token by token: the final message closes it
             yield from self._end_text(message_id)
             return
+        text = message.get("text")
+        streamed = self._streamed_as(text)
+        if streamed is not None:
+            # the streamed answer stored by another component (a model streams, Chat Output stores a copy
+            # under its own id): the stream was this message, it ends here instead of being sent twice
+            yield from self._end_text(streamed)
+            return
         wire_id, start = self._start_text(message_id)
         yield start
-        text = message.get("text")
         if isinstance(text, str) and text:
             yield TextMessageContentEvent(message_id=wire_id, delta=text)
         yield from self._end_text(message_id)
