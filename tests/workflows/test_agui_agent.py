@@ -24,9 +24,9 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 from service_bundle_models.provider import clear_cache
+from service_workflows.agui import HUMAN_INPUT_REQUIRED, Translator
 
 from core.engine.events import MessageAdded, RunFinished, StateChanged, TokenChunk, ToolCall, VertexStarted
-from service_workflows.agui import HUMAN_INPUT_REQUIRED, Translator
 from tests.build.buildkit import wait_for
 from tests.conftest import make_user
 from tests.models.test_agent_engine import APPROVAL, agent_flow
@@ -122,7 +122,7 @@ def test_tool_call_events_are_linked_to_the_agent_message(client, alice, llm):
     assert start.parent_message_id == f"{answer[0].message_id}:tools:1"
     assert [e.delta for e in events if isinstance(e, TextMessageContentEvent)] == ["It", " is", " 42."]
     assert [e.message_id for e in events if isinstance(e, TextMessageEndEvent)] == [answer[0].message_id]
-    output_done = next(i for i, e in enumerate(events) if getattr(e, "step_name", None) == "ChatOutput-1" and kinds[i] == "STEP_FINISHED")
+    output_done = next(i for i, e in enumerate(events) if kinds[i] == "STEP_FINISHED" and e.step_name == "ChatOutput-1")
     assert kinds.index("TEXT_MESSAGE_END") < output_done  # ended when Chat Output stored it, not at the run's end
     _assert_no_interleaving(events)
     stored = client.get(f"/api/v1/monitor/messages?flow_id={flow_id}", headers=alice.key).get_json()

@@ -36,7 +36,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import jsonpatch
-
 from ag_ui.core import (
     BaseEvent,
     CustomEvent,
