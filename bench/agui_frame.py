@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 
 def _pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def main(n: int = 300) -> dict[str, Any]:
