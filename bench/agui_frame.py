@@ -74,8 +74,7 @@ def main(n: int = 300) -> dict[str, Any]:
             figures["health_cpu"].append(health * 1000)
             figures["run_cpu"].append(run * 1000)
     out: dict[str, Any] = {
-        name: {"p50_ms": round(statistics.median(v), 3), "p90_ms": round(_pct(v, 90), 3)}
-        for name, v in figures.items()
+        name: {"p50_ms": round(statistics.median(v), 3), "p90_ms": round(_pct(v, 90), 3)} for name, v in figures.items()
     }
     out["n"] = n
     out["first_frame_over_health_cpu"] = round(out["first_frame_cpu"]["p50_ms"] / out["health_cpu"]["p50_ms"], 2)
