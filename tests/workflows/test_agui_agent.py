@@ -207,6 +207,7 @@ def test_human_input_required_then_resume_streams_the_rest(client, alice, admin,
     after = agui_events(client.get(f"{URL}/{resumed}/events?stream_protocol=agui", headers=alice.key).get_data())
     kinds = types(after)
     assert kinds[0] == "RUN_STARTED" and kinds[-1] == "RUN_FINISHED"
+    assert after[0].thread_id == events[0].thread_id == flow_id  # the same conversation goes on
     start = next(e for e in after if isinstance(e, ToolCallStartEvent))
     assert start.tool_call_id == value["tool_call_id"] and start.tool_call_name == "text_response"
     result = next(e for e in after if isinstance(e, ToolCallResultEvent))
@@ -269,6 +270,7 @@ def test_state_of_a_failed_component_and_of_a_replayed_job(client, alice):
     ).get_json()["job_id"]
     wait_for(lambda: client.get(f"{URL}?job_id={job_id}", headers=alice.key).get_json()["status"] == "completed")
     replayed = agui_events(client.get(f"{URL}/{job_id}/events?stream_protocol=agui", headers=alice.key).get_data())
+    assert replayed[0].thread_id == ok and replayed[0].run_id == job_id  # session (the flow's), job
     state, last = _final_state(replayed)
     assert state == last and state["nodes"]["ChatOutput-BBBBB"] == {"status": "completed", "output": "bg"}
 
