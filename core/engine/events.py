@@ -160,7 +160,11 @@ class TokenChunk(RunEvent):
 
 @dataclass(frozen=True, slots=True)
 class ToolCall(RunEvent):
-    """An agent's tool call: ``phase`` is ``start`` (name), ``args`` (arguments), ``end`` or ``result``."""
+    """An agent's tool call: ``phase`` is ``start`` (name), ``args`` (arguments), ``end`` or ``result``.
+
+    ``message_id`` is the agent's message the call belongs to (its content blocks record the call);
+    wire adapters link the call to it (AG-UI ``parentMessageId``).
+    """
 
     name: ClassVar[str] = "tool_call"
     call_id: str
@@ -169,6 +173,7 @@ class ToolCall(RunEvent):
     arguments: str = ""
     result: Any = None
     vertex_id: str | None = None
+    message_id: str | None = None
 
     def payload(self) -> dict[str, Any]:
         return {
@@ -178,6 +183,7 @@ class ToolCall(RunEvent):
             "arguments": self.arguments,
             "result": self.result,
             "vertex_id": self.vertex_id,
+            "message_id": self.message_id,
         }
 
     @classmethod
@@ -189,6 +195,7 @@ class ToolCall(RunEvent):
             str(data.get("arguments") or ""),
             data.get("result"),
             data.get("vertex_id"),
+            data.get("message_id"),
         )
 
 

@@ -383,12 +383,15 @@ def execute(
     return RunOutcome(results)
 
 
-def stream(prepared: PreparedRun, *, keep: Callable[[RunEvent], bool] | None = None) -> Iterator[Any]:
+def stream(
+    prepared: PreparedRun, *, keep: Callable[[RunEvent], bool] | None = None, job_id: str | None = None
+) -> Iterator[Any]:
     """Run in a worker thread (a greenlet under gevent) and yield its events as they come.
 
     Yields the typed events ``keep`` accepts (all by default), then the :class:`RunOutcome`
     (or the exception that stopped the run unexpectedly). A consumer that stops iterating
-    (the client went away) cancels the run at its next vertex.
+    (the client went away) cancels the run at its next vertex. ``job_id`` names the run as
+    :func:`execute` records it (a checkpoint written when it pauses carries it).
     """
     app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
     items: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -402,7 +405,7 @@ def stream(prepared: PreparedRun, *, keep: Callable[[RunEvent], bool] | None = N
     def work() -> None:
         try:
             with app.app_context():
-                items.put(execute(prepared, emit=emit, cancelled=stop.is_set, app=app))
+                items.put(execute(prepared, emit=emit, cancelled=stop.is_set, job_id=job_id, app=app))
         except Exception as exc:
             log.exception("streamed run of flow %s failed", prepared.flow.get("id"))
             items.put(exc)

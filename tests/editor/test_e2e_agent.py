@@ -128,3 +128,32 @@ def test_approval_card_for_a_paused_run(page, server, llm):  # noqa: F811
     card.get_by_role("button", name="Edit").click()
     expect(card.get_by_label("New arguments (JSON)")).to_be_visible()
     shot(page, "agent-approval-card")
+
+
+def test_approving_follows_the_resumed_run_to_its_answer(page, server, llm):  # noqa: F811
+    data = agent_flow(tools=[("TextInput", {"input_value": "x"})], approval=APPROVAL, stream=True)
+    data["nodes"][-1]["data"]["node"]["template"]["input_value"]["tool_mode"] = True
+    _open(page, server, data, "approval follow demo")
+    llm.reply(tool_calls=[("text_response", {"input_value": "hello"})])
+    page.get_by_role("button", name="Playground").click()
+    box = page.get_by_label("Message", exact=True)
+    box.fill("send hello")
+    box.press("Enter")
+    card = page.get_by_test_id("approval-card")
+    expect(card).to_be_visible()
+    expect(card).to_contain_text("text_response")
+    llm.reply("I sent it: hello, all done.")  # streamed token by token by the resumed run
+    card.get_by_role("button", name="Approve").click()
+    playground = page.get_by_test_id("playground")
+    expect(card).to_have_count(0)
+    # the resumed run's tool call (with its result) and its answer appear without a reload
+    call = playground.get_by_test_id("tool-call")
+    expect(call).to_have_count(1)
+    expect(call).to_contain_text("text_response")
+    call.locator("summary").click()
+    expect(call).to_contain_text("hello")
+    answer = playground.get_by_test_id("msg-ai").filter(has_text="I sent it: hello, all done.")
+    expect(answer).to_have_count(1)  # streamed, then stored by Chat Output: shown once
+    expect(playground.get_by_role("button", name="Send")).to_be_visible()  # the run ended: Stop is gone
+    expect(playground.locator(".cursor")).to_have_count(0)
+    shot(page, "agent-approval-followed")

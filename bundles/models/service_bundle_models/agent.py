@@ -162,6 +162,7 @@ class Agent(Component):
     ]
 
     _answer: Message | None = None
+    _message_id: str | None = None
 
     @classmethod
     def model_providers(cls, params: dict[str, Any]) -> list[str]:
@@ -241,6 +242,7 @@ class Agent(Component):
         answer = self.resumed()
         if answer is not None:
             state = dict(answer["state"])
+            self._message_id = state.get("message_id")
             self._decide(state, tools, answer.get("answer") or {})
         else:
             messages: list[dict[str, Any]] = [{"role": "system", "content": to_text(self.system_prompt)}]
@@ -249,6 +251,7 @@ class Agent(Component):
             state = {"messages": messages, "iteration": 0, "pending": [], "blocks": [], "usage": {}}
         specs = [t.spec() for t in tools.values()]
         message_id = state.setdefault("message_id", new_id())
+        self._message_id = message_id  # the tool-call events' parent message
         limit = max(1, int(self.max_iterations or 1))
         while True:
             self._run_pending(state, tools)
@@ -389,7 +392,15 @@ class Agent(Component):
 
     def _event(self, call: dict[str, Any], phase: str, result: Any = None) -> None:
         self.context.send_event(
-            ToolCall(call["id"], phase, call["name"], call["arguments"], result, vertex_id=self.vertex.id)
+            ToolCall(
+                call["id"],
+                phase,
+                call["name"],
+                call["arguments"],
+                result,
+                vertex_id=self.vertex.id,
+                message_id=self._message_id,
+            )
         )
 
 

@@ -173,12 +173,13 @@ def run_workflow():
     prepared = _prepare(req, body["flow_id"])
     if body["mode"] == "stream":
         return sse(streams.live(prepared, body["stream_protocol"], body["output_ids"]))
-    outcome = runs.execute(prepared)
+    run_id = services.new_run_id()  # a paused run is resumed under it: POST /{run_id}/resume
+    outcome = runs.execute(prepared, job_id=run_id)
     return services.response(
         outcome,
         flow_id=str(prepared.flow["id"]),
         session_id=req.session_id,
-        job_id=services.new_run_id(),
+        job_id=run_id,
         output_ids=body["output_ids"],
         globals_=body["globals"],
     )
@@ -206,7 +207,12 @@ def _background(req: runs.RunRequest, body: dict[str, Any], owner: str) -> dict[
         owner=owner,
         job_id=job_id,
         kwargs={"request": req.to_json(), "output_ids": body["output_ids"], "globals_": body["globals"]},
-        meta={"flow_id": flow_id, "surface": "workflows", "stream_protocol": body["stream_protocol"]},
+        meta={
+            "flow_id": flow_id,
+            "surface": "workflows",
+            "stream_protocol": body["stream_protocol"],
+            "session_id": req.session_id or flow_id,  # the AG-UI thread id of its events
+        },
     )
     return services.background_response(job_id, flow_id, body["globals"])
 
@@ -298,12 +304,15 @@ def resume_workflow(job_id: str):
     found = checkpoints.get(body["request_id"], owner)
     if found is None or (found.job_id and found.job_id != job_id):
         raise ApiError(404, f"Pending request {body['request_id']} not found")
+    paused = state().jobs.info_for(job_id, owner)  # None when the run paused in a sync or live stream
+    protocol = (paused.meta.get("stream_protocol") if paused is not None else None) or "service"
+    session_id = json.loads(found.data).get("session_id") or found.flow_id  # the AG-UI thread goes on
     new_job = resume_checkpoint(
         body["request_id"],
         owner,
         body["decision"],
         job=RESUME_JOB,
-        meta={"stream_protocol": "service", "resumed_from": job_id},
+        meta={"stream_protocol": protocol, "resumed_from": job_id, "session_id": session_id},
     )
     return services.background_response(new_job, found.flow_id)
 

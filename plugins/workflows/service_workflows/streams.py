@@ -53,16 +53,19 @@ def live(
     prepared: runs.PreparedRun, protocol: str, output_ids: list[str] | None, *, public: bool = False
 ) -> Iterator[str]:
     """Start ``prepared`` now (in the request's app context) and yield its frames; a client that goes
-    away cancels the run."""
+    away cancels the run. The run's id (AG-UI ``runId``) is its job id: a run that pauses is resumed
+    with ``POST /api/v2/workflows/{run id}/resume``."""
+    run_id = services.new_run_id()
     if protocol == "agui":
         app = current_app._get_current_object()  # type: ignore[attr-defined]
 
         def start() -> Iterator[Any]:
             with app.app_context():  # the run's thread pushes its own context
-                return runs.stream(prepared)
+                return runs.stream(prepared, job_id=run_id)
 
-        return _live_agui(prepared, start, public)
-    return _live_service(runs.stream(prepared, keep=lambda e: e.name in BUILD_EVENTS), output_ids, public)
+        return _live_agui(prepared, start, public, run_id)
+    items = runs.stream(prepared, keep=lambda e: e.name in BUILD_EVENTS, job_id=run_id)
+    return _live_service(items, output_ids, public)
 
 
 def _live_service(items: Iterator[Any], output_ids: list[str] | None, public: bool) -> Iterator[str]:
@@ -89,10 +92,12 @@ def _live_service(items: Iterator[Any], output_ids: list[str] | None, public: bo
             seq += 1
 
 
-def _live_agui(prepared: runs.PreparedRun, start: Callable[[], Iterator[Any]], public: bool) -> Iterator[str]:
+def _live_agui(
+    prepared: runs.PreparedRun, start: Callable[[], Iterator[Any]], public: bool, run_id: str
+) -> Iterator[str]:
     """``RUN_STARTED`` is written before the run's thread starts: the first frame never waits for it."""
     req = prepared.request
-    translator = agui.Translator(req.session_id or prepared.flow_id, services.new_run_id(), public=public)
+    translator = agui.Translator(req.session_id or prepared.flow_id, run_id, public=public)
     seq = 0
     for event in translator.started():
         yield agui.frame(event, seq)
@@ -119,7 +124,7 @@ def replay(st: Any, info: JobInfo, protocol: str, after: str | None, block: floa
     """A job's stored events after cursor ``after`` (None: from the start) until its end event."""
     translator = None
     if protocol == "agui":
-        translator = agui.Translator(str(info.meta.get("session_id") or info.id), info.id)
+        translator = agui.Translator(str(info.meta.get("session_id") or info.id), info.id, job_id=info.id)
         if after is None:
             for event in translator.started():
                 yield agui.frame(event, "start")

@@ -191,6 +191,15 @@ export const api = {
       json: { request_id: requestId, decision: { action_id: actionId, values } },
     }),
   cancelBuild: (jobId: string) => request(`/api/v1/build/${jobId}/cancel`, { method: "POST" }),
+  /** a v2 job's events in the reference framing (server-sent events), e.g. the job a resumed run goes on in */
+  workflowEvents: (jobId: string, signal?: AbortSignal) =>
+    request<Response>(`/api/v2/workflows/${encodeURIComponent(jobId)}/events`, {
+      query: { stream_protocol: "service" },
+      raw: true,
+      signal,
+      headers: { Accept: "text/event-stream" },
+    }),
+  stopWorkflow: (jobId: string) => request(`/api/v2/workflows/stop`, { method: "POST", json: { job_id: jobId } }),
   sessions: (flowId: string) => request<string[]>("/api/v1/monitor/messages/sessions", { query: { flow_id: flowId } }),
   messages: (flowId: string, sessionId: string) =>
     request<MonitorMessage[]>("/api/v1/monitor/messages", { query: { flow_id: flowId, session_id: sessionId, order_by: "timestamp" } }),

@@ -25,6 +25,21 @@ describe("agent events", () => {
     expect(s.pending).toEqual({ request_id: "r1", vertex_id: "Agent-1", tool: "send", arguments: { to: "x" }, actions: ["approve", "reject", "edit"] });
   });
 
+  it("lets the stored copy of a streamed answer take its place (one message, not two)", () => {
+    let s = apply(initialBuild, "token", { id: "agent-msg", chunk: "It is" });
+    s = apply(s, "token", { id: "agent-msg", chunk: " 42." });
+    s = apply(s, "add_message", { id: "output-msg", text: "It is 42.", sender: "Machine", sender_name: "AI" });
+    expect(s.messages.map((m) => [m.id, m.text, m.streaming])).toEqual([["output-msg", "It is 42.", false]]);
+    s = apply(s, "add_message", { id: "other", text: "It is 42.", sender: "Machine", sender_name: "AI" });
+    expect(s.messages).toHaveLength(2); // nothing streaming any more: a real second message
+  });
+
+  it("ends every stream at the end of the run", () => {
+    let s = apply(initialBuild, "token", { id: "m1", chunk: "partial" });
+    s = apply(s, "end", {});
+    expect(s.messages[0].streaming).toBe(false);
+  });
+
   it("streams tokens into one message that the final message replaces", () => {
     let s = apply(initialBuild, "token", { id: "m1", chunk: "Hel" });
     s = apply(s, "token", { id: "m1", chunk: "lo" });

@@ -163,7 +163,10 @@ export function applyEvent(state: BuildState, ev: BuildEvent): BuildState {
     }
     case "add_message": {
       const m = toMessage(d);
-      const i = state.messages.findIndex((x) => x.id === m.id);
+      let i = state.messages.findIndex((x) => x.id === m.id);
+      // a streamed answer stored by another component under its own id (a model streams, Chat Output
+      // stores a copy): the stored message takes the streamed one's place instead of showing it twice
+      if (i < 0 && m.sender !== "User") i = state.messages.findIndex((x) => x.streaming && x.text === m.text);
       const messages = [...state.messages];
       if (i >= 0) messages[i] = { ...messages[i], ...m, streaming: false };
       else messages.push(m);
@@ -209,11 +212,12 @@ export function applyEvent(state: BuildState, ev: BuildEvent): BuildState {
     }
     case "end": {
       const nodes = { ...state.nodes };
+      const messages = state.messages.some((m) => m.streaming) ? state.messages.map((m) => (m.streaming ? { ...m, streaming: false } : m)) : state.messages;
       for (const [id, r] of Object.entries(nodes)) if (r.status === "running" || r.status === "queued") nodes[id] = { status: "inactive" };
       // a failed component ends the build too: say so where the user is looking (the playground)
       const failed = Object.values(nodes).find((r) => r.status === "error");
       const error = state.error ?? (failed ? failed.error || "A component failed." : undefined);
-      return { ...state, running: false, nodes, error, duration: typeof d.build_duration === "number" ? d.build_duration : undefined };
+      return { ...state, running: false, nodes, messages, error, duration: typeof d.build_duration === "number" ? d.build_duration : undefined };
     }
     case "error": {
       const text = textOf(d.text ?? d.error ?? d.detail ?? d.message ?? "The build failed.");

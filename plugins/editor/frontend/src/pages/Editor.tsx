@@ -53,7 +53,8 @@ import {
   type Clipboard,
 } from "../lib/flow";
 import { History } from "../lib/history";
-import { NdjsonParser } from "../lib/ndjson";
+import { NdjsonParser, type BuildEvent } from "../lib/ndjson";
+import { END_EVENTS, takeFrames } from "../lib/sse";
 import { syncPromptFields } from "../lib/prompt";
 import type { Catalog, FlowData, FlowEdge, FlowNode, FlowRecord, FrontendNode, TemplateField } from "../lib/types";
 import { useSession } from "../session";
@@ -249,6 +250,8 @@ function EditorInner({
   useEffect(() => connectedStore.set(edges), [edges, connectedStore]);
   const jobRef = useRef<string | null>(null);
   const abortRef = useRef<AbortController | null>(null);
+  /** the running job is a resumed run (a v2 job), not a build job: stop it through the v2 API */
+  const followingRef = useRef(false);
 
   useEffect(() => {
     if (start.restored) notify("info", "Restored changes that were not saved yet.");
@@ -599,11 +602,66 @@ function EditorInner({
     [buildStore, flowId, currentData],
   );
 
+  /**
+   * Follow the job a resumed run goes on in (``POST /api/v2/workflows/{job}/resume`` answers with it):
+   * its events in the reference framing feed the same build state, so the playground shows the streamed
+   * tokens, the tool calls and the answer, or the next approval card when the run pauses again.
+   */
+  const followJob = useCallback(
+    async (job_id: string) => {
+      buildStore.set({ ...buildStore.state, pending: undefined, running: true, error: undefined });
+      setRunning(true);
+      const abort = new AbortController();
+      abortRef.current = abort;
+      jobRef.current = job_id;
+      followingRef.current = true;
+      let finished = false;
+      try {
+        const res = await api.workflowEvents(job_id, abort.signal);
+        if (!res.body) throw new Error("The server sent no events.");
+        const reader = res.body.getReader();
+        const decoder = new TextDecoder();
+        let buffer = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          const { frames, rest } = takeFrames(buffer + decoder.decode(value, { stream: true }));
+          buffer = rest;
+          for (const f of frames as BuildEvent[]) {
+            if (!f || typeof f.event !== "string") continue;
+            if (f.event === "cancelled") buildStore.apply({ event: "error", data: { text: "Run stopped." } });
+            else buildStore.apply({ event: f.event, data: f.data ?? {} });
+            if (f.event === "suspended") pausedJobRef.current = job_id;
+            if (END_EVENTS.has(f.event)) finished = true;
+          }
+          if (finished) break;
+        }
+        if (!finished && !abort.signal.aborted) buildStore.apply({ event: "error", data: { text: "The event stream ended before the run finished." } });
+        const err = buildStore.state.error;
+        if (err) notify("error", `Run failed: ${err}`);
+      } catch (e) {
+        if ((e as Error).name === "AbortError") buildStore.apply({ event: "error", data: { text: "Run stopped." } });
+        else {
+          buildStore.apply({ event: "error", data: { text: (e as Error).message } });
+          notifyError(e, "Could not follow the resumed run");
+        }
+      } finally {
+        jobRef.current = null;
+        abortRef.current = null;
+        followingRef.current = false;
+        if (buildStore.state.running) buildStore.set({ ...buildStore.state, running: false });
+        setRunning(false);
+      }
+    },
+    [buildStore],
+  );
+
   const stopBuild = useCallback(async () => {
     const job = jobRef.current;
     if (job) {
       try {
-        await api.cancelBuild(job);
+        if (followingRef.current) await api.stopWorkflow(job);
+        else await api.cancelBuild(job);
       } catch (e) {
         notifyError(e, "Could not stop the build");
       }
@@ -829,9 +887,10 @@ function EditorInner({
                   const jobId = pausedJobRef.current;
                   if (!jobId) return;
                   try {
-                    await api.resumeRun(jobId, requestId, actionId, values);
+                    const resumed = await api.resumeRun(jobId, requestId, actionId, values);
                     buildStore.set({ ...buildStore.state, pending: undefined });
                     notify("success", `Decision sent (${actionId}): the run goes on.`);
+                    if (resumed.job_id) void followJob(resumed.job_id);
                   } catch (e) {
                     notifyError(e, "Could not send the decision");
                   }

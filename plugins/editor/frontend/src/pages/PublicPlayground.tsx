@@ -1,6 +1,7 @@
 // The public playground at /playground/<flow id>: anonymous chat with a shared flow over
 // POST /api/v2/workflows/public (AG-UI stream), as the client_id cookie's visitor.
 import { useEffect, useRef, useState } from "react";
+import { takeFrames } from "../lib/sse";
 
 interface Line {
   id: string;
@@ -16,18 +17,7 @@ function clientId(): string {
   return id;
 }
 
-/** Split an SSE body into the JSON of its data: lines (complete frames only; the rest stays buffered). */
-export function takeFrames(buffer: string): { frames: unknown[]; rest: string } {
-  const frames: unknown[] = [];
-  let rest = buffer;
-  let cut: number;
-  while ((cut = rest.indexOf("\n\n")) >= 0) {
-    const block = rest.slice(0, cut);
-    rest = rest.slice(cut + 2);
-    for (const line of block.split("\n")) if (line.startsWith("data: ")) frames.push(JSON.parse(line.slice(6)));
-  }
-  return { frames, rest };
-}
+export { takeFrames };
 
 export function PublicPlaygroundPage(props: { flowId: string }) {
   const [name, setName] = useState<string | null>(null);
