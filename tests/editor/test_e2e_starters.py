@@ -342,9 +342,10 @@ def _upload(server: str, auth: dict[str, str], name: str, content: bytes) -> dic
 def test_document_qa(page, server, auth, llm):
     stored = _upload(server, auth, "handbook.txt", b"The office cat is called Pixel and she likes boxes.")
     from_starter(page, "Document Q&A")
-    files = page.get_by_test_id("node-File").get_by_label("Files (one per line)", exact=True)
-    files.fill(stored["path"])
-    files.blur()
+    # the File node's picker lists the caller's uploaded files (value: the stored path)
+    picker = page.get_by_test_id("node-File").get_by_test_id("file-picker").locator("select")
+    expect(picker.locator(f'option[value="{stored["path"]}"]')).to_have_count(1)
+    picker.select_option(stored["path"])
     expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=20_000)
     before = len(llm.chat_requests)
     llm.reply("The cat is called Pixel.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 from tests.build.buildkit import parse
 from tests.conftest import make_user, superuser
@@ -50,12 +51,20 @@ def test_config_tells_the_truth(client, admin):
 def test_examples_and_starter_projects_hide_blocked_templates_and_components(client, admin):
     alice = make_user(client, admin, username="alice")
     names = lambda r: sorted(f["name"] for f in r.get_json())  # noqa: E731
-    every = ["Basic Chat Echo", "Text Uppercase", "Webhook to Chat"]
+    folder = Path(__file__).resolve().parents[2] / "plugins/flows/service_flows/examples"
+    examples = {  # template slug (file name) -> (name, component keys)
+        path.stem: (flow["name"], {n["data"]["type"] for n in flow["data"]["nodes"]})
+        for path in sorted(folder.glob("*.json"))
+        for flow in [json.loads(path.read_text())]
+    }
+    every = sorted(name for name, _ in examples.values())
     assert names(client.get("/api/v1/flows/basic_examples/")) == every
     client.put(TEMPLATES, json={"blocked": ["basic-chat-echo"]}, headers=admin.bearer)
     block(client, admin, "Webhook")
-    assert names(client.get("/api/v1/flows/basic_examples/")) == ["Text Uppercase"]
-    assert names(client.get("/api/v1/starter-projects/", headers=alice.bearer)) == ["Text Uppercase"]
+    left = sorted(n for slug, (n, keys) in examples.items() if slug != "basic-chat-echo" and "Webhook" not in keys)
+    assert "Text Uppercase" in left and "Basic Chat Echo" not in left and "Webhook to Chat" not in left
+    assert names(client.get("/api/v1/flows/basic_examples/")) == left
+    assert names(client.get("/api/v1/starter-projects/", headers=alice.bearer)) == left
     assert names(client.get("/api/v1/starter-projects/?include_blocked=true", headers=admin.bearer)) == every
     assert names(client.get("/api/v1/flows/basic_examples/?include_blocked=true", headers=admin.bearer)) == every
     assert client.get("/api/v1/starter-projects/?include_blocked=true", headers=alice.bearer).status_code == 403

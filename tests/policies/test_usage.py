@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import time
+from collections import Counter
+from pathlib import Path
 
 from tests.conftest import make_user, superuser
 from tests.policies.conftest import PLUGINS
@@ -10,7 +13,24 @@ from tests.run.runkit import chat_echo, create_flow, flow_data, node
 
 USAGE = "/api/v1/catalog-policy/usage"
 FLOWS = "/api/v1/catalog-policy/usage/flows"
-EXAMPLES = {"ChatInput": 1, "ChatOutput": 3, "note": 1, "Operations": 1, "ParserComponent": 1, "Webhook": 1}
+EXAMPLE_FILES = sorted((Path(__file__).resolve().parents[2] / "plugins/flows/service_flows/examples").glob("*.json"))
+
+
+def _example_usage() -> tuple[dict[str, int], int, list[str]]:
+    """What the shipped example flows count (each component key once per flow), how many there are, and the
+    names of those with a Chat Input: the examples are scanned like every stored flow."""
+    counts: Counter[str] = Counter()
+    with_chat_input = []
+    for path in EXAMPLE_FILES:
+        flow = json.loads(path.read_text())
+        types = {n["data"]["type"] for n in flow["data"]["nodes"]}
+        counts.update(types)
+        if "ChatInput" in types:
+            with_chat_input.append(flow["name"])
+    return dict(counts), len(EXAMPLE_FILES), with_chat_input
+
+
+EXAMPLES, N_EXAMPLES, CHAT_INPUT_EXAMPLES = _example_usage()
 
 
 def prompt_flow(alias: bool = False):
@@ -26,13 +46,14 @@ def prompt_flow(alias: bool = False):
 def test_counting_rules(client, admin):
     alice = make_user(client, admin, username="alice")
     bob = make_user(client, admin, username="bob")
-    assert client.get(USAGE, headers=admin.bearer).get_json() == {"components": EXAMPLES, "flows_scanned": 3}
+    assert client.get(USAGE, headers=admin.bearer).get_json() == {"components": EXAMPLES, "flows_scanned": N_EXAMPLES}
     create_flow(client, alice, prompt_flow(alias=True), name="p1")
     create_flow(client, bob, prompt_flow(), name="p2")
     create_flow(client, bob, chat_echo(), name="echo")
     body = client.get(USAGE, headers=admin.bearer).get_json()
-    assert body["flows_scanned"] == 6  # every user's flows and the examples
-    assert body["components"]["Prompt Template"] == 2  # canonical key; once per flow despite two nodes
+    assert body["flows_scanned"] == N_EXAMPLES + 3  # every user's flows and the examples
+    # canonical key; once per flow despite two nodes
+    assert body["components"]["Prompt Template"] == EXAMPLES.get("Prompt Template", 0) + 2
     assert "Prompt" not in body["components"]
     assert body["components"]["note"] == EXAMPLES["note"] + 2
     assert body["components"]["ChatOutput"] == EXAMPLES["ChatOutput"] + 1
@@ -42,13 +63,15 @@ def test_usage_flows_sorted_limited_and_counted(client, admin):
     alice = make_user(client, admin, username="alice")
     made = [create_flow(client, alice, chat_echo(), name=n) for n in ("b", "a", "c")]
     body = client.get(FLOWS + "?component=ChatInput&limit=2", headers=admin.bearer).get_json()
-    assert body["component"] == "ChatInput" and body["total"] == 4  # three flows and one example
-    assert [f["name"] for f in body["flows"]] == ["Basic Chat Echo", "a"]  # code-point order: capitals first
+    assert body["component"] == "ChatInput" and body["total"] == 3 + len(CHAT_INPUT_EXAMPLES)  # flows and examples
+    ordered = sorted([*CHAT_INPUT_EXAMPLES, "a", "b", "c"])  # code-point order: capitals first
+    assert [f["name"] for f in body["flows"]] == ordered[:2]
     every = client.get(FLOWS + "?component=ChatInput", headers=admin.bearer).get_json()
-    assert [f["name"] for f in every["flows"]] == ["Basic Chat Echo", "a", "b", "c"]
+    assert [f["name"] for f in every["flows"]] == ordered
     assert {f["id"] for f in every["flows"]} >= {m["id"] for m in made}
     alias = client.get(FLOWS + "?component=Prompt", headers=admin.bearer).get_json()
-    assert alias["component"] == "Prompt" and alias["total"] == 0
+    # an alias asks for its canonical key: only the examples use Prompt Template here
+    assert alias["component"] == "Prompt" and alias["total"] == EXAMPLES.get("Prompt Template", 0)
     for bad in ("component=", "", "component=x&limit=0", "component=x&limit=501", "component=" + "x" * 256):
         assert client.get(f"{FLOWS}?{bad}", headers=admin.bearer).status_code == 422, bad
 
@@ -73,15 +96,16 @@ def test_flow_writes_invalidate_the_cache(client, admin):
     assert client.get(USAGE, headers=admin.bearer).get_json()["components"]["ChatInput"] == base + 1
     client.patch(f"/api/v1/flows/{flow['id']}", json={"data": prompt_flow()}, headers=alice.bearer)
     after = client.get(USAGE, headers=admin.bearer).get_json()["components"]
-    assert after["ChatInput"] == base and after["Prompt Template"] == 1
+    prompts = EXAMPLES.get("Prompt Template", 0)
+    assert after["ChatInput"] == base and after["Prompt Template"] == prompts + 1
     client.delete(f"/api/v1/flows/{flow['id']}", headers=alice.bearer)
-    assert "Prompt Template" not in client.get(USAGE, headers=admin.bearer).get_json()["components"]
+    assert client.get(USAGE, headers=admin.bearer).get_json()["components"].get("Prompt Template", 0) == prompts
     many = [create_flow(client, alice, chat_echo(), name=f"m{i}")["id"] for i in range(2)]
     assert client.get(USAGE, headers=admin.bearer).get_json()["components"]["ChatInput"] == base + 2
     assert client.delete("/api/v1/flows/", json=many, headers=alice.bearer).get_json() == {"deleted": 2}
     assert client.get(USAGE, headers=admin.bearer).get_json()["components"]["ChatInput"] == base
     client.delete(f"/api/v1/users/{alice.id}", headers=admin.bearer)
-    assert client.get(USAGE, headers=admin.bearer).get_json()["flows_scanned"] == 3
+    assert client.get(USAGE, headers=admin.bearer).get_json()["flows_scanned"] == N_EXAMPLES
 
 
 def test_other_processes_lag_by_at_most_the_ttl(make_app):
@@ -90,11 +114,11 @@ def test_other_processes_lag_by_at_most_the_ttl(make_app):
     wc, rc = writer.test_client(), reader.test_client()
     admin = superuser(wc)
     alice = make_user(wc, admin, username="alice")
-    assert rc.get(USAGE, headers=admin.bearer).get_json()["flows_scanned"] == 3
+    assert rc.get(USAGE, headers=admin.bearer).get_json()["flows_scanned"] == N_EXAMPLES
     create_flow(wc, alice, chat_echo(), name="f")
-    assert rc.get(USAGE, headers=admin.bearer).get_json()["flows_scanned"] == 3  # cached in the reader
+    assert rc.get(USAGE, headers=admin.bearer).get_json()["flows_scanned"] == N_EXAMPLES  # cached in the reader
     time.sleep(0.6)
-    assert rc.get(USAGE, headers=admin.bearer).get_json()["flows_scanned"] == 4
+    assert rc.get(USAGE, headers=admin.bearer).get_json()["flows_scanned"] == N_EXAMPLES + 1
 
 
 def test_flows_stored_before_the_plugin_are_backfilled(make_app):
@@ -105,7 +129,7 @@ def test_flows_stored_before_the_plugin_are_backfilled(make_app):
     create_flow(client, alice, chat_echo(), name="old")
     governed = make_app(plugins=PLUGINS).test_client()
     body = governed.get(USAGE, headers=admin.bearer).get_json()
-    assert body["flows_scanned"] == 4 and body["components"]["ChatInput"] == 2
+    assert body["flows_scanned"] == N_EXAMPLES + 1 and body["components"]["ChatInput"] == EXAMPLES["ChatInput"] + 1
     flows = governed.get(FLOWS + "?component=ChatInput", headers=admin.bearer).get_json()
     assert "old" in [f["name"] for f in flows["flows"]]
 
@@ -116,7 +140,8 @@ def test_deleting_a_project_removes_its_flows_from_usage(client, admin):
         "/api/v1/projects/", json={"name": "p", "flows_list": [], "components_list": []}, headers=alice.bearer
     ).get_json()
     create_flow(client, alice, prompt_flow(), name="in project", folder_id=project["id"])
-    assert client.get(USAGE, headers=admin.bearer).get_json()["components"]["Prompt Template"] == 1
+    prompts = EXAMPLES.get("Prompt Template", 0)
+    assert client.get(USAGE, headers=admin.bearer).get_json()["components"]["Prompt Template"] == prompts + 1
     assert client.delete(f"/api/v1/projects/{project['id']}", headers=alice.bearer).status_code == 204
     body = client.get(USAGE, headers=admin.bearer).get_json()
-    assert "Prompt Template" not in body["components"] and body["flows_scanned"] == 3
+    assert body["components"].get("Prompt Template", 0) == prompts and body["flows_scanned"] == N_EXAMPLES

@@ -32,10 +32,11 @@ export function TopBar({ children }: { children?: ReactNode }) {
       </Link>
       <div className="topbar-middle">{children}</div>
       <nav className="topbar-right" aria-label="Account">
-        <Link to="/files" className="btn btn-ghost">
+        {/* pages reached from the home page; the flow editor's toolbar needs the room, so they hide there */}
+        <Link to="/files" className="btn btn-ghost nav-page">
           Files
         </Link>
-        <Link to="/knowledge" className="btn btn-ghost">
+        <Link to="/knowledge" className="btn btn-ghost nav-page">
           Knowledge
         </Link>
         {session.user?.is_superuser && (
