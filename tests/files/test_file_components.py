@@ -189,7 +189,7 @@ def test_file_system_containment_and_isolation(tmp_path):
     assert (tmp_path / "secret.txt").read_text() == "secret"
     assert tools["list_files"].run({"path": "."}) == []  # the symlink out is not listed
     with pytest.raises(LocalAccessDenied):
-        toolkit(context, root_path="../bob")
+        toolkit(context, root_path="../bob")[1].build_metadata()
     bob_tools, _ = toolkit(ctx(tmp_path, restrict=True, user="bob"), root_path=".")
     tools["write_file"].run({"path": "note.txt", "content": "alice only"})
     assert bob_tools["list_files"].run({}) == []

@@ -97,6 +97,8 @@ class SaveToFile(Component):
         if isinstance(value, DataFrame):
             return "Table", value
         if isinstance(value, Message):
+            if not to_text(value.text):
+                raise ComponentError("Nothing to save: the message is empty")
             return "Message", value
         if isinstance(value, Data):
             return "JSON", value
