@@ -110,7 +110,9 @@ class Hardening:
         name = _decoded(str(path or "").strip()) or "."
         if self.restrict_local_files:
             if not user_id or not _SAFE_SEGMENT.match(str(user_id)):
-                raise LocalAccessDenied("Local directories need a signed-in user here (SERVICE_RESTRICT_LOCAL_FILE_ACCESS)")
+                raise LocalAccessDenied(
+                    "Local directories need a signed-in user here (SERVICE_RESTRICT_LOCAL_FILE_ACCESS)"
+                )
             base = self._root() / "workspace" / str(user_id)
             base.mkdir(parents=True, exist_ok=True)
             return contain(base, name)

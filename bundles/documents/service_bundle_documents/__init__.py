@@ -1,1 +1,1 @@
-"""File components: Read File, Write File, Directory and File System over the user's stored files and local directories."""
+"""File components: Read File, Write File, Directory and File System (stored files, contained local roots)."""

@@ -98,9 +98,7 @@ class Directory(Component):
             dirs[:] = sorted(
                 d
                 for d in dirs
-                if (self.load_hidden or not d.startswith("."))
-                and self.recursive
-                and (depth == 0 or level + 1 <= depth)
+                if (self.load_hidden or not d.startswith(".")) and self.recursive and (depth == 0 or level + 1 <= depth)
             )
             for name in sorted(files):
                 if not self.load_hidden and name.startswith("."):

@@ -43,7 +43,9 @@ class SaveToFile(Component):
             required=True,
             info="The value to save.",
         ),
-        StrInput("file_name", "File Name", "", required=True, info="Name of the file (the format's extension is added)."),
+        StrInput(
+            "file_name", "File Name", "", required=True, info="Name of the file (the format's extension is added)."
+        ),
         StrInput("file_format", "File Format", "", show=False),
         BoolInput("append_mode", "Append", False, info="Add to the file of the same name instead of replacing it."),
         DropdownInput("local_format", "File Format", "json", options=LOCAL_FORMATS, info="Format of the saved file."),

@@ -248,7 +248,9 @@ def read_for_user(
     return resolved.read_bytes()
 
 
-def write_for_user(s: Session, storage: Storage, user_id: uuid.UUID, name: str, content: bytes, *, append: bool) -> StoredFile:
+def write_for_user(
+    s: Session, storage: Storage, user_id: uuid.UUID, name: str, content: bytes, *, append: bool
+) -> StoredFile:
     """Keep ``content`` as the user's file ``<user_id>/<name>`` (a run's Write File): replaced, or appended to.
 
     ``name`` must be a plain file name (no folders, no ``..``, no NUL). The bytes go to a temporary
