@@ -294,7 +294,7 @@ class MemoryBase(Component):
         query = to_text(self.search_query).strip()
         if not query:
             raise ComponentError("A search query is required")
-        top_k = int(self.top_k or 5)
+        top_k = 5 if self.top_k in (None, "") else int(self.top_k)
         if top_k < 1:
             raise ComponentError("'top_k' must be at least 1")
         s = _session()
