@@ -352,3 +352,40 @@ def test_export_import_round_trip(make_app):
     data = uploaded.get_json()[0]["data"]
     assert [n["data"]["node"] for n in data["nodes"]] == [json.loads(json.dumps(n["data"]["node"])) for n in nodes]
     assert [v.key for v in Graph.build(data, registry).vertices.values()] == keys
+
+
+def test_anonymous_public_runs_never_reach_the_owners_files(make_app):
+    """A PUBLIC flow run by an anonymous visitor acts as the visitor's principal: the owner's stored file is
+    "not found", and what Write File saves is the principal's own file, never written over the owner's."""
+    from core.app import state
+    from core.runs import public as public_runs
+    from tests.conftest import make_user, superuser
+
+    app = make_app(plugins=["accounts", "flows", "variables", "monitor", "workflows", "files", "standard", "documents"])
+    client = app.test_client()
+    alice = make_user(client, superuser(client), username="alice")
+    mine = upload(client, alice, b"alice's private notes", "notes.txt").get_json()
+
+    def public_run(nodes, edges):
+        created = client.post(
+            "/api/v1/flows/", json={"name": "public", "data": flow(nodes, edges)}, headers=alice.bearer
+        ).get_json()
+        assert client.post(f"/api/v1/flows/{created['id']}/shares", json={}, headers=alice.bearer).status_code == 201
+        client.set_cookie("client_id", "visitor-7")
+        response = client.post(
+            "/api/v2/workflows/public", json={"flow_id": created["id"], "input_value": "", "mode": "stream"}
+        )
+        return response.get_data(as_text=True)
+
+    reader = node("File", "File-1", registry=REGISTRY)
+    reader["data"]["node"]["template"]["path"]["file_path"] = [mine["path"], mine["id"]]
+    out = node("ChatOutput", "ChatOutput-1", registry=REGISTRY)
+    raw = public_run([reader, out], [edge(reader, "message", out, "input_value")])
+    assert "alice's private notes" not in raw
+    raw = public_run(*write_flow("visitor text", file_name="notes", local_format="txt"))
+    principal = public_runs.principal("visitor-7")
+    assert content(client, alice, "notes.txt") == b"alice's private notes"
+    with app.app_context():
+        hook = state(app).host.hook
+        assert hook.read_user_file(user_id=principal, ref=f"{principal}/notes.txt") == b"visitor text"
+        assert hook.read_user_file(user_id=principal, ref=mine["id"]) is None
