@@ -141,7 +141,7 @@ def test_directory_owner_isolation_when_restricted(tmp_path):
 # --- File System (tool) -------------------------------------------------------------------------
 def toolkit(context: RunContext, **params) -> dict:
     comp = FileSystemTool({**{i.name: i.value for i in FileSystemTool.inputs}, **params}, context=context)
-    return {t.name: t for t in comp.build_toolkit()}, comp
+    return {t.name: t for t in comp.as_tools()}, comp
 
 
 def test_file_system_tools_ordinary(tmp_path):
