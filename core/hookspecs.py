@@ -62,6 +62,7 @@ __all__ = [
     "register_settings",
     "stored_flows",
     "update_project_mcp",
+    "write_user_file",
 ]
 
 
@@ -374,6 +375,19 @@ def read_user_file(user_id: str, ref: str) -> bytes | None:
     ``SERVICE_RESTRICT_LOCAL_FILE_ACCESS`` is off, a local path outside the
     config directory. Another user's file is never returned: answer None
     (the component then reports the file as not found).
+    """
+
+
+@hookspec(firstresult=True)
+def write_user_file(user_id: str, name: str, content: bytes, append: bool) -> dict[str, Any] | None:
+    """Keep ``content`` as a stored file of ``user_id`` named ``name``; its ``{id, name, path, size}``.
+
+    Called by file components through ``RunContext.write_file`` (the Write File component). The
+    file belongs to the run's user (a flow's owner; an anonymous public principal's files are its
+    own and expire with it). ``name`` is a plain file name (no folders); ``append`` adds to the
+    user's file of the same name (created when missing), otherwise an existing file of that name is
+    replaced. Answer None when no storage is installed. Bytes are written before the row, so a
+    failure never leaves a half-written readable file.
     """
 
 

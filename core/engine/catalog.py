@@ -76,22 +76,20 @@ COMPONENT_BUNDLES: dict[str, BundleInfo] = {
             "StructuredOutput": "Structured Output",
         },
     ),
-    **_table("documents", "optional", {"File": "Read File"}),
-    # planned: each open issue's bundle
     **_table(
-        "files",
-        "planned",
-        {
-            "Directory": "Directory",
-            "FileSystemTool": "File System",
-            "SaveToFile": "Write File",
-            "MemoryBase": "Memory Base",
-        },
+        "documents",
+        "optional",
+        {"File": "Read File", "Directory": "Directory", "FileSystemTool": "File System", "SaveToFile": "Write File"},
     ),
     **_table(
         "knowledge",
         "optional",
-        {"Knowledge": "Knowledge", "KnowledgeBase": "Knowledge Base", "KnowledgeIngestion": "Knowledge Ingestion"},
+        {
+            "Knowledge": "Knowledge",
+            "KnowledgeBase": "Knowledge Base",
+            "KnowledgeIngestion": "Knowledge Ingestion",
+            "MemoryBase": "Memory Base",
+        },
     ),
     **_table("sandbox", "optional", {"PythonREPLComponent": "Python Interpreter", "PythonREPLTool": "Python REPL"}),
     **_table("a2a", "optional", {"A2AAgent": "A2A Agent"}),

@@ -46,6 +46,8 @@ class RunContext:
       file databases, code execution and its sandbox limits).
     - ``read_file(path)`` lets file components read a user's stored file; without
       it they refuse server paths.
+    - ``write_file(name, content, append)`` keeps bytes as a stored file of the run's user
+      (``{id, name, path, size}``); without it, Write File refuses.
     - ``resume`` maps a vertex id to the answer of the request it suspended the
       run with (``{"request_id", "answer", "state"}``): set when a run resumes
       from a checkpoint (:meth:`core.engine.Component.resumed` reads it).
@@ -71,6 +73,7 @@ class RunContext:
     hardening: Hardening = field(default_factory=Hardening)
     frozen_cache: MutableMapping[str, Any] | None = None
     read_file: Callable[[str], bytes] | None = None
+    write_file: Callable[[str, bytes, bool], dict[str, Any]] | None = None
     registry: Any = None
     resume: dict[str, dict[str, Any]] = field(default_factory=dict)
     mcp_server: Callable[[str], dict[str, Any] | None] | None = None
@@ -134,6 +137,7 @@ class RunContext:
             hardening=self.hardening,
             frozen_cache=self.frozen_cache,
             read_file=self.read_file,
+            write_file=self.write_file,
             registry=self.registry,
             mcp_server=self.mcp_server,
             provider_allowed=self.provider_allowed,

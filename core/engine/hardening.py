@@ -16,14 +16,15 @@ and ``hardening.sandbox`` limits, after ``hardening.check_code_execution()``.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from core.engine.errors import ComponentError
 from core.sandbox import SandboxLimits
 
-__all__ = ["CodeExecutionDenied", "Hardening", "LocalAccessDenied"]
+__all__ = ["CodeExecutionDenied", "Hardening", "LocalAccessDenied", "contain"]
 
 #: SQLAlchemy-style dialects whose "database" is a local file (or memory) rather than a server.
 FILE_DIALECTS = ("sqlite", "duckdb", "sqlcipher", "pysqlite", "aiosqlite", "access", "mdb")
@@ -43,6 +44,8 @@ class Hardening:
 
     restrict_local_files: bool = False
     config_dir: Path | None = None
+    #: the config directory whether or not restricted: keys, database, stored files; never a local root
+    private_dir: Path | None = None
     allow_code_execution: bool = False
     block_code_interpreter: bool = False
     sandbox: SandboxLimits = field(default_factory=SandboxLimits)
@@ -61,6 +64,7 @@ class Hardening:
         return cls(
             restrict_local_files=restrict,
             config_dir=getattr(settings, "resolved_config_dir", None) if restrict else None,
+            private_dir=getattr(settings, "resolved_config_dir", None),
             allow_code_execution=bool(getattr(settings, "allow_custom_components", False)),
             block_code_interpreter=bool(getattr(settings, "block_code_interpreter_components", False)),
             sandbox=limits,
@@ -95,6 +99,33 @@ class Hardening:
             )
         return resolved
 
+    def local_root(self, path: str, user_id: str | None) -> Path:
+        """The directory a local-directory component (Directory, File System) may work in.
+
+        With restriction on: ``<config_dir>/workspace/<user_id>`` (created on demand), and ``path`` resolved
+        inside it (``.``/empty is the workspace itself); without a user nothing. With it off: ``path`` as given
+        (relative to the server's working directory, the reference's default ``.``), never inside the config
+        directory. ``..``, encoded variants, NUL bytes and symlinks out are refused either way.
+        """
+        name = _decoded(str(path or "").strip()) or "."
+        if self.restrict_local_files:
+            if not user_id or not _SAFE_SEGMENT.match(str(user_id)):
+                raise LocalAccessDenied(
+                    "Local directories need a signed-in user here (SERVICE_RESTRICT_LOCAL_FILE_ACCESS)"
+                )
+            base = self._root() / "workspace" / str(user_id)
+            base.mkdir(parents=True, exist_ok=True)
+            return contain(base, name)
+        if "\x00" in name:
+            raise LocalAccessDenied("Invalid path")
+        if any(part == ".." for part in Path(name).parts):
+            raise LocalAccessDenied(f"Access to '{path}' is refused: '..' is not allowed in a path")
+        resolved = Path(name).expanduser().resolve()
+        private = Path(self.private_dir).resolve() if self.private_dir is not None else None
+        if private is not None and (resolved == private or private in resolved.parents or resolved in private.parents):
+            raise LocalAccessDenied(f"Access to '{path}' is refused: it holds the service's private files")
+        return resolved
+
     def check_database_url(self, url: str) -> None:
         """Refuse embedded-file database dialects (``sqlite:///...``, ``duckdb:...``) when restricted."""
         if not self.restrict_local_files:
@@ -125,3 +156,41 @@ class Hardening:
         if self.config_dir is None:
             raise LocalAccessDenied("Local file access is restricted and no config directory is set")
         return Path(self.config_dir).resolve()
+
+
+_SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
+
+
+def _decoded(name: str) -> str:
+    """``name`` URL-decoded until it no longer changes (``%2e%2e``, ``%252e%252e`` are ``..``)."""
+    for _ in range(4):
+        decoded = unquote(name)
+        if decoded == name:
+            return name
+        name = decoded
+    raise LocalAccessDenied("Invalid path: encoded too many times")
+
+
+def contain(root: Path, user_path: str) -> Path:
+    """``root / user_path`` resolved, or :class:`LocalAccessDenied` when it leaves ``root``.
+
+    Decoded first (``%2e%2e``), then NUL bytes, backslashes, absolute paths (unless already inside
+    ``root``) and ``..`` segments are refused, and the resolved path (symlinks followed) must lie under
+    the resolved ``root``.
+    """
+    base = Path(root).resolve()
+    name = _decoded(str(user_path or "").strip()) or "."
+    if "\x00" in name or "\\" in name:
+        raise LocalAccessDenied(f"Access to '{user_path}' is refused: invalid path")
+    if any(part == ".." for part in name.split("/")):
+        raise LocalAccessDenied(f"Access to '{user_path}' is refused: '..' is not allowed in a path")
+    candidate = Path(name)
+    if candidate.is_absolute() or (len(name) > 1 and name[1] == ":"):
+        if not (candidate == base or base in candidate.parents):
+            raise LocalAccessDenied(f"Access to '{user_path}' is refused: it is outside the root directory")
+        target = candidate.resolve()
+    else:
+        target = (base / candidate).resolve()
+    if target != base and base not in target.parents:
+        raise LocalAccessDenied(f"Access to '{user_path}' is refused: it leads outside the root directory")
+    return target

@@ -1,7 +1,8 @@
 """The run context: a :class:`core.engine.RunContext` wired to the plugins through hooks.
 
 Variables (``get_variable``), flows for sub-flow runs (``find_flow``), message
-storage and history (``on_messages``, ``message_history``) and vertex records
+storage and history (``on_messages``, ``message_history``), stored files (``read_user_file``,
+``write_user_file``) and vertex records
 (``on_vertex_built``). Only :mod:`core.runs.service` builds contexts; nothing
 here imports a plugin.
 """
@@ -89,6 +90,12 @@ def make_context(
             raise FileNotFoundError(f"File not found: {ref}")
         return content
 
+    def write_file(name: str, content: bytes, append: bool) -> dict[str, Any]:
+        stored: dict[str, Any] | None = hook.write_user_file(user_id=user_id, name=name, content=content, append=append)
+        if stored is None:
+            raise OSError("Saving files is not available here (no file storage installed)")
+        return stored
+
     def emit_and_record(event: RunEvent) -> None:
         if log_builds and isinstance(event, VertexFinished):
             _record_vertex(hook, user_id, flow_id, job_id, event.payload())
@@ -118,6 +125,7 @@ def make_context(
         registry=registry if registry is not None else current_registry(app),
         mcp_server=mcp_server,
         read_file=read_file,
+        write_file=write_file,
         provider_allowed=lambda provider_id: (
             not any(answer is False for answer in hook.model_provider_allowed(provider_id=provider_id))
         ),

@@ -85,8 +85,8 @@ def test_every_reference_key_resolves_or_is_reported():
     native = [k for k in REF if k in REGISTRY]
     reported = [k for k in REF if k not in REGISTRY]
     assert all(k in COMPONENT_BUNDLES for k in reported), [k for k in reported if k not in COMPONENT_BUNDLES]
-    planned = [k for k in reported if COMPONENT_BUNDLES[k].status == "planned"]
-    assert len(native) == 89 and len(planned) == 4 and len(native) + len(planned) == 93
+    assert len(native) == 93 and not reported  # 93 of 93: nothing planned any more
+    assert not [k for k, info in COMPONENT_BUNDLES.items() if info.status == "planned"]
     # the table lists no key twice over: an optional-bundle key resolves when its bundle is installed
     optional = [k for k, info in COMPONENT_BUNDLES.items() if info.status == "optional"]
     assert all(k in REGISTRY for k in optional)

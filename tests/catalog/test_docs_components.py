@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 from service_bundle_a2a.bundle import all_components as a2a_components
 from service_bundle_data.bundle import all_components as data_components
+from service_bundle_documents import local, write_file
 from service_bundle_models import guardrails, llm_ops, transform
 from service_bundle_sandbox.python_repl_tool import PythonREPLTool
 from service_bundle_standard.bundle import all_components as standard_components
 from service_bundle_tools.bundle import all_components as tools_components
+from service_knowledge.components import MemoryBase
 
 from core.engine.catalog import COMPONENT_BUNDLES
 from tests.catalog.docs_render import render
@@ -25,6 +27,9 @@ CLASSES = [
     *transform.COMPONENTS,
     *guardrails.COMPONENTS,
     PythonREPLTool,
+    *local.COMPONENTS,
+    *write_file.COMPONENTS,
+    MemoryBase,
 ]  # the Python Interpreter: its own hand-written entry
 
 

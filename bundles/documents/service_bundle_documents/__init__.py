@@ -1,1 +1,1 @@
-"""File components: Read File (text, Markdown, CSV, JSON, PDF, DOCX) over the user's stored files."""
+"""File components: Read File, Write File, Directory and File System (stored files, contained local roots)."""

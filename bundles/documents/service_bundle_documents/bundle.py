@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from core import hookimpl
-from service_bundle_documents import read_file
+from service_bundle_documents import local, read_file, write_file
 
 
 @hookimpl
 def register_components() -> list[type]:
-    return list(read_file.COMPONENTS)
+    return [*read_file.COMPONENTS, *local.COMPONENTS, *write_file.COMPONENTS]

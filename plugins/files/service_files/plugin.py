@@ -66,6 +66,25 @@ def read_user_file(user_id: str, ref: str) -> bytes | None:
 
 
 @hookimpl
+def write_user_file(user_id: str, name: str, content: bytes, append: bool) -> dict[str, Any] | None:
+    import uuid
+
+    from core import db
+    from service_files import services
+    from service_files.config import runtime
+
+    s = db.session()
+    try:
+        row = services.write_for_user(s, runtime().storage, uuid.UUID(str(user_id)), name, content, append=append)
+        out = services.file_out(row)
+        s.commit()
+    except Exception:
+        s.rollback()
+        raise
+    return {**out, "id": str(out["id"])}
+
+
+@hookimpl
 def on_user_deleted(user_id: str) -> None:
     import uuid
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import mimetypes
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -245,6 +246,35 @@ def read_for_user(
     if any(resolved.is_relative_to(p) for p in private) or not resolved.is_file():
         return None
     return resolved.read_bytes()
+
+
+def write_for_user(
+    s: Session, storage: Storage, user_id: uuid.UUID, name: str, content: bytes, *, append: bool
+) -> StoredFile:
+    """Keep ``content`` as the user's file ``<user_id>/<name>`` (a run's Write File): replaced, or appended to.
+
+    ``name`` must be a plain file name (no folders, no ``..``, no NUL). The bytes go to a temporary
+    upload first and are then moved (or appended) in place, before the row is written.
+    """
+    name = name.strip()
+    if not name or len(name) > 255 or name in (".", "..") or any(c in name for c in "/\\\x00"):
+        raise ValueError("A file name of 1 to 255 characters without folders is required")
+    handle, token = storage.new_upload()
+    try:
+        with handle:
+            handle.write(content)
+    except BaseException:
+        storage.discard(token)
+        raise
+    path = f"{user_id}/{name}"
+    existing = s.scalar(_mine(user_id).where(StoredFile.path == path))
+    if existing is not None:
+        existing.size = storage.commit(token, existing.storage_key, append=append)
+        existing.updated_at = utcnow()
+        existing.ephemeral = False
+        return existing
+    content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    return store_upload(s, storage, user_id, Received(name, token, len(content), content_type), path=path)
 
 
 # --- profile pictures -----------------------------------------------------------------

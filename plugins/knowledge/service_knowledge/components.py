@@ -1,5 +1,6 @@
 """Knowledge components: Knowledge Ingestion (``KnowledgeIngestion``), Knowledge Retrieval
-(``KnowledgeBase``, alias ``KnowledgeRetrieval``) and the combined ``Knowledge`` node.
+(``KnowledgeBase``, alias ``KnowledgeRetrieval``), the combined ``Knowledge`` node and
+Memory Base (``MemoryBase``: retrieval filtered by the run's session).
 
 They act for the run's user (``RunContext.user_id``) on that user's knowledge
 bases only, inside the app context every run surface provides (a request or
@@ -255,4 +256,67 @@ class Knowledge(_KnowledgeOps):
     ]
 
 
-COMPONENTS = [KnowledgeIngestion, KnowledgeRetrieval, Knowledge]
+class MemoryBase(Component):
+    """Search a memory base: one of the run user's knowledge bases holding what was said before.
+
+    Rows ingested with a ``session_id`` column (Knowledge Ingestion of a Message History table,
+    or ``metadata_json``) keep it as metadata; ``filter_by_session`` keeps only the current
+    run's session.
+    """
+
+    key = "MemoryBase"
+    display_name = "Memory Base"
+    description = "Search one of your memory bases (knowledge bases of past conversations), this session's by default."
+    icon = "brain"
+    category = "files_and_knowledge"
+    inputs = [
+        StrInput("memory_base", "Memory Base", "", required=True, info="Name of one of your knowledge bases."),
+        MessageTextInput("search_query", "Search Query", "", info="The text to search for."),
+        IntInput("top_k", "Top K Results", 5, advanced=True),
+        BoolInput("include_metadata", "Include Metadata", True, advanced=True),
+        BoolInput(
+            "filter_by_session",
+            "Filter by Session",
+            True,
+            advanced=True,
+            info="Only entries whose session_id is the current session's.",
+        ),
+    ]
+    outputs = [Output("retrieve_data", "Results", "retrieve_memory", ["Table"])]
+
+    def retrieve_memory(self) -> DataFrame:
+        from core.errors import ApiError
+        from service_knowledge import services
+
+        name = to_text(self.memory_base).strip()
+        if not name:
+            raise ComponentError("Choose a memory base")
+        query = to_text(self.search_query).strip()
+        if not query:
+            raise ComponentError("A search query is required")
+        top_k = 5 if self.top_k in (None, "") else int(self.top_k)
+        if top_k < 1:
+            raise ComponentError("'top_k' must be at least 1")
+        s = _session()
+        kb = services.find(s, _user(self), name)
+        if kb is None:
+            raise ComponentError(f"Memory base '{name}' not found")
+        session = self.context.session_id if self.filter_by_session else None
+        try:
+            found = services.search(
+                s, kb, query, top_k=top_k, metadata_filter={"session_id": str(session)} if session else None
+            )
+        except ApiError as exc:
+            raise ComponentError(str(exc.detail)) from None
+        rows = []
+        for hit in found:
+            row: dict[str, Any] = {"text": hit["content"], "score": hit["score"]}
+            if self.include_metadata:
+                row.update({k: v for k, v in hit["metadata"].items() if k not in row})
+            rows.append(row)
+        frame = DataFrame(rows)
+        self.status = frame
+        return frame
+
+
+COMPONENTS = [KnowledgeIngestion, KnowledgeRetrieval, Knowledge, MemoryBase]
