@@ -7,6 +7,7 @@ Screenshots of the key screens land in ``test-artifacts/`` (git-ignored), figure
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -70,14 +72,15 @@ def _service_binary() -> str:
     return str(local) if local.exists() else shutil.which("service") or "service"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """``service run`` with auto-login off, on a free port and a fresh config directory."""
-    config = tmp_path_factory.mktemp("e2e-config")
-    for stale in ARTIFACTS.glob("e2e-FAILED-*.png"):
-        stale.unlink()
+@contextlib.contextmanager
+def running_service(
+    config: Path, *, access_log: bool = False, drop: tuple[str, ...] = ("SERVICE_",), **extra: str
+) -> Iterator[str]:
+    """``service run`` with auto-login off on a free port and ``config`` as its config directory; yields the base
+    URL once ``/health`` answers, and stops the whole process group after. ``extra``: more environment (the
+    surfaces a module turns on); variables starting with ``drop`` are not inherited."""
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(
         SERVICE_CONFIG_DIR=str(config),
         SERVICE_ENV_FILE=os.devnull,
@@ -86,10 +89,11 @@ def server(tmp_path_factory):
         SERVICE_SUPERUSER_PASSWORD=PASSWORD,
         # every test signs in through the login form; keep the per-IP sign-in limit out of the way
         SERVICE_RATE_LIMIT_PER_MINUTE="100",
+        **extra,
     )
     log = open(config / "server.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [_service_binary(), "run", "--port", str(port), "--access-log"],
+        [_service_binary(), "run", "--port", str(port), *(["--access-log"] if access_log else [])],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -108,14 +112,26 @@ def server(tmp_path_factory):
             log.close()
             pytest.fail(f"service did not start:\n{(config / 'server.log').read_text()[-4000:]}")
         time.sleep(0.2)
-    yield base
-    os.killpg(proc.pid, signal.SIGTERM)
     try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    log.close()
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``service run`` with auto-login off, on a free port and a fresh config directory."""
+    config = tmp_path_factory.mktemp("e2e-config")
+    for stale in ARTIFACTS.glob("e2e-FAILED-*.png"):
+        stale.unlink()
+    with running_service(config, access_log=True) as base:
+        yield base
     ARTIFACTS.mkdir(exist_ok=True)
     shutil.copy(config / "server.log", ARTIFACTS / "e2e-server.log")
 

@@ -5,10 +5,6 @@ tests/editor/test_e2e.py."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -20,10 +16,10 @@ from tests.editor.test_e2e import (  # noqa: F401 - fixtures
     CHROMIUM,
     PASSWORD,
     _free_port,
-    _service_binary,
     api,
     browser,
     page,
+    running_service,
     shot,
     sign_in,
 )
@@ -39,47 +35,8 @@ from playwright.sync_api import expect  # noqa: E402
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """``service run`` with auto-login off and the A2A surface on."""
-    config = tmp_path_factory.mktemp("e2e-a2a")
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
-    env.update(
-        SERVICE_CONFIG_DIR=str(config),
-        SERVICE_ENV_FILE=os.devnull,
-        SERVICE_AUTO_LOGIN="false",
-        SERVICE_SUPERUSER=ADMIN,
-        SERVICE_SUPERUSER_PASSWORD=PASSWORD,
-        SERVICE_RATE_LIMIT_PER_MINUTE="100",
-        SERVICE_A2A_ENABLED="true",
-    )
-    log = open(config / "server.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [_service_binary(), "run", "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/health", timeout=2) as r:  # noqa: S310 - local server
-                if r.status == 200:
-                    break
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            log.close()
-            pytest.fail(f"service did not start:\n{(config / 'server.log').read_text()[-4000:]}")
-        time.sleep(0.2)
-    yield base
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    log.close()
+    with running_service(tmp_path_factory.mktemp("e2e-a2a"), SERVICE_A2A_ENABLED="true") as base:
+        yield base
 
 
 def _token(server: str) -> dict[str, str]:

@@ -4,13 +4,6 @@ local OpenAI-compatible test server as the provider)."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import time
-import urllib.error
-import urllib.request
-
 import pytest
 
 from tests.editor.test_e2e import (  # noqa: F401  (fixtures)
@@ -19,13 +12,13 @@ from tests.editor.test_e2e import (  # noqa: F401  (fixtures)
     PASSWORD,
     _free_port,
     _playwright_installed,
-    _service_binary,
     api,
     browser,
     cookie_header,
     expect,
     page,
     pytestmark,
+    running_service,
     shot,
     sign_in,
 )
@@ -42,43 +35,8 @@ def llm():
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, llm):
     config = tmp_path_factory.mktemp("e2e-agent")
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
-    env.update(
-        SERVICE_CONFIG_DIR=str(config),
-        SERVICE_ENV_FILE=os.devnull,
-        SERVICE_AUTO_LOGIN="false",
-        SERVICE_SUPERUSER=ADMIN,
-        SERVICE_SUPERUSER_PASSWORD=PASSWORD,
-        SERVICE_RATE_LIMIT_PER_MINUTE="100",
-        SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1",
-        OPENAI_COMPATIBLE_BASE_URL=llm.url,
-    )
-    log = open(config / "server.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [_service_binary(), "run", "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/health", timeout=2) as r:  # noqa: S310 - local server
-                if r.status == 200:
-                    break
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            log.close()
-            pytest.fail(f"service did not start:\n{(config / 'server.log').read_text()[-4000:]}")
-        time.sleep(0.2)
-    yield base
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=15)
-    log.close()
+    with running_service(config, SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1", OPENAI_COMPATIBLE_BASE_URL=llm.url) as base:
+        yield base
 
 
 def _open(page, server, data, name):  # noqa: F811 (the page fixture)

@@ -6,8 +6,6 @@ Chromium from the system package, as tests/editor/test_e2e.py."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -22,10 +20,10 @@ from tests.editor.test_e2e import (  # noqa: F401 - fixtures
     CHROMIUM,
     PASSWORD,
     _free_port,
-    _service_binary,
     api,
     browser,
     page,
+    running_service,
     shot,
     sign_in,
 )
@@ -45,47 +43,8 @@ SDK_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "sdk_server.py"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """``service run`` with auto-login off; loopback MCP servers allowed (the test's own SDK server)."""
-    config = tmp_path_factory.mktemp("e2e-mcp")
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
-    env.update(
-        SERVICE_CONFIG_DIR=str(config),
-        SERVICE_ENV_FILE=os.devnull,
-        SERVICE_AUTO_LOGIN="false",
-        SERVICE_SUPERUSER=ADMIN,
-        SERVICE_SUPERUSER_PASSWORD=PASSWORD,
-        SERVICE_RATE_LIMIT_PER_MINUTE="100",
-        SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1",
-    )
-    log = open(config / "server.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [_service_binary(), "run", "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/health", timeout=2) as r:  # noqa: S310 - local server
-                if r.status == 200:
-                    break
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            log.close()
-            pytest.fail(f"service did not start:\n{(config / 'server.log').read_text()[-4000:]}")
-        time.sleep(0.2)
-    yield base
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    log.close()
+    with running_service(tmp_path_factory.mktemp("e2e-mcp"), SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1") as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
