@@ -153,6 +153,7 @@ def init_app(app: Flask, engine: sa.Engine) -> scoped_session[Session]:
     """Give ``app`` a scoped session factory bound to ``engine``."""
     factory = scoped_session(sessionmaker(bind=engine, expire_on_commit=False))
     app.extensions["service.db"] = factory
+    app.extensions["service.engine"] = engine
 
     @app.teardown_appcontext
     def _remove_session(_exc: BaseException | None) -> None:
@@ -193,6 +194,164 @@ def transaction() -> Iterator[Session]:
     except BaseException:
         s.rollback()
         raise
+
+
+# --- the hot path's statements on the driver ----------------------------------------
+@contextlib.contextmanager
+def raw(engine: sa.Engine | None = None, *, write: bool = False) -> Iterator[Any]:
+    """A DB-API connection for :class:`Prepared` statements: the session's, or one from the pool.
+
+    When this thread's (greenlet's) session already holds a connection, that connection is
+    used (no second checkout: with SQLite's single pooled connection that would wait on
+    itself) and a ``write`` commits the session. Otherwise a connection is checked out
+    for the block and returned after it; a ``write`` block commits, an error rolls back.
+    """
+    from flask import current_app, has_app_context
+
+    if has_app_context() and (engine is None or engine is current_app.extensions["service.engine"]):
+        factory = current_app.extensions["service.db"]
+        if factory.registry.has():
+            s = factory()
+            if s.in_transaction():
+                yield s.connection().connection.dbapi_connection
+                if write:
+                    s.commit()
+                return
+        if engine is None:
+            engine = current_app.extensions["service.engine"]
+    if engine is None:
+        raise RuntimeError("db.raw() needs an engine outside an app context")
+    conn = engine.raw_connection()
+    try:
+        yield conn.driver_connection
+        if write:
+            conn.commit()
+    except BaseException:
+        conn.rollback()
+        raise
+    finally:
+        conn.close()
+
+
+class Prepared:
+    """A Core statement compiled once per dialect and run on the driver's connection (see :func:`raw`).
+
+    Why not ``Session.execute``: each request of the hot path (the API key's owner, the flow,
+    the run's message upsert) paid about 10x more in SQLAlchemy's session, execution context
+    and result objects than in the driver (measured: 219 us against 22 us per lookup,
+    ``bench/NOTES.md``). The SQL text, the bind and the result conversions are still
+    SQLAlchemy's own (its compiler and its type processors for the dialect), so a value reads
+    and writes exactly as through the ORM; only the execution layer is skipped. Dialects
+    other than SQLite and PostgreSQL, and statements with expanding (``IN``) or
+    literal-execute parameters, go through ``Connection.execute`` instead.
+    """
+
+    FAST_DIALECTS = frozenset({"sqlite", "postgresql"})
+
+    def __init__(self, statement: Any, *, column_keys: list[str] | None = None) -> None:
+        self.statement = statement
+        self.column_keys = column_keys
+        self._compiled: dict[str, tuple[str, Any, list[tuple[str, Any]], list[Any]] | None] = {}
+        self._results: dict[tuple[Any, ...], list[Any]] = {}
+        self._keys: list[str] | None = None
+        self._defaults: dict[str, Any] = {}
+
+    def _prepare(self, dialect: Any) -> tuple[str, Any, list[tuple[str, Any]], list[Any]] | None:
+        name = dialect.name
+        if name in self._compiled:
+            return self._compiled[name]
+        entry = None
+        if name in self.FAST_DIALECTS:
+            compiled = self.statement.compile(dialect=dialect, column_keys=self.column_keys)
+            if not (compiled.literal_execute_params or compiled.post_compile_params):
+                processors = compiled._bind_processors
+                names = list(compiled.positiontup) if dialect.positional else list(compiled.bind_names.values())
+                binds = [(key, processors.get(key)) for key in names]
+                types = [column[3] for column in (compiled._result_columns or [])]
+                # values bound in the statement itself (``sa.literal(1)``), used when the call names none
+                self._defaults = {
+                    name: bind.value
+                    for bind, name in compiled.bind_names.items()
+                    if bind.value is not None and not bind.required
+                }
+                entry = (compiled.string, dialect.positional, binds, types)
+        self._compiled[name] = entry
+        return entry
+
+    def _bind(self, entry: tuple[str, Any, list[tuple[str, Any]], list[Any]], params: dict[str, Any]) -> Any:
+        _sql, positional, binds, _types = entry
+        if self._defaults:
+            params = {**self._defaults, **params}
+        if positional:
+            return tuple(fn(params[key]) if fn is not None else params[key] for key, fn in binds)
+        return {key: (fn(params[key]) if fn is not None else params[key]) for key, fn in binds}
+
+    def _rows(self, dialect: Any, types: list[Any], cursor: Any, rows: list[Any]) -> list[tuple[Any, ...]]:
+        codes = tuple(column[1] for column in cursor.description or ())
+        processors = self._results.get(codes)
+        if processors is None:
+            processors = self._results[codes] = [
+                t._cached_result_processor(dialect, code) for t, code in zip(types, codes, strict=False)
+            ]
+        if not any(processors):
+            return [tuple(row) for row in rows]
+        return [
+            tuple(fn(value) if fn is not None else value for fn, value in zip(processors, row, strict=False))
+            for row in rows
+        ]
+
+    def _fallback(self, engine: sa.Engine | None) -> Iterator[sa.Connection]:
+        from flask import has_app_context
+
+        if engine is None and has_app_context():
+            return contextlib.nullcontext(session().connection())  # type: ignore[return-value]
+        assert engine is not None
+        return engine.connect()  # type: ignore[return-value]
+
+    def all(self, params: dict[str, Any], *, engine: sa.Engine | None = None) -> list[tuple[Any, ...]]:
+        dialect = (engine or _current_engine()).dialect
+        entry = self._prepare(dialect)
+        if entry is None:
+            with self._fallback(engine) as conn:  # type: ignore[attr-defined]
+                return [tuple(row) for row in conn.execute(self.statement, params)]
+        with raw(engine) as conn:
+            cursor = conn.cursor()
+            try:
+                cursor.execute(entry[0], self._bind(entry, params))
+                return self._rows(dialect, entry[3], cursor, cursor.fetchall())
+            finally:
+                cursor.close()
+
+    def first(self, params: dict[str, Any], *, engine: sa.Engine | None = None) -> tuple[Any, ...] | None:
+        rows = self.all(params, engine=engine)
+        return rows[0] if rows else None
+
+    def first_mapping(self, params: dict[str, Any], *, engine: sa.Engine | None = None) -> dict[str, Any] | None:
+        """The first row as ``{column key: value}`` (the select's column keys), or None."""
+        row = self.first(params, engine=engine)
+        if row is None:
+            return None
+        if self._keys is None:
+            self._keys = list(self.statement.selected_columns.keys())
+        return dict(zip(self._keys, row, strict=True))
+
+    def execute_many(self, rows: list[dict[str, Any]], conn: Any, dialect: Any) -> None:
+        """Run a write for every row on ``conn`` (a DB-API connection from :func:`raw`, write=True)."""
+        entry = self._prepare(dialect)
+        if entry is None:
+            raise RuntimeError(f"Prepared writes need one of {sorted(self.FAST_DIALECTS)}")
+        cursor = conn.cursor()
+        try:
+            cursor.executemany(entry[0], [self._bind(entry, row) for row in rows])
+        finally:
+            cursor.close()
+
+
+def _current_engine() -> sa.Engine:
+    from flask import current_app
+
+    engine: sa.Engine = current_app.extensions["service.engine"]
+    return engine
 
 
 # --- migrations ----------------------------------------------------------------

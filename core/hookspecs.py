@@ -216,8 +216,10 @@ def on_vertex_built(record: dict[str, Any]) -> None:
 
     ``record`` holds ``user_id``, ``flow_id``, ``job_id``, ``vertex_id``,
     ``valid``, ``data``, ``artifacts``, ``params``, ``inputs``, ``outputs``,
-    ``error``, ``target_id``. Implementations must not block the run: queue
-    the write and return.
+    ``error``, ``target_id`` and ``build``: True when the run asked for its
+    vertex builds to be kept (editor builds), False for a run that records
+    its transactions only (a missing ``build`` means True). Implementations
+    must not block the run: queue the write and return.
     """
 
 

@@ -84,8 +84,10 @@ class _Run:
 
     # -- parameters ---------------------------------------------------------------------
     def _params(self, v: Vertex) -> tuple[dict[str, Any], dict[str, Any]]:
-        params = dict(v.params)
-        extra = dict(v.extra_params)
+        # copies: a built graph is shared by concurrent runs (core.runs caches it per flow version),
+        # so a component changing a list or dict parameter in place must not change the graph's
+        params = {k: (value.copy() if type(value) in (list, dict) else value) for k, value in v.params.items()}
+        extra = {k: (value.copy() if type(value) in (list, dict) else value) for k, value in v.extra_params.items()}
         over = self.overrides.get(v.id)
         if over:
             params.update(over)

@@ -35,6 +35,28 @@ def request_variables(headers: Mapping[str, str]) -> dict[str, str]:
     return {key[len(prefix) :].upper(): value for key, value in headers.items() if key.lower().startswith(prefix)}
 
 
+_policy_cache: dict[int, tuple[Any, EgressPolicy, Hardening]] = {}
+
+
+def _policies(settings: Any) -> tuple[EgressPolicy, Hardening]:
+    """The egress rules and host hardening of ``settings``, built once per (frozen) settings object.
+
+    Building them for every run cost a ``mkdir`` system call (the config directory) and two objects.
+    """
+    found = _policy_cache.get(id(settings))
+    if found is None or found[0] is not settings:
+        egress = EgressPolicy.from_settings(
+            settings.ssrf_protection_enabled,
+            settings.ssrf_allowed_hosts,
+            connector_validation=settings.connector_ssrf_validation_enabled,
+            connector_allow_loopback=settings.connector_ssrf_allow_loopback,
+        )
+        if len(_policy_cache) > 64:  # apps rebuilt by tests: keep the cache small
+            _policy_cache.clear()
+        found = _policy_cache[id(settings)] = (settings, egress, Hardening.from_settings(settings))
+    return found[1], found[2]
+
+
 def make_context(
     *,
     user_id: str,
@@ -46,6 +68,7 @@ def make_context(
     job_id: str | None = None,
     store_messages: bool = True,
     log_builds: bool = True,
+    log_transactions: bool | None = None,
     messages_user_id: str | None = None,
     registry: Registry | None = None,
     app: Flask | None = None,
@@ -57,9 +80,13 @@ def make_context(
     kept for the visitor while the run itself acts as an anonymous principal.
     """
     keeper = messages_user_id or user_id
+    if log_transactions is None:
+        log_transactions = log_builds
+    record_vertices = log_builds or log_transactions
     svc = state(app)
     hook = svc.host.hook
     settings = svc.settings
+    egress, hardening = _policies(settings)
     flow_id = str(flow.get("id")) if flow.get("id") else None
 
     def resolve_variable(name: str, _field: str) -> str | None:
@@ -97,8 +124,8 @@ def make_context(
         return stored
 
     def emit_and_record(event: RunEvent) -> None:
-        if log_builds and isinstance(event, VertexFinished):
-            _record_vertex(hook, user_id, flow_id, job_id, event.payload())
+        if record_vertices and isinstance(event, VertexFinished):
+            _record_vertex(hook, user_id, flow_id, job_id, event.payload(), build_record=log_builds)
         if emit is not None:
             emit(event)
 
@@ -110,18 +137,13 @@ def make_context(
         resolve_variable=resolve_variable,
         request_variables=dict(request_vars or {}),
         load_flow=load_flow,
-        emit=emit_and_record if (emit is not None or log_builds) else None,
+        emit=emit_and_record if (emit is not None or record_vertices) else None,
         store_message=store_message if store_messages else None,
         get_messages=get_messages,
         cancelled=cancelled,
         time_limit=float(settings.run_time_limit_seconds) if settings.run_time_limit_seconds else None,
-        egress=EgressPolicy.from_settings(
-            settings.ssrf_protection_enabled,
-            settings.ssrf_allowed_hosts,
-            connector_validation=settings.connector_ssrf_validation_enabled,
-            connector_allow_loopback=settings.connector_ssrf_allow_loopback,
-        ),
-        hardening=Hardening.from_settings(settings),
+        egress=egress,
+        hardening=hardening,
         registry=registry if registry is not None else current_registry(app),
         mcp_server=mcp_server,
         read_file=read_file,
@@ -132,7 +154,9 @@ def make_context(
     )
 
 
-def _record_vertex(hook: Any, user_id: str, flow_id: str | None, job_id: str | None, data: dict[str, Any]) -> None:
+def _record_vertex(
+    hook: Any, user_id: str, flow_id: str | None, job_id: str | None, data: dict[str, Any], *, build_record: bool = True
+) -> None:
     if flow_id is None:
         return
     build = data.get("build_data") or {}
@@ -161,5 +185,6 @@ def _record_vertex(hook: Any, user_id: str, flow_id: str | None, job_id: str | N
             "outputs": outputs,
             "error": error,
             "target_id": (build.get("next_vertices_ids") or [None])[0],
+            "build": build_record,
         }
     )

@@ -109,7 +109,10 @@ class RunRequest:
     start_component_id: str | None = None
     stop_component_id: str | None = None
     store_messages: bool = True
-    log_builds: bool = True
+    #: record vertex builds (the editor's build records, ``GET /monitor/builds``): builds ask for it, as in
+    #: the reference; every run of a stored flow records its transactions (``GET /monitor/transactions``)
+    log_builds: bool = False
+    log_transactions: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -218,12 +221,43 @@ def build(prepared: PreparedRun, app: Flask | None = None) -> PreparedRun:
             tweak_rules.check_input_conflict(data, req.tweaks, item.value, item.type or "chat")
     if prepared.registry is None:
         prepared.registry = registry(app)
-    try:
-        prepared.graph = Graph.build(data, prepared.registry, tweaks=_tweaks(data, req, prepared.registry) or None)
-    except GraphValidationError as exc:
-        raise ValidationFailed(list(exc.errors)) from None
-    check_model_providers(prepared.graph, app)
+    key = _graph_key(prepared)
+    cached = _graphs.get(key) if key is not None else None
+    if cached is not None and cached[0] is prepared.registry:
+        prepared.graph = cached[1]
+    else:
+        try:
+            prepared.graph = Graph.build(data, prepared.registry, tweaks=_tweaks(data, req, prepared.registry) or None)
+        except GraphValidationError as exc:
+            raise ValidationFailed(list(exc.errors)) from None
+        if key is not None:
+            if len(_graphs) >= GRAPH_CACHE_SIZE:
+                _graphs.pop(next(iter(_graphs)))  # the oldest entry: flows rarely change, runs repeat
+            _graphs[key] = (prepared.registry, prepared.graph)
+    check_model_providers(prepared.graph, app)  # the policy may change between runs: asked every time
     return prepared
+
+
+#: built graphs by (flow id, updated_at): a stored flow's graph is built once per version and process
+GRAPH_CACHE_SIZE = 256
+_graphs: dict[tuple[str, str], tuple[Registry, Graph]] = {}
+
+
+def _graph_key(prepared: PreparedRun) -> tuple[str, str] | None:
+    """The cache key of a run's graph, or None when the run's graph is its own (tweaks, unsaved data, files).
+
+    A flow's every update sets a new ``updated_at`` (the flows plugin's ``apply_changes``), so a key
+    names one version of the stored graph in every process; the registry snapshot is checked too (a
+    bundle reload builds anew). A built :class:`Graph` is read-only while it runs (the runner keeps
+    its state apart and copies each vertex's parameters), so concurrent runs share it.
+    """
+    req = prepared.request
+    if req.tweaks or req.data is not None or req.files or req.webhook_payload is not None:
+        return None
+    flow_id, updated = prepared.flow.get("id"), prepared.flow.get("updated_at")
+    if not flow_id or not updated:
+        return None
+    return (str(flow_id), str(updated))
 
 
 def check_model_providers(graph: Graph, app: Flask | None = None) -> None:
@@ -349,6 +383,7 @@ def execute(
             job_id=job_id,
             store_messages=req.store_messages,
             log_builds=req.log_builds,
+            log_transactions=req.log_transactions,
             messages_user_id=req.messages_as,
             registry=prepared.registry,
             app=app,

@@ -195,13 +195,17 @@ def test_log_builds_controls_vertex_build_records(make_app):
     job_id = start(client, admin, flow_id, {"inputs": {"input_value": "hi"}})
     poll_all(client, job_id, admin.bearer)
     assert [r["vertex_id"] for r in recorder.vertices] == ["ChatInput-AAAAA", "ChatOutput-BBBBB"]
-    assert {(r["job_id"], r["user_id"], r["flow_id"], r["valid"]) for r in recorder.vertices} == {
-        (job_id, admin.id, flow_id, True)
+    assert {(r["job_id"], r["user_id"], r["flow_id"], r["valid"], r["build"]) for r in recorder.vertices} == {
+        (job_id, admin.id, flow_id, True, True)
     }
     recorder.vertices.clear()
+    # as the reference: without build logging a build still records its transactions, not its vertex builds
     job_id = start(client, admin, flow_id, {"inputs": {"input_value": "hi"}}, "?log_builds=false")
     assert names(poll_all(client, job_id, admin.bearer))[-1] == "end"
-    assert recorder.vertices == []
+    assert [(r["vertex_id"], r["build"]) for r in recorder.vertices] == [
+        ("ChatInput-AAAAA", False),
+        ("ChatOutput-BBBBB", False),
+    ]
 
 
 def test_job_queue_metrics_for_superusers_only(client, admin, alice):

@@ -9,7 +9,11 @@ down answers 503 with ``Retry-After``, never 500.
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
+import time
+
+import redis
 
 from tests.build.buildkit import app_plugins, create_flow, names, poll_all, slow_flow, stream_all
 from tests.build.test_build_jobs import start
@@ -42,19 +46,37 @@ def test_a_quiet_step_longer_than_the_socket_timeout_is_polled_and_streamed(make
         assert names(events).count("vertices_sorted") == 1 and names(events).count("end") == 1
 
 
-def _closed_port() -> int:
+def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def test_redis_outage_is_a_503_with_retry_after(make_app, tmp_path):
-    app = make_app(
-        plugins=app_plugins(), job_backend="rq", redis_url=f"redis://127.0.0.1:{_closed_port()}/0", config_dir=tmp_path
+    # a Redis of this test's own, stopped once the service runs (start-up refuses a dead Redis)
+    port = _free_port()
+    redis_server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
-    client = app.test_client()
-    admin = superuser(client)
-    flow_id = create_flow(client, admin, slow_flow(0.1))
+    try:
+        client_of_redis = redis.Redis(port=port)
+        for _ in range(100):
+            try:
+                client_of_redis.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        app = make_app(
+            plugins=app_plugins(), job_backend="rq", redis_url=f"redis://127.0.0.1:{port}/0", config_dir=tmp_path
+        )
+        client = app.test_client()
+        admin = superuser(client)
+        flow_id = create_flow(client, admin, slow_flow(0.1))
+    finally:
+        redis_server.terminate()
+        redis_server.wait(10)
     for response in (
         client.post(f"/api/v1/build/{flow_id}/flow", json={}, headers=admin.bearer),
         client.get("/api/v1/build/00000000-0000-0000-0000-000000000001/events", headers=admin.bearer),

@@ -221,7 +221,7 @@ def find_flow(s: Session, user_id: str | None, flow_id_or_name: str, public: boo
         # the owner's lookups (every run) use statements built once, with the values bound per call
         by_id, by_name = _owner_statements()
         params = {"owner": owner, "key": key} if key else {"owner": owner, "name": flow_id_or_name}
-        found = s.connection().execute(by_id if key else by_name, params).mappings().first()
+        found = (by_id if key else by_name).first_mapping(params)
         return None if found is None else _flow_json(found)
     if public:  # the effective anonymous grant: a canonical share or a legacy grant (service_flows.shares)
         found_public = shares.public_grant(s, key) if key is not None else None
@@ -264,7 +264,7 @@ def project_auth_type(s: Session, folder_id: str) -> str | None:
     return str(value) if value else None
 
 
-_owner_lookups: tuple[Any, Any] | None = None
+_owner_lookups: tuple[db.Prepared, db.Prepared] | None = None
 _by_id_any_owner: Any = None
 _folder_auth_settings: Any = None
 
@@ -286,19 +286,21 @@ def _auth_settings_statement() -> Any:
     return _folder_auth_settings
 
 
-def _owner_statements() -> tuple[Any, Any]:
-    """An owner's flow by id and by endpoint name, as Core selects with bound values, built once.
+def _owner_statements() -> tuple[db.Prepared, db.Prepared]:
+    """An owner's flow by id and by endpoint name, as Core selects with bound values, built once
+    and run on the driver (:class:`core.db.Prepared`).
 
-    Building the ``where`` clauses and their cache key cost about 0.15 ms per run; both statements
-    still filter on the owner.
+    Building the ``where`` clauses and their cache key cost about 0.15 ms per run, and running
+    them through the session about ten times what the driver costs; both statements still
+    filter on the owner.
     """
     global _owner_lookups
     if _owner_lookups is None:
         t = Flow.__table__.c
         query = sa.select(Flow.__table__).where(t.user_id == sa.bindparam("owner"))
         _owner_lookups = (
-            query.where(t.id == sa.bindparam("key")),
-            query.where(t.endpoint_name == sa.bindparam("name")),
+            db.Prepared(query.where(t.id == sa.bindparam("key"))),
+            db.Prepared(query.where(t.endpoint_name == sa.bindparam("name"))),
         )
     return _owner_lookups
 

@@ -40,11 +40,10 @@ def register_migrations():
 
 @hookimpl
 def on_messages(user_id: str, messages: list[dict[str, Any]]) -> None:
-    from core import db
+    from core.app import state
     from service_monitor import services
 
-    with db.transaction() as s:
-        services.store_messages(s, user_id, messages)
+    services.store_messages(state().engine, user_id, messages)
 
 
 @hookimpl
