@@ -1,7 +1,9 @@
-"""Files and knowledge-base figures: ``python -m bench.knowledge [ingest] [search] [vec] [files] [--postgres URL]``.
+"""Files and knowledge-base figures:
+``python -m bench.knowledge [ingest] [search] [vec] [files] [--postgres URL]``.
 
 * ingest: a 1 MB text corpus (``BENCH_KB_CORPUS_BYTES``) chunked (1000/200) and embedded with the local
-  all-MiniLM-L6-v2 on the CPU, then written in one transaction (SQLite): chunks/s and total, model load apart.
+  all-MiniLM-L6-v2 on the CPU, then written in one transaction (SQLite): chunks/s and total, model load apart,
+  and the process's CPU seconds for chunking and embedding (all threads; less sensitive to load than wall).
 * search: top-5 over 100,000 stored chunks (random unit vectors, 384 dimensions, written straight into
   ``knowledge_chunk``), on SQLite and, with ``--postgres``, on PostgreSQL: first (cold) query, then
   p50/p95 of warm exact queries (vector product, top-k, and the 5 rows fetched).
@@ -18,6 +20,7 @@ import http.client
 import json
 import os
 import random
+import resource
 import statistics
 import sys
 import tempfile
@@ -204,7 +207,14 @@ def _app(database_url: str | None = None) -> Any:
     return create_app(config=config, plugins=["accounts", "files", "knowledge"])
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process, every thread (less sensitive to other processes' load than wall time)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def ingest() -> dict[str, Any]:
+    import torch
     from service_knowledge import embeddings, services
 
     from core import db
@@ -218,17 +228,23 @@ def ingest() -> dict[str, Any]:
         s = db.session()
         kb = services.create(s, uuid.uuid4(), {"name": "bench"})
         s.commit()
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), _cpu_s()
         prepared = services.prepare(kb, [services.Source("text:corpus", "text", text, {})])
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), _cpu_s()
         written = services.write(s, kb, prepared)
         s.commit()
         t3 = time.perf_counter()
+        model = embeddings._load_local()
+        counts = np.array([len(ids) for ids in model.tokenizer(prepared[0].texts, truncation=True)["input_ids"]])
     return {
         "corpus_bytes": len(text.encode()),
         "chunks": written,
+        "tokens": int(counts.sum()),
+        "tokens_per_chunk_min_mean_max": [int(counts.min()), round(float(counts.mean()), 1), int(counts.max())],
+        "torch_threads": torch.get_num_threads(),
         "model_load_s": round(load_s, 2),
         "chunk_and_embed_s": round(t2 - t1, 2),
+        "chunk_and_embed_cpu_s": round(c2 - c1, 1),
         "write_s": round(t3 - t2, 3),
         "total_s": round(t3 - t1, 2),
         "chunks_per_s": round(written / (t3 - t1), 1),

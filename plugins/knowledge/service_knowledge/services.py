@@ -227,20 +227,27 @@ def prepare(
         (src, chunking.split(src.text, size=kb.chunk_size, overlap=kb.chunk_overlap, separator=kb.separator))
         for src in sources
     ]
-    total = sum(len(texts) for _, texts in split)
-    done = 0
-    out = []
-    for src, texts in split:
+    texts = [text for _, chunks in split for text in chunks]
+    total = len(texts)
+    if isinstance(embedder, embeddings.LocalMiniLM):
+        # every chunk of the job at once: the local model batches them by token count (less padding)
+        matrix = embedder.embed_batched(
+            texts, check=check, progress=None if progress is None else lambda done: progress(done, total)
+        )
+    else:
         parts = []
-        for start in range(0, len(texts), batch):
+        for start in range(0, total, batch):
             if check is not None:
                 check()
             parts.append(embedder.embed(texts[start : start + batch]))
-            done += len(texts[start : start + batch])
             if progress is not None:
-                progress(done, total)
+                progress(min(start + batch, total), total)
         matrix = np.vstack(parts) if parts else np.zeros((0, embedder.dimensions), dtype=np.float32)
-        out.append(Prepared(src, texts, matrix))
+    out = []
+    offset = 0
+    for src, chunks in split:
+        out.append(Prepared(src, chunks, matrix[offset : offset + len(chunks)]))
+        offset += len(chunks)
     return out
 
 
