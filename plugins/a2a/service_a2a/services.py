@@ -27,7 +27,7 @@ from a2a.compat.v0_3 import types as v03
 from core import db, runs
 from core.app import state
 from core.engine import events as run_events
-from core.engine import simplified_run_response
+from core.engine import RunResult, simplified_run_response
 from core.errors import ApiError
 from core.jobs import JobState
 from core.runs import jobs as run_jobs
@@ -50,27 +50,29 @@ def is_agent(flow: Mapping[str, Any] | None) -> bool:
 
 def find_agent(flow_id: str) -> dict[str, Any] | None:
     """The published agent flow ``flow_id`` whoever owns it (None: 404), with its project's auth type."""
-    hook = state().host.hook
-    flow = hook.find_flow(user_id=None, flow_id_or_name=flow_id, public=False)
-    if not is_agent(flow):
-        return None
-    folder = flow.get("folder_id")
-    flow["_auth_type"] = (hook.project_auth_type(folder_id=folder) if folder else None) or "apikey"
-    return flow
+    flow = _with_auth_type(flow_id, None)
+    return flow if is_agent(flow) else None
 
 
 def own_flow(user_id: str, flow_id: str) -> dict[str, Any] | None:
     """The caller's own flow ``flow_id``, published or not (another user's is None: 404), with its auth type."""
+    flow = _with_auth_type(flow_id, user_id)
+    if not flow or str(flow.get("user_id")) != str(user_id):
+        return None
+    return flow
+
+
+def _with_auth_type(flow_id: str, user_id: str | None) -> dict[str, Any] | None:
+    """The flow and its project's auth type (``_auth_type``, ``apikey`` by default) in one read of the flows plugin."""
     try:
         uuid.UUID(str(flow_id))
     except ValueError:
         return None
-    hook = state().host.hook
-    flow = hook.find_flow(user_id=user_id, flow_id_or_name=flow_id, public=False)
-    if not flow or str(flow.get("user_id")) != str(user_id):
+    found = state().host.hook.find_flow_with_auth_type(flow_id=flow_id, user_id=user_id)
+    if found is None:
         return None
-    folder = flow.get("folder_id")
-    flow["_auth_type"] = (hook.project_auth_type(folder_id=folder) if folder else None) or "apikey"
+    flow, auth_type = found
+    flow["_auth_type"] = auth_type or "apikey"
     return flow
 
 
@@ -134,40 +136,62 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat()
 
 
-def status(row: Task) -> v03.TaskStatus:
-    message = None
-    if row.status_text:
-        parts = [v03.Part(root=v03.TextPart(text=row.status_text))]
-        if row.state == "input-required" and row.input_request:  # what the flow asks, as data too
-            parts.append(v03.Part(root=v03.DataPart(data=dict(row.input_request))))
-        message = v03.Message(
-            role=v03.Role.agent,
-            message_id=str(uuid.uuid5(row.id, f"{row.state}:{row.checkpoint_id or ''}")),
-            parts=parts,
-            context_id=row.context_id,
-            task_id=str(row.id),
-        )
+# The v0.3 JSON of a task is built as plain dicts (what ``model_dump(mode="json", by_alias=True,
+# exclude_none=True)`` of the a2a-sdk models gives; tests/a2a/test_a2a_task_json.py holds them together)
+# and checked once with the SDK's ``Task`` model where it leaves: building the nested models and
+# dumping them again cost more than the rest of the A2A layer.
+def status_json(row: Any) -> dict[str, Any]:
+    """A task row's ``TaskStatus`` (v0.3 JSON): its state, time, and the agent's message when it has one."""
     stamp = row.updated_at if row.updated_at.tzinfo else row.updated_at.replace(tzinfo=dt.UTC)
-    return v03.TaskStatus(state=v03.TaskState(row.state), message=message, timestamp=stamp.isoformat())
+    out: dict[str, Any] = {"state": row.state}
+    if row.status_text:
+        parts: list[dict[str, Any]] = [{"kind": "text", "text": row.status_text}]
+        if row.state == "input-required" and row.input_request:  # what the flow asks, as data too
+            parts.append({"kind": "data", "data": dict(row.input_request)})
+        out["message"] = {
+            "contextId": row.context_id,
+            "kind": "message",
+            "messageId": str(uuid.uuid5(row.id, f"{row.state}:{row.checkpoint_id or ''}")),
+            "parts": parts,
+            "role": "agent",
+            "taskId": str(row.id),
+        }
+    out["timestamp"] = stamp.isoformat()
+    return out
 
 
-def artifact(row: Task, text: str) -> v03.Artifact:
-    return v03.Artifact(
-        artifact_id=str(uuid.uuid5(row.id, "result")),
-        name="result",
-        parts=[v03.Part(root=v03.TextPart(text=text))],
-    )
+def artifact_json(row: Any, text: str) -> dict[str, Any]:
+    return {
+        "artifactId": str(uuid.uuid5(row.id, "result")),
+        "name": "result",
+        "parts": [{"kind": "text", "text": text}],
+    }
 
 
-def task_model(row: Task, history_length: int | None = None) -> v03.Task:
-    history = [v03.Message.model_validate(row.request)] if row.request and history_length != 0 else None
-    return v03.Task(
-        id=str(row.id),
-        context_id=row.context_id,
-        status=status(row),
-        artifacts=[artifact(row, row.answer)] if row.answer is not None else None,
-        history=history,
-    )
+def task_json(row: Any, history_length: int | None = None) -> dict[str, Any]:
+    """A task row as the v0.3 ``Task`` JSON (not validated yet: :func:`task_model` does)."""
+    out: dict[str, Any] = {}
+    if row.answer is not None:
+        out["artifacts"] = [artifact_json(row, row.answer)]
+    out["contextId"] = row.context_id
+    if row.request and history_length != 0:
+        out["history"] = [row.request]
+    out["id"] = str(row.id)
+    out["kind"] = "task"
+    out["status"] = status_json(row)
+    return out
+
+
+def status(row: Any) -> v03.TaskStatus:
+    return v03.TaskStatus.model_validate(status_json(row))
+
+
+def artifact(row: Any, text: str) -> v03.Artifact:
+    return v03.Artifact.model_validate(artifact_json(row, text))
+
+
+def task_model(row: Any, history_length: int | None = None) -> v03.Task:
+    return v03.Task.model_validate(task_json(row, history_length))
 
 
 # --- tasks --------------------------------------------------------------------------------------------
@@ -180,7 +204,9 @@ def _new_task(access: Access, message: v03.Message) -> tuple[Task, runs.RunReque
     text = message_text(message)
     context_id = message.context_id or str(uuid.uuid4())
     task_id = uuid.uuid4()
-    stored = message.model_copy(update={"context_id": context_id, "task_id": str(task_id)})
+    stored = message.model_dump(mode="json", by_alias=True, exclude_none=True)
+    stored["contextId"] = context_id
+    stored["taskId"] = str(task_id)
     now = db.utcnow()
     row = Task(
         id=task_id,
@@ -190,7 +216,7 @@ def _new_task(access: Access, message: v03.Message) -> tuple[Task, runs.RunReque
         job_id=None,
         state="submitted",
         public=access.public,
-        request=stored.model_dump(mode="json", by_alias=True, exclude_none=True),
+        request=stored,
         created_at=now,
         updated_at=now,
     )
@@ -215,8 +241,10 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
     """A blocking ``message/send``: the run in this request (``core.runs`` execute), the task stored once, ended.
 
     Its caller learns the task id only from the answer, so nobody can ask for it earlier; the row
-    is written with its final state (``tasks/get`` then works on any process). No job, no event
-    stream: the run's events are not needed for a single answer.
+    is written with its final state in the run's own commit (``execute(on_result=)``: the insert
+    joins the transaction that stores the run's messages), before the answer leaves, so
+    ``tasks/get`` then works on any process. No job, no event stream: the run's events are not
+    needed for a single answer.
     """
     row, req = _new_task(access, message)
     try:
@@ -227,11 +255,31 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
         db.release()
         return finish(row, "failed", status_text=failure_text(row, _detail(exc)))
     db.release()  # the lookup's connection goes back to the pool before the run
+    written = False
+
+    def on_result(result: RunResult) -> None:
+        nonlocal written
+        if result.status == "suspended":  # the row needs the checkpoint, written after this: stored below
+            return
+        if result.ok:
+            _end(row, "completed", answer=answer_of(simplified_run_response(result, input_value=req.inputs[0].value)))
+        else:
+            _end(row, "failed", status_text=failure_text(row, runs.failure_text(result)))
+        db.session().execute(sa.insert(Task.__table__), [_columns(row)])  # committed with the run's messages
+        written = True
+
     try:
-        outcome = runs.execute(prepared)
+        outcome = runs.execute(prepared, on_result=on_result)
     except Exception:
         log.exception("A2A task %s of flow %s failed", row.id, access.flow_id)
-        return finish(row, "failed", status_text=failure_text(row, None))
+        db.session().rollback()
+        stored = db.session().get(Task, row.id) if written else None  # committed before the failure
+        return stored or finish(row, "failed", status_text=failure_text(row, None))
+    if written:
+        s = db.session()
+        if s.in_transaction():  # no message to store: nothing committed the row yet
+            s.commit()
+        return row
     return finish_outcome(row, outcome, req)
 
 
@@ -336,27 +384,45 @@ def finish(
     input_request: dict[str, Any] | None = None,
 ) -> Task:
     """Write a task's final state once: the first process to see the end wins, later calls read it."""
-    now = db.utcnow()
+    if sa.inspect(row).transient:  # not stored yet (a blocking message/send): one insert, ended
+        _end(row, new_state, answer, status_text, checkpoint_id, input_request)
+        with db.transaction() as s:  # a Core insert: the ORM's unit of work cost more than the write
+            s.execute(sa.insert(Task.__table__), [_columns(row)])
+        return row
     values = {
         "state": new_state,
         "answer": answer,
         "status_text": status_text,
         "checkpoint_id": checkpoint_id,
         "input_request": input_request,
-        "updated_at": now,
+        "updated_at": db.utcnow(),
     }
-    if sa.inspect(row).transient:  # not stored yet (a blocking message/send): one insert, ended
-        for key, value in values.items():
-            setattr(row, key, value)
-        columns = {c.key: getattr(row, c.key) for c in Task.__table__.columns}
-        with db.transaction() as s:  # a Core insert: the ORM's unit of work cost more than the write
-            s.execute(sa.insert(Task.__table__), [columns])
-        return row
     t = Task.__table__.c
     with db.transaction() as s:
         s.execute(sa.update(Task).where(t.id == row.id, t.state.not_in(TERMINAL)).values(**values))
     # the row read back (the caller's instance may belong to a session that ended, as in a stream)
     return db.session().get(Task, row.id, populate_existing=True) or row
+
+
+def _end(
+    row: Task,
+    new_state: str,
+    answer: str | None = None,
+    status_text: str | None = None,
+    checkpoint_id: str | None = None,
+    input_request: dict[str, Any] | None = None,
+) -> None:
+    """Set the end of a task that is not stored yet on its row object."""
+    row.state = new_state
+    row.answer = answer
+    row.status_text = status_text
+    row.checkpoint_id = checkpoint_id
+    row.input_request = input_request
+    row.updated_at = db.utcnow()
+
+
+def _columns(row: Task) -> dict[str, Any]:
+    return {c.key: getattr(row, c.key) for c in Task.__table__.columns}
 
 
 def failure_text(row: Task, error: str | None) -> str:
