@@ -199,7 +199,36 @@ def task_model(row: Any, history_length: int | None = None) -> v03.Task:
 JOB_EVENTS = ["vertex_start", "token", "error"]
 
 
-def _new_task(access: Access, message: v03.Message) -> tuple[Task, runs.RunRequest]:
+@dataclass
+class NewTask:
+    """A task row made in this request (the columns of :class:`Task`, without the ORM's instrumentation).
+
+    ``stored``: inserted already (a streamed or non-blocking task); a blocking ``message/send``
+    inserts it once, ended.
+    """
+
+    id: uuid.UUID
+    flow_id: uuid.UUID
+    owner_id: uuid.UUID
+    context_id: str
+    public: bool
+    request: dict[str, Any]
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    job_id: str | None = None
+    state: str = "submitted"
+    status_text: str | None = None
+    answer: str | None = None
+    checkpoint_id: str | None = None
+    input_request: dict[str, Any] | None = None
+    stored: bool = False
+
+
+#: a task as read from the database, or made in this request
+Row = Task | NewTask
+
+
+def _new_task(access: Access, message: v03.Message) -> tuple[NewTask, runs.RunRequest]:
     """A task for a new user message (not stored yet) and the run request it makes."""
     text = message_text(message)
     context_id = message.context_id or str(uuid.uuid4())
@@ -208,13 +237,11 @@ def _new_task(access: Access, message: v03.Message) -> tuple[Task, runs.RunReque
     stored["contextId"] = context_id
     stored["taskId"] = str(task_id)
     now = db.utcnow()
-    row = Task(
+    row = NewTask(
         id=task_id,
         flow_id=uuid.UUID(access.flow_id),
         owner_id=uuid.UUID(access.owner_id),
         context_id=context_id,
-        job_id=None,
-        state="submitted",
         public=access.public,
         request=stored,
         created_at=now,
@@ -223,7 +250,7 @@ def _new_task(access: Access, message: v03.Message) -> tuple[Task, runs.RunReque
     return row, access.run_request(text, session_for(access.flow_id, context_id))
 
 
-def start(access: Access, message: v03.Message) -> Task:
+def start(access: Access, message: v03.Message) -> Row:
     """Store the task and start its run as a job (``runs.flow``, owned by the caller's principal).
 
     For streamed and non-blocking tasks, whose caller learns the task id before the run ends.
@@ -231,13 +258,14 @@ def start(access: Access, message: v03.Message) -> Task:
     row, req = _new_task(access, message)
     row.job_id = str(uuid.uuid4())
     with db.transaction() as s:
-        s.add(row)
+        s.execute(sa.insert(Task.__table__), [_columns(row)])
+    row.stored = True
     # the job looks the flow up and asks check_run: a refusal is a failed task, as any flow failure
     run_jobs.enqueue(req, owner=access.job_owner, job_id=row.job_id, events=JOB_EVENTS, meta={"a2a_task": str(row.id)})
     return row
 
 
-def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] | None = None) -> Task:
+def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] | None = None) -> Row:
     """A blocking ``message/send``: the run in this request (``core.runs`` execute), the task stored once, ended.
 
     Its caller learns the task id only from the answer, so nobody can ask for it earlier; the row
@@ -252,9 +280,9 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
         # is the run's flow (an owner's run; a public one is looked up through its grant again)
         prepared = runs.prepare(req, found=_without_extras(flow))
     except ApiError as exc:
-        db.release()
         return finish(row, "failed", status_text=failure_text(row, _detail(exc)))
-    db.release()  # the lookup's connection goes back to the pool before the run
+    # the lookup's connection stays with this request through the run, as in every in-request run of the run
+    # service (the simplified run too): releasing it here cost a second checkout (a ping on PostgreSQL)
     written = False
 
     def on_result(result: RunResult) -> None:
@@ -266,7 +294,7 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
         else:
             _end(row, "failed", status_text=failure_text(row, runs.failure_text(result)))
         db.session().execute(sa.insert(Task.__table__), [_columns(row)])  # committed with the run's messages
-        written = True
+        row.stored = written = True
 
     try:
         outcome = runs.execute(prepared, on_result=on_result)
@@ -274,6 +302,7 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
         log.exception("A2A task %s of flow %s failed", row.id, access.flow_id)
         db.session().rollback()
         stored = db.session().get(Task, row.id) if written else None  # committed before the failure
+        row.stored = False
         return stored or finish(row, "failed", status_text=failure_text(row, None))
     if written:
         s = db.session()
@@ -287,7 +316,7 @@ def _without_extras(flow: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if flow is None else {k: v for k, v in flow.items() if not k.startswith("_")}
 
 
-def finish_outcome(row: Task, outcome: runs.RunOutcome, req: runs.RunRequest) -> Task:
+def finish_outcome(row: Row, outcome: runs.RunOutcome, req: runs.RunRequest) -> Row:
     """Write the end of an in-request run: completed, failed, or waiting for input (its checkpoint)."""
     if outcome.suspended is not None:
         return suspended(row, outcome.suspended)
@@ -312,7 +341,7 @@ def input_text(request: Mapping[str, Any]) -> str:
     return text
 
 
-def suspended(row: Task, paused: Mapping[str, Any]) -> Task:
+def suspended(row: Row, paused: Mapping[str, Any]) -> Row:
     """A run that paused for human input: the task is ``input-required`` with the request in its status."""
     request = dict(paused.get("request") or {})
     return finish(
@@ -328,7 +357,7 @@ class NotWaiting(Exception):
     """A message for a task that is not waiting for input (or an answer that lost the race)."""
 
 
-def resume(row: Task, access: Access, message: v03.Message) -> Task:
+def resume(row: Row, access: Access, message: v03.Message) -> Row:
     """Answer an ``input-required`` task: its checkpoint resumed through ``core.runs`` (a ``runs.resume`` job).
 
     The message's text is the answer. The checkpoint is claimed exactly once (a second answer
@@ -375,19 +404,20 @@ def get(flow_id: str, task_id: str) -> Task | None:
 
 
 def finish(
-    row: Task,
+    row: Row,
     new_state: str,
     *,
     answer: str | None = None,
     status_text: str | None = None,
     checkpoint_id: str | None = None,
     input_request: dict[str, Any] | None = None,
-) -> Task:
+) -> Row:
     """Write a task's final state once: the first process to see the end wins, later calls read it."""
-    if sa.inspect(row).transient:  # not stored yet (a blocking message/send): one insert, ended
+    if isinstance(row, NewTask) and not row.stored:  # a blocking message/send: one insert, ended
         _end(row, new_state, answer, status_text, checkpoint_id, input_request)
         with db.transaction() as s:  # a Core insert: the ORM's unit of work cost more than the write
             s.execute(sa.insert(Task.__table__), [_columns(row)])
+        row.stored = True
         return row
     values = {
         "state": new_state,
@@ -405,7 +435,7 @@ def finish(
 
 
 def _end(
-    row: Task,
+    row: Row,
     new_state: str,
     answer: str | None = None,
     status_text: str | None = None,
@@ -421,11 +451,11 @@ def _end(
     row.updated_at = db.utcnow()
 
 
-def _columns(row: Task) -> dict[str, Any]:
+def _columns(row: Row) -> dict[str, Any]:
     return {c.key: getattr(row, c.key) for c in Task.__table__.columns}
 
 
-def failure_text(row: Task, error: str | None) -> str:
+def failure_text(row: Row, error: str | None) -> str:
     """A failed task's message: the reason for the owner's key, only "Flow execution failed" for the public."""
     if row.public or not error:
         return FAILED_TEXT
@@ -443,7 +473,7 @@ def answer_of(result: Any) -> str:
     return texts[-1] if texts else ""
 
 
-def sync(row: Task) -> Task:
+def sync(row: Row) -> Row:
     """Bring a running task's row up to date with its job (the job may have ended on another process)."""
     if row.state in TERMINAL or not row.job_id:
         return row
@@ -463,7 +493,7 @@ def sync(row: Task) -> Task:
     return row
 
 
-def cancel(row: Task) -> Task:
+def cancel(row: Row) -> Row:
     """Cancel a running task through the job queue; a task that ended is not cancelable (-32002)."""
     row = sync(row)
     if row.state in TERMINAL:
@@ -487,7 +517,7 @@ class Update:
     append: bool = False
     last: bool = False
     final: bool = False
-    row: Task | None = None  # the task as it ended (final updates)
+    row: Row | None = None  # the task as it ended (final updates)
 
 
 @dataclass
@@ -498,7 +528,7 @@ class _Follow:
     working: bool = False
 
 
-def follow(row: Task, *, block_seconds: float = READ_BLOCK_SECONDS) -> Iterator[Update]:
+def follow(row: Row, *, block_seconds: float = READ_BLOCK_SECONDS) -> Iterator[Update]:
     """The task's events from its start, translated from the run's typed events in the job's stream.
 
     Yields ``working``, the answer's token chunks as artifact chunks (or the whole answer at the
@@ -548,7 +578,7 @@ def follow(row: Task, *, block_seconds: float = READ_BLOCK_SECONDS) -> Iterator[
     yield Update("status", state=row.state, final=True, row=row)
 
 
-def _wait_ended(row: Task, limit: float = 5.0) -> Task:
+def _wait_ended(row: Row, limit: float = 5.0) -> Row:
     """After the job's end event, its info may lag a moment behind on another backend: wait for it."""
     deadline = time.monotonic() + limit
     row = sync(row)
