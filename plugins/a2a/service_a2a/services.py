@@ -19,15 +19,15 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from a2a.compat.v0_3 import types as v03
 
 from core import db, runs
 from core.app import state
-from core.engine import events as run_events
 from core.engine import RunResult, simplified_run_response
+from core.engine import events as run_events
 from core.errors import ApiError
 from core.jobs import JobState
 from core.runs import jobs as run_jobs
@@ -195,6 +195,9 @@ def task_model(row: Any, history_length: int | None = None) -> v03.Task:
 
 
 # --- tasks --------------------------------------------------------------------------------------------
+#: a task row inserted as a Core table statement, built once (the ORM's unit of work cost more than the write)
+_INSERT = sa.insert(cast(sa.Table, Task.__table__))
+
 #: the run events a task's job keeps in its stream (what :func:`follow` translates)
 JOB_EVENTS = ["vertex_start", "token", "error"]
 
@@ -258,7 +261,7 @@ def start(access: Access, message: v03.Message) -> Row:
     row, req = _new_task(access, message)
     row.job_id = str(uuid.uuid4())
     with db.transaction() as s:
-        s.execute(sa.insert(Task.__table__), [_columns(row)])
+        s.execute(_INSERT, [_columns(row)])
     row.stored = True
     # the job looks the flow up and asks check_run: a refusal is a failed task, as any flow failure
     run_jobs.enqueue(req, owner=access.job_owner, job_id=row.job_id, events=JOB_EVENTS, meta={"a2a_task": str(row.id)})
@@ -293,7 +296,7 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
             _end(row, "completed", answer=answer_of(simplified_run_response(result, input_value=req.inputs[0].value)))
         else:
             _end(row, "failed", status_text=failure_text(row, runs.failure_text(result)))
-        db.session().execute(sa.insert(Task.__table__), [_columns(row)])  # committed with the run's messages
+        db.session().execute(_INSERT, [_columns(row)])  # committed with the run's messages
         row.stored = written = True
 
     try:
@@ -416,7 +419,7 @@ def finish(
     if isinstance(row, NewTask) and not row.stored:  # a blocking message/send: one insert, ended
         _end(row, new_state, answer, status_text, checkpoint_id, input_request)
         with db.transaction() as s:  # a Core insert: the ORM's unit of work cost more than the write
-            s.execute(sa.insert(Task.__table__), [_columns(row)])
+            s.execute(_INSERT, [_columns(row)])
         row.stored = True
         return row
     values = {

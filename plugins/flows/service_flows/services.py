@@ -264,9 +264,7 @@ def project_auth_type(s: Session, folder_id: str) -> str | None:
     return str(value) if value else None
 
 
-def find_flow_with_auth_type(
-    s: Session, flow_id: str, user_id: str | None
-) -> tuple[dict[str, Any], str | None] | None:
+def find_flow_with_auth_type(s: Session, flow_id: str, user_id: str | None) -> tuple[dict[str, Any], str | None] | None:
     """The ``find_flow_with_auth_type`` hook: a flow by id (an owner's, or anyone's) and its project's auth type.
 
     One select joining the project (the A2A surface asks on every call); only ``auth_type`` leaves
