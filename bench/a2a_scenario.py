@@ -6,9 +6,11 @@ agent in an ``apikey`` project; each step alternates ``POST /api/v1/run/{id}`` a
 ``/api/v1/a2a/{id}/jsonrpc`` (owner key on both), twice, and reports each one's best throughput and the
 ratio. Target: A2A >= 80% of the simplified run (issue 14). Results go to ``bench/a2a_results.json``.
 
-``--cpu N``: also the CPU time per request in one process (Flask test client, no HTTP), the two alternated five
-times with ``N`` requests each, the least of each kept: on a shared machine the wall-clock figures above swing by a
-factor of two between rounds, the CPU time much less (it still counts cache and frequency effects of the neighbours).
+``--cpu N``: also the CPU time per request in one process (Flask test client, no HTTP): five times ``N`` requests
+of each, alternated in blocks of 25, and the median of the blocks' ratios (message/send over run): on a shared
+machine the wall-clock figures above swing by a factor of two between rounds, single CPU figures by a third (cache
+and frequency effects of the neighbours), the ratio of adjacent blocks much less. ``--cpu-only``: skip the HTTP
+part.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -25,8 +28,15 @@ from bench.common import Service, chat_echo, load
 HERE = Path(__file__).resolve().parent
 
 
+BLOCK = 25  # requests per block of the in-process CPU comparison
+
+
 def cpu_per_request(n: int, rounds: int = 5) -> dict[str, Any]:
-    """CPU milliseconds per request of the simplified run and of ``message/send``, in process, least of ``rounds``."""
+    """CPU milliseconds per request of the simplified run and of ``message/send``, in process.
+
+    ``rounds`` x ``n`` requests of each, in alternated blocks of :data:`BLOCK`; the medians of the blocks and
+    the median of the pairs' ratios (message/send over run, the load-independent figure of issue 14).
+    """
     import time
 
     for key in [k for k in os.environ if k.startswith("SERVICE_")]:
@@ -77,13 +87,31 @@ def cpu_per_request(n: int, rounds: int = 5) -> dict[str, Any]:
 
     for label in targets:
         go(label, 50)  # warm-up
-    best = {label: go(label, n) for label in targets}
-    for _ in range(rounds - 1):
-        for label in targets:
-            best[label] = min(best[label], go(label, n))
-    ratio = best["run"] / best["a2a"] if best["a2a"] else 0.0
-    print(f"cpu: run {best['run']:.2f} ms, message/send {best['a2a']:.2f} ms per request: {ratio:.0%}", flush=True)
-    return {"run_ms": round(best["run"], 3), "a2a_ms": round(best["a2a"], 3), "ratio": round(ratio, 3)}
+    # blocks of BLOCK requests, run and message/send alternated: a neighbour's burst slows both of a pair
+    # alike, so the median of the pairs' ratios moves much less than either figure
+    pairs = max(1, n // BLOCK)
+    run_ms: list[float] = []
+    a2a_ms: list[float] = []
+    for _ in range(rounds * pairs):
+        run_ms.append(go("run", BLOCK))
+        a2a_ms.append(go("a2a", BLOCK))
+    over = statistics.median(a / r for a, r in zip(a2a_ms, run_ms, strict=True))
+    run_med, a2a_med = statistics.median(run_ms), statistics.median(a2a_ms)
+    print(
+        f"cpu: run {run_med:.2f} ms, message/send {a2a_med:.2f} ms per request (medians of {len(run_ms)} blocks); "
+        f"message/send / run, median of pairs: {over:.2f}x ({1 / over:.0%})",
+        flush=True,
+    )
+    return {
+        "run_ms": round(run_med, 3),
+        "a2a_ms": round(a2a_med, 3),
+        "run_ms_least": round(min(run_ms), 3),
+        "a2a_ms_least": round(min(a2a_ms), 3),
+        "a2a_over_run": round(over, 3),
+        "ratio": round(1 / over, 3),
+        "blocks": len(run_ms),
+        "block": BLOCK,
+    }
 
 
 def main() -> None:
@@ -92,7 +120,11 @@ def main() -> None:
     parser.add_argument("--clients", default="4,8")
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--cpu", type=int, default=0, help="also CPU time per request in process, N requests a round")
+    parser.add_argument("--cpu-only", action="store_true", help="only the in-process CPU comparison (--cpu N)")
     args = parser.parse_args()
+    if args.cpu_only:
+        print(json.dumps(cpu_per_request(args.cpu or 300), indent=2))
+        return
     work = Path(tempfile.mkdtemp(prefix="bench-a2a-"))
     svc = Service(work, name="a2a", a2a_enabled="true")
     try:

@@ -34,6 +34,7 @@ __all__ = [
     "embed_texts",
     "extend_config",
     "find_flow",
+    "find_flow_with_auth_type",
     "find_project",
     "flows_using_components",
     "get_variable",
@@ -413,6 +414,17 @@ def list_models(context: Any, provider: str, refresh: bool) -> list[str] | None:
     ``"OpenAI Compatible"``) offers to the owner of ``context`` (a :class:`core.engine.RunContext`
     with the owner's variables and the egress policy): live discovery from its ``GET /models``,
     cached; ``refresh`` bypasses the cache. None when this implementation does not know ``provider``.
+    """
+
+
+@hookspec(firstresult=True)
+def find_flow_with_auth_type(flow_id: str, user_id: str | None) -> tuple[dict[str, Any], str | None] | None:
+    """The flow ``flow_id`` as ``find_flow`` returns it and its project's ``auth_settings.auth_type``, in one read.
+
+    ``user_id``: only that owner's flow; None: whoever owns it (trusted callers such as the A2A
+    surface, which then checks the key against the owner). The auth type is None when the flow
+    has no project or the project no auth settings (as :func:`project_auth_type`); None when no
+    such flow.
     """
 
 

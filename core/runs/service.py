@@ -356,12 +356,16 @@ def execute(
     job_id: str | None = None,
     previous_results: Mapping[str, VertexResult] | None = None,
     resume: Resume | None = None,
+    on_result: Callable[[RunResult], None] | None = None,
     app: Flask | None = None,
 ) -> RunOutcome:
     """Run every input of the prepared request in turn; stop at the first that fails or pauses.
 
     A run that pauses writes its checkpoint before this returns (``outcome.suspended``);
     ``resume`` continues one (the request then has the paused input only).
+    ``on_result``: called with each input's result before its chat messages are stored, so that rows
+    it writes on ``core.db.session()`` without committing share the messages' commit (one commit per
+    run; the caller commits what is left when there was no message to store).
     """
     if prepared.graph is None:
         build(prepared, app)
@@ -405,6 +409,8 @@ def execute(
                 resume_from=resume.results if resume is not None else None,
                 inactive=resume.inactive if resume is not None else None,
             )
+            if on_result is not None:
+                on_result(result)
         finally:
             flush()
         results.append(result)

@@ -281,6 +281,12 @@ def test_the_flows_plugin_answers_the_a2a_hooks(app, client, admin):
         assert hook.project_auth_type(folder_id=folder) == "oauth"
         assert hook.project_auth_type(folder_id=str(uuid.uuid4())) is None
         assert hook.project_auth_type(folder_id="nope") is None
+        flow, auth_type = hook.find_flow_with_auth_type(flow_id=published, user_id=None)
+        assert flow["id"] == published and flow["data"] and auth_type == "oauth"
+        assert hook.find_flow_with_auth_type(flow_id=published, user_id=admin.id)[0]["id"] == published
+        assert hook.find_flow_with_auth_type(flow_id=published, user_id=str(uuid.uuid4())) is None  # not theirs
+        assert hook.find_flow_with_auth_type(flow_id=str(uuid.uuid4()), user_id=None) is None
+        assert hook.find_flow_with_auth_type(flow_id="nope", user_id=None) is None
         found = hook.published_agents(user_id=admin.id)
         assert [f["id"] for f in found] == [published] and found[0]["data"] is None
         assert hook.published_agents(user_id=str(uuid.uuid4())) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -152,6 +153,11 @@ def jsonrpc(flow_id: str) -> Any:
                 mimetype="text/event-stream",
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )
-        return rpc.success(call.rid, rpc.handle(call, access, flow))
+        return _json(rpc.success(call.rid, rpc.handle(call, access, flow)))
     except rpc.RpcError as exc:
         return rpc.error(call.rid, exc.code, exc.message, exc.data)
+
+
+def _json(payload: dict[str, Any]) -> Response:
+    """A JSON-RPC answer, encoded once, compactly (Flask's provider sorts keys and indents in debug)."""
+    return Response(json.dumps(payload, separators=(",", ":")), mimetype="application/json")

@@ -136,16 +136,22 @@ def _dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def task_json(task: v03.Task, v10: bool) -> dict[str, Any]:
+def task_result(row: Any, v10: bool, history_length: int | None = None) -> dict[str, Any]:
+    """A task as the result of ``tasks/get`` / ``tasks/cancel``, checked with the SDK's ``Task`` model."""
+    out = services.task_json(row, history_length)
+    task = v03.Task.model_validate(out)  # the outgoing payload, validated once (the dict is what it dumps to)
     if v10:
         return json_format.MessageToDict(conversions.to_core_task(task))
-    return _dump(task)
+    return out
 
 
-def send_result_json(task: v03.Task, v10: bool) -> dict[str, Any]:
+def send_result(row: Any, v10: bool) -> dict[str, Any]:
+    """A task as the result of ``message/send`` (1.0: a ``SendMessageResponse`` holding it)."""
+    out = services.task_json(row)
+    task = v03.Task.model_validate(out)
     if v10:
         return json_format.MessageToDict(pb.SendMessageResponse(task=conversions.to_core_task(task)))
-    return _dump(task)
+    return out
 
 
 def frame(row: Any, update: services.Update, v10: bool) -> dict[str, Any]:
@@ -221,17 +227,17 @@ def handle(call: Call, access: Access, flow: Any = None) -> dict[str, Any]:
             for _update in services.follow(row):
                 pass
             row = services.sync(row)
-        return send_result_json(services.task_model(row), call.v10)
+        return send_result(row, call.v10)
     if call.handler == "get":
         row = services.sync(_task_or_error(access.flow_id, call.params.id))
-        return task_json(services.task_model(row, call.params.history_length), call.v10)
+        return task_result(row, call.v10, call.params.history_length)
     if call.handler == "cancel":
         row = _task_or_error(access.flow_id, call.params.id)
         try:
             row = services.cancel(row)
         except services.TaskNotCancelable:
             raise RpcError(TASK_NOT_CANCELABLE, "Task cannot be canceled") from None
-        return task_json(services.task_model(row), call.v10)
+        return task_result(row, call.v10)
     raise RpcError(METHOD_NOT_FOUND, "Method not found")
 
 

@@ -19,15 +19,15 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from a2a.compat.v0_3 import types as v03
 
 from core import db, runs
 from core.app import state
+from core.engine import RunResult, simplified_run_response
 from core.engine import events as run_events
-from core.engine import simplified_run_response
 from core.errors import ApiError
 from core.jobs import JobState
 from core.runs import jobs as run_jobs
@@ -50,27 +50,29 @@ def is_agent(flow: Mapping[str, Any] | None) -> bool:
 
 def find_agent(flow_id: str) -> dict[str, Any] | None:
     """The published agent flow ``flow_id`` whoever owns it (None: 404), with its project's auth type."""
-    hook = state().host.hook
-    flow = hook.find_flow(user_id=None, flow_id_or_name=flow_id, public=False)
-    if not is_agent(flow):
-        return None
-    folder = flow.get("folder_id")
-    flow["_auth_type"] = (hook.project_auth_type(folder_id=folder) if folder else None) or "apikey"
-    return flow
+    flow = _with_auth_type(flow_id, None)
+    return flow if is_agent(flow) else None
 
 
 def own_flow(user_id: str, flow_id: str) -> dict[str, Any] | None:
     """The caller's own flow ``flow_id``, published or not (another user's is None: 404), with its auth type."""
+    flow = _with_auth_type(flow_id, user_id)
+    if not flow or str(flow.get("user_id")) != str(user_id):
+        return None
+    return flow
+
+
+def _with_auth_type(flow_id: str, user_id: str | None) -> dict[str, Any] | None:
+    """The flow and its project's auth type (``_auth_type``, ``apikey`` by default) in one read of the flows plugin."""
     try:
         uuid.UUID(str(flow_id))
     except ValueError:
         return None
-    hook = state().host.hook
-    flow = hook.find_flow(user_id=user_id, flow_id_or_name=flow_id, public=False)
-    if not flow or str(flow.get("user_id")) != str(user_id):
+    found = state().host.hook.find_flow_with_auth_type(flow_id=flow_id, user_id=user_id)
+    if found is None:
         return None
-    folder = flow.get("folder_id")
-    flow["_auth_type"] = (hook.project_auth_type(folder_id=folder) if folder else None) or "apikey"
+    flow, auth_type = found
+    flow["_auth_type"] = auth_type or "apikey"
     return flow
 
 
@@ -134,70 +136,124 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat()
 
 
-def status(row: Task) -> v03.TaskStatus:
-    message = None
-    if row.status_text:
-        parts = [v03.Part(root=v03.TextPart(text=row.status_text))]
-        if row.state == "input-required" and row.input_request:  # what the flow asks, as data too
-            parts.append(v03.Part(root=v03.DataPart(data=dict(row.input_request))))
-        message = v03.Message(
-            role=v03.Role.agent,
-            message_id=str(uuid.uuid5(row.id, f"{row.state}:{row.checkpoint_id or ''}")),
-            parts=parts,
-            context_id=row.context_id,
-            task_id=str(row.id),
-        )
+# The v0.3 JSON of a task is built as plain dicts (what ``model_dump(mode="json", by_alias=True,
+# exclude_none=True)`` of the a2a-sdk models gives; tests/a2a/test_a2a_task_json.py holds them together)
+# and checked once with the SDK's ``Task`` model where it leaves: building the nested models and
+# dumping them again cost more than the rest of the A2A layer.
+def status_json(row: Any) -> dict[str, Any]:
+    """A task row's ``TaskStatus`` (v0.3 JSON): its state, time, and the agent's message when it has one."""
     stamp = row.updated_at if row.updated_at.tzinfo else row.updated_at.replace(tzinfo=dt.UTC)
-    return v03.TaskStatus(state=v03.TaskState(row.state), message=message, timestamp=stamp.isoformat())
+    out: dict[str, Any] = {"state": row.state}
+    if row.status_text:
+        parts: list[dict[str, Any]] = [{"kind": "text", "text": row.status_text}]
+        if row.state == "input-required" and row.input_request:  # what the flow asks, as data too
+            parts.append({"kind": "data", "data": dict(row.input_request)})
+        out["message"] = {
+            "contextId": row.context_id,
+            "kind": "message",
+            "messageId": str(uuid.uuid5(row.id, f"{row.state}:{row.checkpoint_id or ''}")),
+            "parts": parts,
+            "role": "agent",
+            "taskId": str(row.id),
+        }
+    out["timestamp"] = stamp.isoformat()
+    return out
 
 
-def artifact(row: Task, text: str) -> v03.Artifact:
-    return v03.Artifact(
-        artifact_id=str(uuid.uuid5(row.id, "result")),
-        name="result",
-        parts=[v03.Part(root=v03.TextPart(text=text))],
-    )
+def artifact_json(row: Any, text: str) -> dict[str, Any]:
+    return {
+        "artifactId": str(uuid.uuid5(row.id, "result")),
+        "name": "result",
+        "parts": [{"kind": "text", "text": text}],
+    }
 
 
-def task_model(row: Task, history_length: int | None = None) -> v03.Task:
-    history = [v03.Message.model_validate(row.request)] if row.request and history_length != 0 else None
-    return v03.Task(
-        id=str(row.id),
-        context_id=row.context_id,
-        status=status(row),
-        artifacts=[artifact(row, row.answer)] if row.answer is not None else None,
-        history=history,
-    )
+def task_json(row: Any, history_length: int | None = None) -> dict[str, Any]:
+    """A task row as the v0.3 ``Task`` JSON (not validated yet: :func:`task_model` does)."""
+    out: dict[str, Any] = {}
+    if row.answer is not None:
+        out["artifacts"] = [artifact_json(row, row.answer)]
+    out["contextId"] = row.context_id
+    if row.request and history_length != 0:
+        out["history"] = [row.request]
+    out["id"] = str(row.id)
+    out["kind"] = "task"
+    out["status"] = status_json(row)
+    return out
+
+
+def status(row: Any) -> v03.TaskStatus:
+    return v03.TaskStatus.model_validate(status_json(row))
+
+
+def artifact(row: Any, text: str) -> v03.Artifact:
+    return v03.Artifact.model_validate(artifact_json(row, text))
+
+
+def task_model(row: Any, history_length: int | None = None) -> v03.Task:
+    return v03.Task.model_validate(task_json(row, history_length))
 
 
 # --- tasks --------------------------------------------------------------------------------------------
+#: a task row inserted as a Core table statement, built once (the ORM's unit of work cost more than the write)
+_INSERT = sa.insert(cast(sa.Table, Task.__table__))
+
 #: the run events a task's job keeps in its stream (what :func:`follow` translates)
 JOB_EVENTS = ["vertex_start", "token", "error"]
 
 
-def _new_task(access: Access, message: v03.Message) -> tuple[Task, runs.RunRequest]:
+@dataclass
+class NewTask:
+    """A task row made in this request (the columns of :class:`Task`, without the ORM's instrumentation).
+
+    ``stored``: inserted already (a streamed or non-blocking task); a blocking ``message/send``
+    inserts it once, ended.
+    """
+
+    id: uuid.UUID
+    flow_id: uuid.UUID
+    owner_id: uuid.UUID
+    context_id: str
+    public: bool
+    request: dict[str, Any]
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    job_id: str | None = None
+    state: str = "submitted"
+    status_text: str | None = None
+    answer: str | None = None
+    checkpoint_id: str | None = None
+    input_request: dict[str, Any] | None = None
+    stored: bool = False
+
+
+#: a task as read from the database, or made in this request
+Row = Task | NewTask
+
+
+def _new_task(access: Access, message: v03.Message) -> tuple[NewTask, runs.RunRequest]:
     """A task for a new user message (not stored yet) and the run request it makes."""
     text = message_text(message)
     context_id = message.context_id or str(uuid.uuid4())
     task_id = uuid.uuid4()
-    stored = message.model_copy(update={"context_id": context_id, "task_id": str(task_id)})
+    stored = message.model_dump(mode="json", by_alias=True, exclude_none=True)
+    stored["contextId"] = context_id
+    stored["taskId"] = str(task_id)
     now = db.utcnow()
-    row = Task(
+    row = NewTask(
         id=task_id,
         flow_id=uuid.UUID(access.flow_id),
         owner_id=uuid.UUID(access.owner_id),
         context_id=context_id,
-        job_id=None,
-        state="submitted",
         public=access.public,
-        request=stored.model_dump(mode="json", by_alias=True, exclude_none=True),
+        request=stored,
         created_at=now,
         updated_at=now,
     )
     return row, access.run_request(text, session_for(access.flow_id, context_id))
 
 
-def start(access: Access, message: v03.Message) -> Task:
+def start(access: Access, message: v03.Message) -> Row:
     """Store the task and start its run as a job (``runs.flow``, owned by the caller's principal).
 
     For streamed and non-blocking tasks, whose caller learns the task id before the run ends.
@@ -205,18 +261,21 @@ def start(access: Access, message: v03.Message) -> Task:
     row, req = _new_task(access, message)
     row.job_id = str(uuid.uuid4())
     with db.transaction() as s:
-        s.add(row)
+        s.execute(_INSERT, [_columns(row)])
+    row.stored = True
     # the job looks the flow up and asks check_run: a refusal is a failed task, as any flow failure
     run_jobs.enqueue(req, owner=access.job_owner, job_id=row.job_id, events=JOB_EVENTS, meta={"a2a_task": str(row.id)})
     return row
 
 
-def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] | None = None) -> Task:
+def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] | None = None) -> Row:
     """A blocking ``message/send``: the run in this request (``core.runs`` execute), the task stored once, ended.
 
     Its caller learns the task id only from the answer, so nobody can ask for it earlier; the row
-    is written with its final state (``tasks/get`` then works on any process). No job, no event
-    stream: the run's events are not needed for a single answer.
+    is written with its final state in the run's own commit (``execute(on_result=)``: the insert
+    joins the transaction that stores the run's messages), before the answer leaves, so
+    ``tasks/get`` then works on any process. No job, no event stream: the run's events are not
+    needed for a single answer.
     """
     row, req = _new_task(access, message)
     try:
@@ -224,14 +283,35 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
         # is the run's flow (an owner's run; a public one is looked up through its grant again)
         prepared = runs.prepare(req, found=_without_extras(flow))
     except ApiError as exc:
-        db.release()
         return finish(row, "failed", status_text=failure_text(row, _detail(exc)))
-    db.release()  # the lookup's connection goes back to the pool before the run
+    # the lookup's connection stays with this request through the run, as in every in-request run of the run
+    # service (the simplified run too): releasing it here cost a second checkout (a ping on PostgreSQL)
+    written = False
+
+    def on_result(result: RunResult) -> None:
+        nonlocal written
+        if result.status == "suspended":  # the row needs the checkpoint, written after this: stored below
+            return
+        if result.ok:
+            _end(row, "completed", answer=answer_of(simplified_run_response(result, input_value=req.inputs[0].value)))
+        else:
+            _end(row, "failed", status_text=failure_text(row, runs.failure_text(result)))
+        db.session().execute(_INSERT, [_columns(row)])  # committed with the run's messages
+        row.stored = written = True
+
     try:
-        outcome = runs.execute(prepared)
+        outcome = runs.execute(prepared, on_result=on_result)
     except Exception:
         log.exception("A2A task %s of flow %s failed", row.id, access.flow_id)
-        return finish(row, "failed", status_text=failure_text(row, None))
+        db.session().rollback()
+        stored = db.session().get(Task, row.id) if written else None  # committed before the failure
+        row.stored = False
+        return stored or finish(row, "failed", status_text=failure_text(row, None))
+    if written:
+        s = db.session()
+        if s.in_transaction():  # no message to store: nothing committed the row yet
+            s.commit()
+        return row
     return finish_outcome(row, outcome, req)
 
 
@@ -239,7 +319,7 @@ def _without_extras(flow: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if flow is None else {k: v for k, v in flow.items() if not k.startswith("_")}
 
 
-def finish_outcome(row: Task, outcome: runs.RunOutcome, req: runs.RunRequest) -> Task:
+def finish_outcome(row: Row, outcome: runs.RunOutcome, req: runs.RunRequest) -> Row:
     """Write the end of an in-request run: completed, failed, or waiting for input (its checkpoint)."""
     if outcome.suspended is not None:
         return suspended(row, outcome.suspended)
@@ -264,7 +344,7 @@ def input_text(request: Mapping[str, Any]) -> str:
     return text
 
 
-def suspended(row: Task, paused: Mapping[str, Any]) -> Task:
+def suspended(row: Row, paused: Mapping[str, Any]) -> Row:
     """A run that paused for human input: the task is ``input-required`` with the request in its status."""
     request = dict(paused.get("request") or {})
     return finish(
@@ -280,7 +360,7 @@ class NotWaiting(Exception):
     """A message for a task that is not waiting for input (or an answer that lost the race)."""
 
 
-def resume(row: Task, access: Access, message: v03.Message) -> Task:
+def resume(row: Row, access: Access, message: v03.Message) -> Row:
     """Answer an ``input-required`` task: its checkpoint resumed through ``core.runs`` (a ``runs.resume`` job).
 
     The message's text is the answer. The checkpoint is claimed exactly once (a second answer
@@ -327,31 +407,29 @@ def get(flow_id: str, task_id: str) -> Task | None:
 
 
 def finish(
-    row: Task,
+    row: Row,
     new_state: str,
     *,
     answer: str | None = None,
     status_text: str | None = None,
     checkpoint_id: str | None = None,
     input_request: dict[str, Any] | None = None,
-) -> Task:
+) -> Row:
     """Write a task's final state once: the first process to see the end wins, later calls read it."""
-    now = db.utcnow()
+    if isinstance(row, NewTask) and not row.stored:  # a blocking message/send: one insert, ended
+        _end(row, new_state, answer, status_text, checkpoint_id, input_request)
+        with db.transaction() as s:  # a Core insert: the ORM's unit of work cost more than the write
+            s.execute(_INSERT, [_columns(row)])
+        row.stored = True
+        return row
     values = {
         "state": new_state,
         "answer": answer,
         "status_text": status_text,
         "checkpoint_id": checkpoint_id,
         "input_request": input_request,
-        "updated_at": now,
+        "updated_at": db.utcnow(),
     }
-    if sa.inspect(row).transient:  # not stored yet (a blocking message/send): one insert, ended
-        for key, value in values.items():
-            setattr(row, key, value)
-        columns = {c.key: getattr(row, c.key) for c in Task.__table__.columns}
-        with db.transaction() as s:  # a Core insert: the ORM's unit of work cost more than the write
-            s.execute(sa.insert(Task.__table__), [columns])
-        return row
     t = Task.__table__.c
     with db.transaction() as s:
         s.execute(sa.update(Task).where(t.id == row.id, t.state.not_in(TERMINAL)).values(**values))
@@ -359,7 +437,28 @@ def finish(
     return db.session().get(Task, row.id, populate_existing=True) or row
 
 
-def failure_text(row: Task, error: str | None) -> str:
+def _end(
+    row: Row,
+    new_state: str,
+    answer: str | None = None,
+    status_text: str | None = None,
+    checkpoint_id: str | None = None,
+    input_request: dict[str, Any] | None = None,
+) -> None:
+    """Set the end of a task that is not stored yet on its row object."""
+    row.state = new_state
+    row.answer = answer
+    row.status_text = status_text
+    row.checkpoint_id = checkpoint_id
+    row.input_request = input_request
+    row.updated_at = db.utcnow()
+
+
+def _columns(row: Row) -> dict[str, Any]:
+    return {c.key: getattr(row, c.key) for c in Task.__table__.columns}
+
+
+def failure_text(row: Row, error: str | None) -> str:
     """A failed task's message: the reason for the owner's key, only "Flow execution failed" for the public."""
     if row.public or not error:
         return FAILED_TEXT
@@ -377,7 +476,7 @@ def answer_of(result: Any) -> str:
     return texts[-1] if texts else ""
 
 
-def sync(row: Task) -> Task:
+def sync(row: Row) -> Row:
     """Bring a running task's row up to date with its job (the job may have ended on another process)."""
     if row.state in TERMINAL or not row.job_id:
         return row
@@ -397,7 +496,7 @@ def sync(row: Task) -> Task:
     return row
 
 
-def cancel(row: Task) -> Task:
+def cancel(row: Row) -> Row:
     """Cancel a running task through the job queue; a task that ended is not cancelable (-32002)."""
     row = sync(row)
     if row.state in TERMINAL:
@@ -421,7 +520,7 @@ class Update:
     append: bool = False
     last: bool = False
     final: bool = False
-    row: Task | None = None  # the task as it ended (final updates)
+    row: Row | None = None  # the task as it ended (final updates)
 
 
 @dataclass
@@ -432,7 +531,7 @@ class _Follow:
     working: bool = False
 
 
-def follow(row: Task, *, block_seconds: float = READ_BLOCK_SECONDS) -> Iterator[Update]:
+def follow(row: Row, *, block_seconds: float = READ_BLOCK_SECONDS) -> Iterator[Update]:
     """The task's events from its start, translated from the run's typed events in the job's stream.
 
     Yields ``working``, the answer's token chunks as artifact chunks (or the whole answer at the
@@ -482,7 +581,7 @@ def follow(row: Task, *, block_seconds: float = READ_BLOCK_SECONDS) -> Iterator[
     yield Update("status", state=row.state, final=True, row=row)
 
 
-def _wait_ended(row: Task, limit: float = 5.0) -> Task:
+def _wait_ended(row: Row, limit: float = 5.0) -> Row:
     """After the job's end event, its info may lag a moment behind on another backend: wait for it."""
     deadline = time.monotonic() + limit
     row = sync(row)

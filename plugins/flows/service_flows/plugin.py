@@ -97,6 +97,14 @@ def published_agents(user_id: str) -> list[dict[str, Any]] | None:
 
 
 @hookimpl
+def find_flow_with_auth_type(flow_id: str, user_id: str | None) -> tuple[dict[str, Any], str | None] | None:
+    from core import db
+    from service_flows import services
+
+    return services.find_flow_with_auth_type(db.session(), flow_id, user_id)
+
+
+@hookimpl
 def project_auth_type(folder_id: str) -> str | None:
     from core import db
     from service_flows import services

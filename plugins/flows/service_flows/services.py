@@ -264,7 +264,32 @@ def project_auth_type(s: Session, folder_id: str) -> str | None:
     return str(value) if value else None
 
 
+def find_flow_with_auth_type(s: Session, flow_id: str, user_id: str | None) -> tuple[dict[str, Any], str | None] | None:
+    """The ``find_flow_with_auth_type`` hook: a flow by id (an owner's, or anyone's) and its project's auth type.
+
+    One select joining the project (the A2A surface asks on every call); only ``auth_type`` leaves
+    ``auth_settings`` (the rest may hold secrets).
+    """
+    key = _uuid(flow_id)
+    if key is None:
+        return None
+    by_owner, any_owner = _with_auth_type_statements()
+    if user_id is None:
+        row = any_owner.first_mapping({"key": key})
+    else:
+        owner = _uuid(user_id)
+        if owner is None:
+            return None
+        row = by_owner.first_mapping({"key": key, "owner": owner})
+    if row is None:
+        return None
+    settings_ = row["project_auth_settings"]
+    value = settings_.get("auth_type") if isinstance(settings_, Mapping) else None
+    return _flow_json(row), (str(value) if value else None)
+
+
 _owner_lookups: tuple[db.Prepared, db.Prepared] | None = None
+_with_auth_type: tuple[db.Prepared, db.Prepared] | None = None
 _by_id_any_owner: Any = None
 _folder_auth_settings: Any = None
 
@@ -284,6 +309,22 @@ def _auth_settings_statement() -> Any:
         t = Folder.__table__.c
         _folder_auth_settings = sa.select(t.auth_settings).where(t.id == sa.bindparam("key"))
     return _folder_auth_settings
+
+
+def _with_auth_type_statements() -> tuple[db.Prepared, db.Prepared]:
+    """A flow by id with its project's ``auth_settings`` (an owner's, anyone's), Core selects built once,
+    run on the driver (:class:`core.db.Prepared`)."""
+    global _with_auth_type
+    if _with_auth_type is None:
+        t = Flow.__table__.c
+        f = Folder.__table__.c
+        query = (
+            sa.select(Flow.__table__, f.auth_settings.label("project_auth_settings"))
+            .select_from(Flow.__table__.outerjoin(Folder.__table__, f.id == t.folder_id))
+            .where(t.id == sa.bindparam("key"))
+        )
+        _with_auth_type = (db.Prepared(query.where(t.user_id == sa.bindparam("owner"))), db.Prepared(query))
+    return _with_auth_type
 
 
 def _owner_statements() -> tuple[db.Prepared, db.Prepared]:
