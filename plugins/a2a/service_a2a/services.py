@@ -197,6 +197,8 @@ def task_model(row: Any, history_length: int | None = None) -> v03.Task:
 # --- tasks --------------------------------------------------------------------------------------------
 #: a task row inserted as a Core table statement, built once (the ORM's unit of work cost more than the write)
 _INSERT = sa.insert(cast(sa.Table, Task.__table__))
+#: the blocking send's insert on the driver (core.db.Prepared): through the session it cost 0.4 ms
+_TASK_INSERT = db.Prepared(_INSERT, column_keys=[c.key for c in Task.__table__.columns])
 
 #: the run events a task's job keeps in its stream (what :func:`follow` translates)
 JOB_EVENTS = ["vertex_start", "token", "error"]
@@ -296,7 +298,11 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
             _end(row, "completed", answer=answer_of(simplified_run_response(result, input_value=req.inputs[0].value)))
         else:
             _end(row, "failed", status_text=failure_text(row, runs.failure_text(result)))
-        db.session().execute(_INSERT, [_columns(row)])  # committed with the run's messages
+        # on the session's connection (the transaction the run's messages commit in), run on the driver
+        db.session().connection()
+        engine = state().engine
+        with db.raw(engine) as conn:
+            _TASK_INSERT.execute_many([_columns(row)], conn, engine.dialect)
         row.stored = written = True
 
     try:
