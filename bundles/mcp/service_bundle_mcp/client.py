@@ -5,7 +5,7 @@ one ``anyio.run``: a stdio server's child process lives exactly as long as the o
 terminated by the SDK when it ends, fails, times out or the run is cancelled (a watcher polls the
 run's cancel flag and cancels the operation). HTTP servers are checked by the engine's egress
 rules first (``core.engine.egress.check_url``: SSRF protection, allowed hosts), and the SDK's HTTP
-client then connects to the checked address only (:func:`pinned_http_client`): no second DNS lookup,
+client then connects to the checked address only (:func:`core.engine.egress.pinned_http_client`): no second DNS lookup,
 so no rebinding window; the Host header and TLS (SNI, certificate) still use the host name.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 
-from core.engine.egress import EgressPolicy, check_url
+from core.engine.egress import EgressPolicy, check_url, pinned_http_client
 
 #: tool listings kept per (user, server config) when a component asks for the cache
 CACHE_TTL = 300.0
@@ -45,61 +45,14 @@ def describe(exc: BaseException) -> str:
     return text if isinstance(exc, MCPClientError) else f"{type(exc).__name__}: {text}"
 
 
-class _PinnedBackend:
-    """An ``httpcore2`` network backend that connects the checked host to its checked address only.
-
-    ``connect_tcp`` is the one place the HTTP client turns a host name into a socket: the name the
-    egress helper checked goes to the address it checked (no resolver involved); any other name (the
-    SDK follows redirects within the origin only, so this is never legitimate) is refused.
-    """
-
-    def __init__(self, host: str, address: str) -> None:
-        from httpcore2 import AnyIOBackend
-
-        self.host = host.lower().rstrip(".")
-        self.address = address
-        self._backend = AnyIOBackend()
-
-    async def connect_tcp(self, host: str, port: int, **kw: Any) -> Any:
-        import httpcore2
-
-        if host.lower().rstrip(".") != self.host:
-            raise httpcore2.ConnectError(f"Connection to '{host}' refused: not the checked host")
-        return await self._backend.connect_tcp(self.address, port, **kw)
-
-    async def connect_unix_socket(self, path: str, **kw: Any) -> Any:
-        raise OSError("Unix sockets are not used for MCP servers")
-
-    async def sleep(self, seconds: float) -> None:
-        await self._backend.sleep(seconds)
-
-
-def pinned_http_client(host: str, address: str, verify_ssl: bool = True) -> Callable[..., Any]:
-    """A factory of the SDK's ``httpx2.AsyncClient`` (its ``McpHttpClientFactory`` shape) whose
-    connections go to ``address``, the egress helper's checked address of ``host``."""
-    import httpcore2
+def mcp_http_client(host: str, address: str, verify_ssl: bool = True) -> Callable[..., Any]:
+    """The SDK's HTTP client pinned to the egress check's address (:func:`core.engine.egress.pinned_http_client`),
+    with the SDK's default timeouts."""
     import httpx2
-    from httpx2._config import create_ssl_context
     from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
-    def factory(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
-        transport = httpx2.AsyncHTTPTransport(verify=verify_ssl)
-        transport._pool = httpcore2.AsyncConnectionPool(  # the pool httpx2 builds, with our backend
-            ssl_context=create_ssl_context(verify=verify_ssl),
-            network_backend=_PinnedBackend(host, address),
-        )
-        kwargs: dict[str, Any] = {
-            "transport": transport,
-            "timeout": timeout or httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
-            "trust_env": False,  # no proxy from the environment: the connection is ours to pin
-        }
-        if headers is not None:
-            kwargs["headers"] = headers
-        if auth is not None:
-            kwargs["auth"] = auth
-        return httpx2.AsyncClient(**kwargs)
-
-    return factory
+    timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+    return pinned_http_client(host, address, verify_ssl, default_timeout=timeout)
 
 
 def _transport(config: dict[str, Any], policy: EgressPolicy, verify_ssl: bool, extra_headers: dict[str, str]) -> Any:
@@ -115,7 +68,7 @@ def _transport(config: dict[str, Any], policy: EgressPolicy, verify_ssl: bool, e
         return stdio_client(params)
     url = str(config.get("url") or "")
     _scheme, host, _port, address = check_url(url, policy)  # EgressBlocked for private addresses unless allowed
-    factory = pinned_http_client(host, str(address), verify_ssl)
+    factory = mcp_http_client(host, str(address), verify_ssl)
     headers = {**(config.get("headers") or {}), **extra_headers}
     if kind == "sse":
         return sse_client(url, headers=headers, httpx_client_factory=factory)

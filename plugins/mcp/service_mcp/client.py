@@ -1,7 +1,7 @@
 """List a stored server's tools: ``GET /api/v2/mcp/servers?action_count=true`` and ``.../{name}/tools``
 (the editor's tool picker).
 
-A small copy of the bundle's client (plugins and bundles never import each other): connect with
+Like the bundle's client (plugins and bundles never import each other): connect with
 the official ``mcp`` SDK, list the tools, disconnect; HTTP servers pass the egress rules first and the
 SDK's HTTP client connects to the checked address only (no second DNS lookup: no rebinding window).
 """
@@ -15,7 +15,7 @@ import anyio
 
 from core.app import state
 from core.auth import Actor
-from core.engine.egress import EgressPolicy, check_url
+from core.engine.egress import EgressPolicy, check_url, pinned_http_client
 
 TIMEOUT = 10.0
 
@@ -26,61 +26,14 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-class _PinnedBackend:
-    """An ``httpcore2`` network backend that connects the checked host to its checked address only.
-
-    ``connect_tcp`` is the one place the HTTP client turns a host name into a socket: the name the
-    egress helper checked goes to the address it checked (no resolver involved); any other name (the
-    SDK follows redirects within the origin only, so this is never legitimate) is refused.
-    """
-
-    def __init__(self, host: str, address: str) -> None:
-        from httpcore2 import AnyIOBackend
-
-        self.host = host.lower().rstrip(".")
-        self.address = address
-        self._backend = AnyIOBackend()
-
-    async def connect_tcp(self, host: str, port: int, **kw: Any) -> Any:
-        import httpcore2
-
-        if host.lower().rstrip(".") != self.host:
-            raise httpcore2.ConnectError(f"Connection to '{host}' refused: not the checked host")
-        return await self._backend.connect_tcp(self.address, port, **kw)
-
-    async def connect_unix_socket(self, path: str, **kw: Any) -> Any:
-        raise OSError("Unix sockets are not used for MCP servers")
-
-    async def sleep(self, seconds: float) -> None:
-        await self._backend.sleep(seconds)
-
-
-def pinned_http_client(host: str, address: str, verify_ssl: bool = True) -> Callable[..., Any]:
-    """A factory of the SDK's ``httpx2.AsyncClient`` (its ``McpHttpClientFactory`` shape) whose
-    connections go to ``address``, the egress helper's checked address of ``host``."""
-    import httpcore2
+def mcp_http_client(host: str, address: str, verify_ssl: bool = True) -> Callable[..., Any]:
+    """The SDK's HTTP client pinned to the egress check's address (:func:`core.engine.egress.pinned_http_client`),
+    with the SDK's default timeouts."""
     import httpx2
-    from httpx2._config import create_ssl_context
     from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
-    def factory(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
-        transport = httpx2.AsyncHTTPTransport(verify=verify_ssl)
-        transport._pool = httpcore2.AsyncConnectionPool(  # the pool httpx2 builds, with our backend
-            ssl_context=create_ssl_context(verify=verify_ssl),
-            network_backend=_PinnedBackend(host, address),
-        )
-        kwargs: dict[str, Any] = {
-            "transport": transport,
-            "timeout": timeout or httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
-            "trust_env": False,  # no proxy from the environment: the connection is ours to pin
-        }
-        if headers is not None:
-            kwargs["headers"] = headers
-        if auth is not None:
-            kwargs["auth"] = auth
-        return httpx2.AsyncClient(**kwargs)
-
-    return factory
+    timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+    return pinned_http_client(host, address, verify_ssl, default_timeout=timeout)
 
 
 def list_tools(config: dict[str, Any], actor: Actor) -> list[dict[str, Any]]:
@@ -100,7 +53,7 @@ def list_tools(config: dict[str, Any], actor: Actor) -> list[dict[str, Any]]:
         _scheme, host, _port, address = check_url(
             config["url"], EgressPolicy.from_settings(settings.ssrf_protection_enabled, settings.ssrf_allowed_hosts)
         )
-        factory = pinned_http_client(host, str(address))
+        factory = mcp_http_client(host, str(address))
         headers = config.get("headers") or {}
         if config["transport"] == "sse":
             transport = sse_client(config["url"], headers=headers, httpx_client_factory=factory)
