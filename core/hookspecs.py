@@ -49,7 +49,6 @@ __all__ = [
     "on_user_deleted",
     "on_vertex_built",
     "permission_allowed",
-    "project_auth_type",
     "published_agents",
     "read_user_file",
     "reencrypt_secrets",
@@ -423,17 +422,8 @@ def find_flow_with_auth_type(flow_id: str, user_id: str | None) -> tuple[dict[st
 
     ``user_id``: only that owner's flow; None: whoever owns it (trusted callers such as the A2A
     surface, which then checks the key against the owner). The auth type is None when the flow
-    has no project or the project no auth settings (as :func:`project_auth_type`); None when no
+    has no project or the project no auth settings; None when no
     such flow.
-    """
-
-
-@hookspec(firstresult=True)
-def project_auth_type(folder_id: str) -> str | None:
-    """The ``auth_settings.auth_type`` of project ``folder_id`` (``none``, ``apikey``, ``oauth``, ...).
-
-    None when the project has no auth settings or does not exist. Never returns the other
-    members of ``auth_settings`` (they may hold OAuth secrets).
     """
 
 

@@ -278,9 +278,6 @@ def test_the_flows_plugin_answers_the_a2a_hooks(app, client, admin):
     agent(client, admin, chat_echo(), folder_id=folder, name="off", enabled=False)
     with app.app_context():
         hook = state(app).host.hook
-        assert hook.project_auth_type(folder_id=folder) == "oauth"
-        assert hook.project_auth_type(folder_id=str(uuid.uuid4())) is None
-        assert hook.project_auth_type(folder_id="nope") is None
         flow, auth_type = hook.find_flow_with_auth_type(flow_id=published, user_id=None)
         assert flow["id"] == published and flow["data"] and auth_type == "oauth"
         assert hook.find_flow_with_auth_type(flow_id=published, user_id=admin.id)[0]["id"] == published

@@ -32,10 +32,9 @@ def register_jobs():
 
 @hookimpl
 def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> dict[str, Any] | None:
-    from core import db
     from service_flows import services
 
-    return services.find_flow(db.session(), user_id, flow_id_or_name, public)
+    return services.find_flow(user_id, flow_id_or_name, public)
 
 
 @hookimpl
@@ -98,18 +97,9 @@ def published_agents(user_id: str) -> list[dict[str, Any]] | None:
 
 @hookimpl
 def find_flow_with_auth_type(flow_id: str, user_id: str | None) -> tuple[dict[str, Any], str | None] | None:
-    from core import db
     from service_flows import services
 
-    return services.find_flow_with_auth_type(db.session(), flow_id, user_id)
-
-
-@hookimpl
-def project_auth_type(folder_id: str) -> str | None:
-    from core import db
-    from service_flows import services
-
-    return services.project_auth_type(db.session(), folder_id)
+    return services.find_flow_with_auth_type(flow_id, user_id)
 
 
 @hookimpl

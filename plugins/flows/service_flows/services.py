@@ -206,10 +206,11 @@ def readable_flow(s: Session, user_id: uuid.UUID, flow_id: Any) -> dict[str, Any
     return flow_out(own_flow(s, user_id, flow_id))
 
 
-def find_flow(s: Session, user_id: str | None, flow_id_or_name: str, public: bool) -> dict[str, Any] | None:
+def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> dict[str, Any] | None:
     """The ``find_flow`` hook: by id or endpoint name for an owner, by id for PUBLIC flows.
 
-    The result holds JSON values only (ids and times as strings), ready for a job.
+    The result holds JSON values only (ids and times as strings), ready for a job. An owner's lookup (every
+    run) runs on the driver without a session; the other lookups use the request's session.
     """
     key = _uuid(flow_id_or_name)
     t = Flow.__table__.c
@@ -224,19 +225,19 @@ def find_flow(s: Session, user_id: str | None, flow_id_or_name: str, public: boo
         found = (by_id if key else by_name).first_mapping(params)
         return None if found is None else _flow_json(found)
     if public:  # the effective anonymous grant: a canonical share or a legacy grant (service_flows.shares)
-        found_public = shares.public_grant(s, key) if key is not None else None
+        found_public = shares.public_grant(db.session(), key) if key is not None else None
         return None if found_public is None else _flow_json(found_public[1])
     if key is not None:  # any owner: trusted internal callers (webhooks with authentication off, A2A agents)
-        row_any = s.connection().execute(_any_owner_statement(), {"key": key}).mappings().first()
+        row_any = db.session().connection().execute(_any_owner_statement(), {"key": key}).mappings().first()
         return None if row_any is None else _flow_json(row_any)
     else:
         query = query.where(t.endpoint_name == flow_id_or_name).limit(2)
-        matches = list(s.connection().execute(query).mappings())
+        matches = list(db.session().connection().execute(query).mappings())
         return _flow_json(matches[0]) if len(matches) == 1 else None  # ambiguous names match nothing
     # A Core select on the session's connection and a hand-written dump (every run and build reads a
     # flow): an ORM object plus a marshmallow dump cost about three times as much. The output equals
     # ``FlowReadSchema().dump(flow_out(flow))``; tests/flows/test_find_flow_fast.py holds them together.
-    row = s.connection().execute(query).mappings().first()
+    row = db.session().connection().execute(query).mappings().first()
     return None if row is None else _flow_json(row)
 
 
@@ -254,17 +255,7 @@ def published_agents(s: Session, user_id: str) -> list[dict[str, Any]]:
     return [{**_flow_json(row), "data": None} for row in s.connection().execute(query).mappings()]
 
 
-def project_auth_type(s: Session, folder_id: str) -> str | None:
-    """The ``project_auth_type`` hook: only ``auth_settings.auth_type`` (the rest may hold secrets)."""
-    key = _uuid(folder_id)
-    if key is None:
-        return None
-    settings_ = s.connection().execute(_auth_settings_statement(), {"key": key}).scalar()
-    value = settings_.get("auth_type") if isinstance(settings_, Mapping) else None
-    return str(value) if value else None
-
-
-def find_flow_with_auth_type(s: Session, flow_id: str, user_id: str | None) -> tuple[dict[str, Any], str | None] | None:
+def find_flow_with_auth_type(flow_id: str, user_id: str | None) -> tuple[dict[str, Any], str | None] | None:
     """The ``find_flow_with_auth_type`` hook: a flow by id (an owner's, or anyone's) and its project's auth type.
 
     One select joining the project (the A2A surface asks on every call); only ``auth_type`` leaves
@@ -291,7 +282,6 @@ def find_flow_with_auth_type(s: Session, flow_id: str, user_id: str | None) -> t
 _owner_lookups: tuple[db.Prepared, db.Prepared] | None = None
 _with_auth_type: tuple[db.Prepared, db.Prepared] | None = None
 _by_id_any_owner: Any = None
-_folder_auth_settings: Any = None
 
 
 def _any_owner_statement() -> Any:
@@ -300,15 +290,6 @@ def _any_owner_statement() -> Any:
     if _by_id_any_owner is None:
         _by_id_any_owner = sa.select(Flow.__table__).where(Flow.__table__.c.id == sa.bindparam("key"))
     return _by_id_any_owner
-
-
-def _auth_settings_statement() -> Any:
-    """A project's ``auth_settings`` by id (every A2A call asks), a Core select built once."""
-    global _folder_auth_settings
-    if _folder_auth_settings is None:
-        t = Folder.__table__.c
-        _folder_auth_settings = sa.select(t.auth_settings).where(t.id == sa.bindparam("key"))
-    return _folder_auth_settings
 
 
 def _with_auth_type_statements() -> tuple[db.Prepared, db.Prepared]:
