@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -35,12 +33,12 @@ from tests.editor.test_e2e import (  # noqa: F401 - fixtures
     running_service,
     shot,
 )
+from tests.editor.test_e2e_mcp import sdk_server  # noqa: F401 - fixture (the MCP SDK example server)
 from tests.openai_server import OpenAIServer
 
 pytest.importorskip("mcp")
 from playwright.sync_api import expect
 
-SDK_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "sdk_server.py"
 STARTER_FILES = Path(__file__).resolve().parents[2] / "plugins" / "flows" / "service_flows" / "examples"
 LLM_KEY = "sk-starter-test"
 
@@ -92,27 +90,6 @@ def server(tmp_path_factory):
         yield base
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "e2e-starters-server.log").write_bytes((config / "server.log").read_bytes())
-
-
-@pytest.fixture(scope="module")
-def sdk_server():
-    """The MCP SDK's example server (tools ``add`` and ``shout``) over Streamable HTTP."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(SDK_SERVER), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    end = time.monotonic() + 30
-    while time.monotonic() < end:
-        try:
-            urllib.request.urlopen(url, timeout=1)
-        except urllib.error.HTTPError:
-            break  # it answers
-        except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.1)
-    yield url
-    proc.terminate()
-    proc.wait(10)
 
 
 @pytest.fixture(scope="module")
@@ -378,7 +355,7 @@ def test_api_request(page, repo_api):
     shot(page, "starter-api-request")
 
 
-def test_mcp_tool_agent(page, server, auth, llm, sdk_server):
+def test_mcp_tool_agent(page, server, auth, llm, sdk_server):  # noqa: F811 - the imported fixture
     status, body = api(
         server,
         "POST",
