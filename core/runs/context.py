@@ -68,7 +68,7 @@ def make_context(
     job_id: str | None = None,
     store_messages: bool = True,
     log_builds: bool = True,
-    log_transactions: bool | None = None,
+    log_transactions: bool = True,
     messages_user_id: str | None = None,
     registry: Registry | None = None,
     app: Flask | None = None,
@@ -80,9 +80,7 @@ def make_context(
     kept for the visitor while the run itself acts as an anonymous principal.
     """
     keeper = messages_user_id or user_id
-    if log_transactions is None:
-        log_transactions = log_builds
-    record_vertices = log_builds or log_transactions
+    record_vertices = log_builds or log_transactions  # a context without a flow id records nothing
     svc = state(app)
     hook = svc.host.hook
     settings = svc.settings

@@ -112,7 +112,6 @@ class RunRequest:
     #: record vertex builds (the editor's build records, ``GET /monitor/builds``): builds ask for it, as in
     #: the reference; every run of a stored flow records its transactions (``GET /monitor/transactions``)
     log_builds: bool = False
-    log_transactions: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -387,7 +386,6 @@ def execute(
             job_id=job_id,
             store_messages=req.store_messages,
             log_builds=req.log_builds,
-            log_transactions=req.log_transactions,
             messages_user_id=req.messages_as,
             registry=prepared.registry,
             app=app,
