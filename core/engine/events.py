@@ -116,6 +116,10 @@ class VertexFinished(RunEvent):
     error: str | None = None
     build: Callable[[], dict[str, Any]] | None = field(default=None, compare=False, repr=False)
     data: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: in the process that ran the vertex: its ``VertexResult`` and the vertices it leads to, so a consumer
+    #: that needs a few fields (the transaction record) reads them without building the whole payload
+    result: Any = field(default=None, compare=False, repr=False)
+    next_ids: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def payload(self) -> dict[str, Any]:
         if self.data is not None:

@@ -12,6 +12,7 @@ __all__ = [
     "VertexResult",
     "end_vertex_payload",
     "format_elapsed_time",
+    "output_logs",
     "result_data",
     "simplified_run_response",
 ]
@@ -152,17 +153,20 @@ def _artifacts(vr: VertexResult) -> dict[str, Any]:
     return {"message": _log_message(value), "type": _log_type(value)}
 
 
+def output_logs(vr: VertexResult) -> dict[str, Any]:
+    """``ResultData.outputs``: each output as logged (``{message, type}``), or the vertex's error under each."""
+    if vr.valid:
+        return {name: {"message": _log_message(v), "type": _log_type(v)} for name, v in vr.outputs.items()}
+    return {
+        name: {"message": {"errorMessage": vr.error, "stackTrace": ""}, "type": "error"}
+        for name in vr.outputs or {"error": None}
+    }
+
+
 def result_data(vr: VertexResult, *, session_id: str | None = None, with_messages: bool = True) -> dict[str, Any]:
     """The reference's ``ResultData`` dict for one vertex."""
-    if vr.valid:
-        outputs = {name: {"message": _log_message(v), "type": _log_type(v)} for name, v in vr.outputs.items()}
-        results = {name: jsonable(v) for name, v in vr.outputs.items()}
-    else:
-        outputs = {
-            name: {"message": {"errorMessage": vr.error, "stackTrace": ""}, "type": "error"}
-            for name in vr.outputs or {"error": None}
-        }
-        results = {}
+    outputs = output_logs(vr)
+    results = {name: jsonable(v) for name, v in vr.outputs.items()} if vr.valid else {}
     data: dict[str, Any] = {
         "results": results,
         "artifacts": _artifacts(vr) if vr.valid else {},

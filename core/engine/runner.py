@@ -229,6 +229,8 @@ class _Run:
                     vr.valid,
                     vr.error,
                     build=lambda: end_vertex_payload(vr, graph=graph, next_ids=next_ids),
+                    result=vr,
+                    next_ids=tuple(next_ids),
                 )
             )
         if not vr.valid:

@@ -17,6 +17,7 @@ from flask import Flask
 from core.app import state
 from core.engine import EgressPolicy, Registry, RunContext, RunEvent, VertexFinished
 from core.engine.hardening import Hardening
+from core.engine.results import output_logs
 
 GLOBAL_VAR_HEADER = "X-SERVICE-GLOBAL-VAR-"
 
@@ -123,7 +124,10 @@ def make_context(
 
     def emit_and_record(event: RunEvent) -> None:
         if record_vertices and isinstance(event, VertexFinished):
-            _record_vertex(hook, user_id, flow_id, job_id, event.payload(), build_record=log_builds)
+            if not log_builds and event.result is not None:
+                _record_transaction(hook, user_id, flow_id, job_id, event)  # no end_vertex payload needed
+            else:
+                _record_vertex(hook, user_id, flow_id, job_id, event.payload(), build_record=log_builds)
         if emit is not None:
             emit(event)
 
@@ -184,5 +188,29 @@ def _record_vertex(
             "error": error,
             "target_id": (build.get("next_vertices_ids") or [None])[0],
             "build": build_record,
+        }
+    )
+
+
+def _record_transaction(
+    hook: Any, user_id: str, flow_id: str | None, job_id: str | None, event: VertexFinished
+) -> None:
+    """The transaction record of a vertex straight from its result: what :func:`_record_vertex` writes with
+    ``build_record=False``, without building the ``end_vertex`` payload (a quarter of a simple run's work)."""
+    if flow_id is None:
+        return
+    vr = event.result
+    hook.on_vertex_built(
+        record={
+            "user_id": user_id,
+            "flow_id": flow_id,
+            "job_id": job_id,
+            "vertex_id": vr.id,
+            "valid": bool(vr.valid),
+            "inputs": {},
+            "outputs": output_logs(vr),
+            "error": None if vr.valid else str(vr.error),
+            "target_id": event.next_ids[0] if event.next_ids else None,
+            "build": False,
         }
     )
