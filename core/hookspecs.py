@@ -168,7 +168,9 @@ def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> dict[s
     internal callers only, such as webhooks with authentication off); an
     endpoint name then matches only when exactly one flow has it. Return a plain dict
     (``id``, ``name``, ``user_id``, ``folder_id``, ``endpoint_name``,
-    ``access_type``, ``webhook``, ``data``, ...) or None (answered 404).
+    ``access_type``, ``webhook``, ``data``, ...) or None (answered 404). ``data`` may be the
+    same object for every lookup of the same stored version (it is decoded once per process):
+    treat it as read-only and copy it before changing anything in it.
     """
 
 

@@ -8,8 +8,10 @@ exactly like a missing one (404).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import re
+import threading
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -210,11 +212,12 @@ def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> dict[s
     """The ``find_flow`` hook: by id or endpoint name for an owner, by id for PUBLIC flows.
 
     The result holds JSON values only (ids and times as strings), ready for a job. An owner's lookup (every
-    run) runs on the driver without a session; the other lookups use the request's session.
+    run) runs on the driver without a session, and its ``data`` is decoded once per stored version
+    (:func:`_shared_data`: read-only); the other lookups use the request's session. Core selects and a
+    hand-written dump: an ORM object plus a marshmallow dump cost about three times as much; the output
+    equals ``FlowReadSchema().dump(flow_out(flow))`` (tests/flows/test_find_flow_fast.py holds them together).
     """
     key = _uuid(flow_id_or_name)
-    t = Flow.__table__.c
-    query = sa.select(Flow.__table__)
     if user_id is not None:
         owner = _uuid(user_id)
         if owner is None:
@@ -223,7 +226,7 @@ def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> dict[s
         by_id, by_name = _owner_statements()
         params = {"owner": owner, "key": key} if key else {"owner": owner, "name": flow_id_or_name}
         found = (by_id if key else by_name).first_mapping(params)
-        return None if found is None else _flow_json(found)
+        return None if found is None else _flow_json(found, shared_data=True)
     if public:  # the effective anonymous grant: a canonical share or a legacy grant (service_flows.shares)
         found_public = shares.public_grant(db.session(), key) if key is not None else None
         return None if found_public is None else _flow_json(found_public[1])
@@ -231,14 +234,9 @@ def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> dict[s
         row_any = db.session().connection().execute(_any_owner_statement(), {"key": key}).mappings().first()
         return None if row_any is None else _flow_json(row_any)
     else:
-        query = query.where(t.endpoint_name == flow_id_or_name).limit(2)
+        query = sa.select(Flow.__table__).where(Flow.__table__.c.endpoint_name == flow_id_or_name).limit(2)
         matches = list(db.session().connection().execute(query).mappings())
         return _flow_json(matches[0]) if len(matches) == 1 else None  # ambiguous names match nothing
-    # A Core select on the session's connection and a hand-written dump (every run and build reads a
-    # flow): an ORM object plus a marshmallow dump cost about three times as much. The output equals
-    # ``FlowReadSchema().dump(flow_out(flow))``; tests/flows/test_find_flow_fast.py holds them together.
-    row = db.session().connection().execute(query).mappings().first()
-    return None if row is None else _flow_json(row)
 
 
 def published_agents(s: Session, user_id: str) -> list[dict[str, Any]]:
@@ -276,7 +274,7 @@ def find_flow_with_auth_type(flow_id: str, user_id: str | None) -> tuple[dict[st
         return None
     settings_ = row["project_auth_settings"]
     value = settings_.get("auth_type") if isinstance(settings_, Mapping) else None
-    return _flow_json(row), (str(value) if value else None)
+    return _flow_json(row, shared_data=True), (str(value) if value else None)
 
 
 _owner_lookups: tuple[db.Prepared, db.Prepared] | None = None
@@ -300,7 +298,7 @@ def _with_auth_type_statements() -> tuple[db.Prepared, db.Prepared]:
         t = Flow.__table__.c
         f = Folder.__table__.c
         query = (
-            sa.select(Flow.__table__, f.auth_settings.label("project_auth_settings"))
+            sa.select(*_hot_columns(), f.auth_settings.label("project_auth_settings"))
             .select_from(Flow.__table__.outerjoin(Folder.__table__, f.id == t.folder_id))
             .where(t.id == sa.bindparam("key"))
         )
@@ -319,12 +317,52 @@ def _owner_statements() -> tuple[db.Prepared, db.Prepared]:
     global _owner_lookups
     if _owner_lookups is None:
         t = Flow.__table__.c
-        query = sa.select(Flow.__table__).where(t.user_id == sa.bindparam("owner"))
+        query = sa.select(*_hot_columns()).where(t.user_id == sa.bindparam("owner"))
         _owner_lookups = (
             db.Prepared(query.where(t.id == sa.bindparam("key"))),
             db.Prepared(query.where(t.endpoint_name == sa.bindparam("name"))),
         )
     return _owner_lookups
+
+
+def _hot_columns() -> list[Any]:
+    """The flow's columns for the run path's selects, ``data`` as its stored JSON text (see :func:`_shared_data`)."""
+    return [sa.cast(c, sa.Text).label("data") if c.key == "data" else c for c in Flow.__table__.c]
+
+
+#: decoded ``data`` by flow id, with the stored text it came from; bounded by the texts' total length
+_decoded: dict[str, tuple[str, Any]] = {}
+_decoded_chars = 0
+_decoded_lock = threading.Lock()
+DECODED_BUDGET_CHARS = 16_000_000
+
+
+def _shared_data(flow_id: str, text: Any) -> Any:
+    """A flow's ``data`` decoded once per stored version and process, the same object for every run of it.
+
+    Decoding the graph's JSON (about 10 kB for two components) was the largest part of a run's flow
+    lookup, and a stored flow's runs all read the same text: the text is compared with the one the
+    cached value came from (equal text, same version), so an update is seen at once by every process.
+    The value is shared, so the ``find_flow`` hook documents its ``data`` as read-only.
+    """
+    global _decoded_chars
+    if not isinstance(text, str):
+        return text  # NULL, or a driver that decodes JSON itself
+    hit = _decoded.get(flow_id)
+    if hit is not None and hit[0] == text:
+        return hit[1]
+    value = json.loads(text)
+    if len(text) > DECODED_BUDGET_CHARS // 16:
+        return value  # one very large flow would evict everything else: its runs decode it
+    with _decoded_lock:
+        old = _decoded.pop(flow_id, None)
+        if old is not None:
+            _decoded_chars -= len(old[0])
+        while _decoded and _decoded_chars + len(text) > DECODED_BUDGET_CHARS:
+            _decoded_chars -= len(_decoded.pop(next(iter(_decoded)))[0])
+        _decoded[flow_id] = (text, value)
+        _decoded_chars += len(text)
+    return value
 
 
 def _str(value: Any) -> str | None:
@@ -335,8 +373,12 @@ def _bool(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _flow_json(row: Mapping[str, Any]) -> dict[str, Any]:
-    """``FlowReadSchema().dump(flow_out(flow))`` for a flow row (same keys, order and values)."""
+def _flow_json(row: Mapping[str, Any], *, shared_data: bool = False) -> dict[str, Any]:
+    """``FlowReadSchema().dump(flow_out(flow))`` for a flow row (same keys, order and values).
+
+    ``shared_data``: the row's ``data`` is the stored JSON text (:func:`_hot_columns`), decoded through
+    the per-process cache (:func:`_shared_data`).
+    """
     updated = _aware(row["updated_at"])
     tags = row["tags"]
     overrides = row["a2a_card_overrides"]
@@ -346,7 +388,7 @@ def _flow_json(row: Mapping[str, Any]) -> dict[str, Any]:
         "icon": _str(row["icon"]),
         "icon_bg_color": _str(row["icon_bg_color"]),
         "gradient": _str(row["gradient"]),
-        "data": row["data"],
+        "data": _shared_data(str(row["id"]), row["data"]) if shared_data else row["data"],
         "is_component": _bool(row["is_component"]),
         "updated_at": None if updated is None else updated.isoformat(),
         "webhook": _bool(row["webhook"]),
