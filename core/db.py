@@ -197,6 +197,17 @@ def transaction() -> Iterator[Session]:
 
 
 # --- the hot path's statements on the driver ----------------------------------------
+def holds_transaction(engine: sa.Engine | None = None) -> bool:
+    """Whether this thread's (greenlet's) request session has a transaction open on ``engine``
+    (then :func:`raw` runs on that session's connection and its ``write`` commits the session)."""
+    from flask import current_app, has_app_context
+
+    if not has_app_context() or (engine is not None and engine is not current_app.extensions["service.engine"]):
+        return False
+    factory = current_app.extensions["service.db"]
+    return bool(factory.registry.has() and factory().in_transaction())
+
+
 @contextlib.contextmanager
 def raw(engine: sa.Engine | None = None, *, write: bool = False) -> Iterator[Any]:
     """A DB-API connection for :class:`Prepared` statements: the session's, or one from the pool.
