@@ -272,3 +272,31 @@ def test_a_message_id_of_another_user_cannot_be_overwritten(app, client, alice, 
         "alice's words"
     ]
     assert client.get("/api/v1/monitor/messages", headers=bob.key).get_json() == []
+
+
+def test_recorder_prunes_a_flow_once_enough_rows_were_written_for_it(app, alice):
+    import sqlalchemy as sa
+    from service_monitor.models import Transaction
+    from service_monitor.recorder import Recorder
+
+    engine = state(app).engine
+    rec = Recorder(engine, keep_per_flow=4, prune_every=3, prune_batch=100)
+
+    def kept() -> int:
+        with engine.connect() as conn:
+            return conn.scalar(
+                sa.select(sa.func.count()).select_from(Transaction).where(Transaction.flow_id == uuid.UUID(FLOW))
+            )
+
+    for i in range(5):
+        rec.submit(_vertex(alice.id, FLOW, f"V-{i}"))
+    rec.flush()
+    assert kept() == 4  # 5 written since the last pruning (>= 3): pruned to 4
+    for i in range(2):
+        rec.submit(_vertex(alice.id, FLOW, f"W-{i}"))
+    rec.flush()
+    assert kept() == 6  # 2 more: not counted yet
+    rec.submit(_vertex(alice.id, FLOW, "X"))
+    rec.flush()
+    assert kept() == 4  # the third since the last pruning: pruned again
+    rec.close()

@@ -4,9 +4,10 @@ A run hands each record to :meth:`Recorder.submit`, which only appends to a
 bounded in-memory queue (when it is full the record is dropped and counted:
 recording must never slow or fail a run). One writer thread per process
 drains the queue every ``interval`` seconds, inserts a batch in one short
-transaction, and prunes each touched flow down to ``keep_per_flow`` rows in
-small batches (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so concurrent
-pruners never wait on, or deadlock with, each other). :meth:`flush` drains
+transaction, and prunes a flow down to ``keep_per_flow`` rows once a tenth of
+that was written for it since its last pruning, in small batches (``FOR
+UPDATE SKIP LOCKED`` on PostgreSQL, so concurrent pruners never wait on, or
+deadlock with, each other). :meth:`flush` drains
 synchronously (tests, shutdown); an ``atexit`` hook flushes on exit.
 """
 
@@ -51,12 +52,18 @@ class Recorder:
         interval: float = 0.25,
         keep_per_flow: int = 1000,
         prune_batch: int = 500,
+        prune_every: int | None = None,
     ) -> None:
         self.engine = engine
         self.capacity = capacity
         self.interval = interval
         self.keep_per_flow = keep_per_flow
         self.prune_batch = prune_batch
+        #: a flow is pruned once this many of its rows were written since its last pruning (a tenth of
+        #: ``keep_per_flow``): counting a flow's rows on every flush cost more than the inserts, and the
+        #: flush runs in a web worker, where it holds every request of that worker while it writes
+        self.prune_every = max(1, prune_every if prune_every is not None else keep_per_flow // 10)
+        self._unpruned: dict[uuid.UUID, int] = {}
         self._queue: collections.deque[dict[str, Any]] = collections.deque()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -133,7 +140,10 @@ class Recorder:
                 _insert(VertexBuild, BUILD_COLUMNS).execute_many(builds, conn, dialect)
             _insert(Transaction, TRANSACTION_COLUMNS).execute_many(transactions, conn, dialect)
         self.written += len(batch)
-        for flow_id in {t["flow_id"] for t in transactions}:
+        for t in transactions:
+            self._unpruned[t["flow_id"]] = self._unpruned.get(t["flow_id"], 0) + 1
+        for flow_id in [f for f, n in self._unpruned.items() if n >= self.prune_every]:
+            del self._unpruned[flow_id]
             self._prune(flow_id)
         return len(batch)
 
