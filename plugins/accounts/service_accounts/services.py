@@ -11,7 +11,7 @@ import datetime as dt
 import logging
 import secrets
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
@@ -341,12 +341,15 @@ def _key_lookup_statement() -> db.Prepared:
     return _key_lookup
 
 
-def user_from_api_key(s: Session, raw: str) -> tuple[User | KeyOwner, uuid.UUID | None] | None:
-    """The active owner of ``raw`` (and the key id), or None when the key is unknown or revoked."""
+def user_from_api_key(s: Session | Callable[[], Session], raw: str) -> tuple[User | KeyOwner, uuid.UUID | None] | None:
+    """The active owner of ``raw`` (and the key id), or None when the key is unknown or revoked.
+
+    ``s``: a session, or a function returning one (only the environment key reads through it).
+    """
     cfg = settings()
     if cfg.api_key_source == "env":
         if cfg.api_key and security.same_secret(raw, cfg.api_key):
-            user = superuser(s)
+            user = superuser(s if isinstance(s, Session) else s())
             return (user, None) if user is not None and user.is_active else None
         return None
     found = _key_lookup_statement().first({"key_hash": security.hash_api_key(raw)})
@@ -367,29 +370,32 @@ def _aware(value: dt.datetime) -> dt.datetime:
 
 # --- who is calling ----------------------------------------------------------------------------
 def actor_from_request(request: Request, scheme: str) -> Actor | None:
-    """Resolve the caller for ``scheme`` (``user``, ``api_key`` or ``optional``)."""
-    s = db.session()
+    """Resolve the caller for ``scheme`` (``user``, ``api_key`` or ``optional``).
+
+    The session is opened only by the paths that read through it: a project API key (every run) is
+    checked on the driver (:func:`user_from_api_key`) and needs none.
+    """
     cfg = settings()
     if scheme in ("user", "optional"):
         auth = request.headers.get("Authorization", "")
         if auth:
             kind, _, token = auth.partition(" ")
             if kind.lower() == "bearer" and token.strip():
-                return actor_of(user_from_token(s, token.strip()), "bearer")
+                return actor_of(user_from_token(db.session(), token.strip()), "bearer")
             if scheme == "user" and not _api_key_in(request):
                 raise ApiError(401, "Invalid token", {"WWW-Authenticate": "Bearer"})
         cookie = request.cookies.get(security.ACCESS_COOKIE)
         if cookie:
-            return actor_of(user_from_token(s, cookie), "cookie")
+            return actor_of(user_from_token(db.session(), cookie), "cookie")
     raw = _api_key_in(request)
     if raw:
-        found = user_from_api_key(s, raw)
+        found = user_from_api_key(db.session, raw)
         if found is None:
             raise ApiError(403, "Invalid API key" if scheme != "api_key" else "Invalid or missing API key")
         user, key_id = found
         return actor_of(user, "api_key" if key_id else "env_api_key", key_id)
     if cfg.auto_login and cfg.skip_auth_auto_login:
-        user = superuser(s)
+        user = superuser(db.session())
         if user is not None and user.is_active:
             return actor_of(user, "auto_login")
     if scheme == "optional":
