@@ -14,6 +14,7 @@ input makes the task ``input-required``; :func:`resume` answers it through
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import time
 import uuid
@@ -67,7 +68,7 @@ def own_flow(user_id: str, flow_id: str) -> dict[str, Any] | None:
 def _with_auth_type(flow_id: str, user_id: str | None) -> dict[str, Any] | None:
     """The flow and its project's auth type (``_auth_type``, ``apikey`` by default) in one read of the flows plugin."""
     try:
-        uuid.UUID(str(flow_id))
+        uuid_of(str(flow_id))
     except ValueError:
         return None
     found = state().host.hook.find_flow_with_auth_type(flow_id=flow_id, user_id=user_id)
@@ -76,6 +77,11 @@ def _with_auth_type(flow_id: str, user_id: str | None) -> dict[str, Any] | None:
     flow, auth_type = found
     flow["_auth_type"] = auth_type or "apikey"
     return flow
+
+
+#: a flow's or owner's id parsed once per process (every call of an agent parsed the same ids again: ``uuid.UUID``
+#: of a string is about 12 k instructions; UUIDs are immutable, so the cached objects are shared safely)
+uuid_of = functools.lru_cache(maxsize=4096)(uuid.UUID)
 
 
 def agents_of(user_id: str) -> list[dict[str, Any]]:
@@ -246,8 +252,8 @@ def _new_task(access: Access, message: v03.Message) -> tuple[NewTask, runs.RunRe
     now = db.utcnow()
     row = NewTask(
         id=task_id,
-        flow_id=uuid.UUID(access.flow_id),
-        owner_id=uuid.UUID(access.owner_id),
+        flow_id=uuid_of(access.flow_id),
+        owner_id=uuid_of(access.owner_id),
         context_id=context_id,
         public=access.public,
         request=stored,
