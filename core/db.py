@@ -256,12 +256,13 @@ def begin_raw() -> Any:
 
     For a write that must share the commit of a later one without the cost of a session (A2A's
     blocking ``message/send`` inserts its task row before the run service stores the run's
-    messages: one commit for both; a session's begin and commit cost about 0.1 M instructions
-    more than the statements). Until then every :func:`raw` block runs on this connection;
-    :func:`end_raw` commits (or rolls back) and gives back what nobody committed, and the app
-    context's teardown rolls it back. When the session already holds a connection, that one is
-    returned and nothing is kept (the session's commit is the write's). Keep the window short and
-    free of session use: with SQLite's single pooled connection the session would wait for it.
+    messages: one commit for both; a session begun for it added a ``Session``, a ``Connection``,
+    their transaction objects and an ORM commit to every request). Until then every :func:`raw`
+    block runs on this connection; :func:`end_raw` commits (or rolls back) and gives back what
+    nobody committed, and the app context's teardown rolls it back. When the session already
+    holds a connection, that one is returned and nothing is kept (the session's commit is the
+    write's). Keep the window short and free of session use: with SQLite's single pooled
+    connection the session would wait for it.
     """
     from flask import current_app, g
 

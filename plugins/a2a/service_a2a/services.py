@@ -307,7 +307,7 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
         else:
             _end(row, "failed", status_text=failure_text(row, runs.failure_text(result)))
         # on a connection kept until the run's messages are stored on it (their commit is the row's), on the
-        # driver: a session begun here for it cost about 0.1 M instructions more
+        # driver: no session begun for one insert (bench/NOTES.md, issue 14)
         _TASK_INSERT.execute_many([_columns(row)], db.begin_raw(), state().engine.dialect)
         row.stored = written = True
 
