@@ -25,22 +25,27 @@ def _send(client, flow_id, text, headers=None, **message):
     return answer.get_json()["result"]
 
 
-def _commits(app):
-    """Count the COMMITs of the app's engine (a list that grows while the listener is attached)."""
-    from core import db
+def _count_commits(monkeypatch) -> list[int]:
+    """Count this thread's COMMITs on pooled connections: the session's (through the dialect) and the driver
+    writes' (``core.db.raw``) both commit through the pool's connection proxy (other threads, like the
+    monitor's recorder, are not counted)."""
+    import threading
 
-    with app.app_context():
-        engine = db.session().get_bind()
+    from sqlalchemy.pool.base import _ConnectionFairy
+
+    me = threading.get_ident()
     seen: list[int] = []
 
-    def on_commit(_conn):
-        seen.append(1)
+    def commit(fairy) -> None:
+        if threading.get_ident() == me:
+            seen.append(1)
+        fairy.dbapi_connection.commit()
 
-    sa.event.listen(engine, "commit", on_commit)
-    return engine, on_commit, seen
+    monkeypatch.setattr(_ConnectionFairy, "commit", commit, raising=False)
+    return seen
 
 
-def test_blocking_send_commits_once_with_the_run_messages(app, client, admin):
+def test_blocking_send_commits_once_with_the_run_messages(app, client, admin, monkeypatch):
     from service_a2a.models import Task
     from service_monitor.models import Message
 
@@ -49,11 +54,9 @@ def test_blocking_send_commits_once_with_the_run_messages(app, client, admin):
     folder = project(client, admin, "apikey")
     flow_id = agent(client, admin, chat_echo(), folder_id=folder)
     _send(client, flow_id, "warm", admin.key)
-    engine, listener, seen = _commits(app)
-    try:
-        task = _send(client, flow_id, "one commit", admin.key)
-    finally:
-        sa.event.remove(engine, "commit", listener)
+    seen = _count_commits(monkeypatch)
+    task = _send(client, flow_id, "one commit", admin.key)
+    monkeypatch.undo()
     assert task["status"]["state"] == "completed" and task["artifacts"][0]["parts"][0]["text"] == "one commit"
     assert len(seen) == 1, seen  # the task row went with the run's messages (key usage is counted off the request)
     with app.app_context():
@@ -157,3 +160,40 @@ def test_task_json_is_what_the_sdk_model_dumps():
         pass
     else:
         raise AssertionError("an unknown task state passed the SDK model")
+
+
+def test_answer_text_is_what_the_simplified_run_response_says(app, client, admin):
+    """The blocking send reads the answer straight from the run's result: the same text as the last chat message
+    of ``simplified_run_response`` (what the task's answer was before), for every shape of flow."""
+    from service_a2a import services
+
+    from core import runs
+    from core.engine import simplified_run_response
+    from tests.run.runkit import edge, flow_data, node
+
+    chat_in = node("ChatInput", "ChatInput-AAAAA")
+    two_outputs = flow_data(
+        [chat_in, node("ChatOutput", "ChatOutput-BBBBB"), node("ChatOutput", "ChatOutput-CCCCC")],
+        [
+            edge(chat_in, "message", node("ChatOutput", "ChatOutput-BBBBB"), "input_value"),
+            edge(chat_in, "message", node("ChatOutput", "ChatOutput-CCCCC"), "input_value"),
+        ],
+    )
+    text_only = flow_data(
+        [chat_in, node("TextOutput", "TextOutput-UUUUU")],
+        [edge(chat_in, "message", node("TextOutput", "TextOutput-UUUUU"), "input_value")],
+    )
+    flows = [chat_echo(), two_outputs, text_only, chain(), chat_echo(should_store_message=False)]
+    folder = project(client, admin, "apikey")
+    seen = set()
+    for n, data in enumerate(flows):
+        flow_id = agent(client, admin, data, folder_id=folder, name=f"shape {n}")
+        for value in ("hello", "", None):
+            with app.app_context():
+                req = runs.RunRequest(flow=flow_id, user_id=admin.id, inputs=[runs.RunInput(value)])
+                outcome = runs.execute(runs.prepare(req))
+                result = outcome.results[-1]
+                expected = services.answer_of(simplified_run_response(result, input_value=value))
+                assert services.answer_text(result) == expected, (n, value)
+                seen.add(expected)
+    assert {"hello", ""} <= seen  # real answers were compared, not only empty ones

@@ -137,3 +137,90 @@ def test_statements_it_cannot_prepare_fall_back_to_sqlalchemy(app, client, alice
         assert expanding.all({"ids": [uuid.UUID(flow["id"]), uuid.uuid4()]}) == [("prepared",)]
         assert expanding._compiled[state(app).engine.dialect.name] is None  # went through Connection.execute
         db.release()
+
+
+def _message(owner: str, text: str) -> dict:
+    return {
+        "id": uuid.uuid4(),
+        "user_id": uuid.UUID(owner),
+        "flow_id": None,
+        "run_id": None,
+        "timestamp": dt.datetime.now(dt.UTC),
+        "sender": "User",
+        "sender_name": "A",
+        "session_id": "s",
+        "context_id": "",
+        "text": text,
+        "category": "message",
+        "files": [],
+        "edit": False,
+        "error": False,
+        "duration": None,
+        "properties": {},
+        "content_blocks": [],
+        "session_metadata": {},
+    }
+
+
+def _texts(engine) -> set[str]:
+    from service_monitor.models import Message
+
+    with engine.connect() as conn:
+        return set(conn.scalars(sa.select(Message.__table__.c.text)))
+
+
+def test_begin_raw_keeps_one_transaction_until_a_write_commits_it(app, alice):
+    """A write made on begin_raw's connection commits with the next raw(write=True) block, on the same connection."""
+    from service_monitor.services import _upsert
+
+    engine = state(app).engine
+    upsert = _upsert(engine.dialect.name)
+    with app.app_context():
+        assert not db.holds_transaction(engine)
+        kept = db.begin_raw()
+        assert db.holds_transaction(engine)  # the monitor's group commit then writes on it, not on another
+        upsert.execute_many([_message(alice.id, "first")], kept, engine.dialect)
+        assert db.begin_raw() is kept  # asked again: the same connection
+        if engine.dialect.name != "sqlite":  # (SQLite's one pooled connection is kept: nobody else could look)
+            assert "first" not in _texts(engine)  # not committed yet
+        with db.raw(engine, write=True) as conn:
+            assert conn is kept  # no second checkout
+            upsert.execute_many([_message(alice.id, "second")], conn, engine.dialect)
+        db.end_raw()  # nothing left to commit: a no-op
+        assert not db.holds_transaction(engine)
+        with db.raw(engine) as conn:
+            assert conn is not kept or engine.dialect.name == "sqlite"  # given back: a checkout of its own
+    assert {"first", "second"} <= _texts(engine)
+
+
+def test_what_begin_raw_began_and_nobody_committed(app, alice):
+    from service_monitor.services import _upsert
+
+    engine = state(app).engine
+    upsert = _upsert(engine.dialect.name)
+    with app.app_context():
+        upsert.execute_many([_message(alice.id, "ended")], db.begin_raw(), engine.dialect)
+        db.end_raw()  # committed and given back
+        upsert.execute_many([_message(alice.id, "rolled back")], db.begin_raw(), engine.dialect)
+        db.end_raw(commit=False)
+        upsert.execute_many([_message(alice.id, "left over")], db.begin_raw(), engine.dialect)
+    # the app context ended with the connection still kept: rolled back and given back to the pool
+    texts = _texts(engine)  # (with SQLite's single pooled connection this would wait if it were still kept)
+    assert "ended" in texts and "rolled back" not in texts and "left over" not in texts
+
+
+def test_begin_raw_joins_the_session_when_it_holds_a_connection(app, alice):
+    from service_monitor.services import _upsert
+
+    engine = state(app).engine
+    with app.app_context():
+        s = db.session()
+        session_conn = s.connection().connection.dbapi_connection
+        joined = db.begin_raw()
+        assert joined is session_conn  # SQLite has one pooled connection: a checkout would wait on the session
+        _upsert(engine.dialect.name).execute_many([_message(alice.id, "joined")], joined, engine.dialect)
+        assert s.in_transaction()
+        db.end_raw()  # the session's transaction, committed there
+        assert not s.in_transaction()
+        db.release()
+    assert "joined" in _texts(engine)

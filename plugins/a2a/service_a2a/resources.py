@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 from flask import Response, abort, request, stream_with_context
@@ -41,11 +40,7 @@ def _card_url(flow_id: str) -> str:
 
 
 def _agent(flow_id: str) -> dict[str, Any]:
-    try:
-        uuid.UUID(flow_id)
-    except ValueError:
-        abort(404)
-    flow = services.find_agent(flow_id)
+    flow = services.find_agent(flow_id)  # None for an id that is no UUID too
     if flow is None:
         abort(404)
     return flow
@@ -158,6 +153,10 @@ def jsonrpc(flow_id: str) -> Any:
         return rpc.error(call.rid, exc.code, exc.message, exc.data)
 
 
+#: the compact encoder, built once (``json.dumps`` with arguments builds one per call)
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def _json(payload: dict[str, Any]) -> Response:
     """A JSON-RPC answer, encoded once, compactly (Flask's provider sorts keys and indents in debug)."""
-    return Response(json.dumps(payload, separators=(",", ":")), mimetype="application/json")
+    return Response(_ENCODE(payload), mimetype="application/json")

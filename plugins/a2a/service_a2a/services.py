@@ -14,6 +14,7 @@ input makes the task ``input-required``; :func:`resume` answers it through
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import time
 import uuid
@@ -26,8 +27,10 @@ from a2a.compat.v0_3 import types as v03
 
 from core import db, runs
 from core.app import state
-from core.engine import RunResult, simplified_run_response
+from core.engine import Message, RunResult
 from core.engine import events as run_events
+from core.engine.results import select_output_vertices
+from core.engine.types import jsonable
 from core.errors import ApiError
 from core.jobs import JobState
 from core.runs import jobs as run_jobs
@@ -65,7 +68,7 @@ def own_flow(user_id: str, flow_id: str) -> dict[str, Any] | None:
 def _with_auth_type(flow_id: str, user_id: str | None) -> dict[str, Any] | None:
     """The flow and its project's auth type (``_auth_type``, ``apikey`` by default) in one read of the flows plugin."""
     try:
-        uuid.UUID(str(flow_id))
+        uuid_of(str(flow_id))
     except ValueError:
         return None
     found = state().host.hook.find_flow_with_auth_type(flow_id=flow_id, user_id=user_id)
@@ -74,6 +77,11 @@ def _with_auth_type(flow_id: str, user_id: str | None) -> dict[str, Any] | None:
     flow, auth_type = found
     flow["_auth_type"] = auth_type or "apikey"
     return flow
+
+
+#: a flow's or owner's id parsed once per process (every call of an agent parsed the same ids again: ``uuid.UUID``
+#: of a string is about 12 k instructions; UUIDs are immutable, so the cached objects are shared safely)
+uuid_of = functools.lru_cache(maxsize=4096)(uuid.UUID)
 
 
 def agents_of(user_id: str) -> list[dict[str, Any]]:
@@ -244,8 +252,8 @@ def _new_task(access: Access, message: v03.Message) -> tuple[NewTask, runs.RunRe
     now = db.utcnow()
     row = NewTask(
         id=task_id,
-        flow_id=uuid.UUID(access.flow_id),
-        owner_id=uuid.UUID(access.owner_id),
+        flow_id=uuid_of(access.flow_id),
+        owner_id=uuid_of(access.owner_id),
         context_id=context_id,
         public=access.public,
         request=stored,
@@ -295,44 +303,40 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
         if result.status == "suspended":  # the row needs the checkpoint, written after this: stored below
             return
         if result.ok:
-            _end(row, "completed", answer=answer_of(simplified_run_response(result, input_value=req.inputs[0].value)))
+            _end(row, "completed", answer=answer_text(result))
         else:
             _end(row, "failed", status_text=failure_text(row, runs.failure_text(result)))
-        # on the session's connection (the transaction the run's messages commit in), run on the driver
-        db.session().connection()
-        engine = state().engine
-        with db.raw(engine) as conn:
-            _TASK_INSERT.execute_many([_columns(row)], conn, engine.dialect)
+        # on a connection kept until the run's messages are stored on it (their commit is the row's), on the
+        # driver: no session begun for one insert (bench/NOTES.md, issue 14)
+        _TASK_INSERT.execute_many([_columns(row)], db.begin_raw(), state().engine.dialect)
         row.stored = written = True
 
     try:
         outcome = runs.execute(prepared, on_result=on_result)
     except Exception:
         log.exception("A2A task %s of flow %s failed", row.id, access.flow_id)
+        db.end_raw(commit=False)
         db.session().rollback()
         stored = db.session().get(Task, row.id) if written else None  # committed before the failure
         row.stored = False
         return stored or finish(row, "failed", status_text=failure_text(row, None))
     if written:
-        s = db.session()
-        if s.in_transaction():  # no message to store: nothing committed the row yet
-            s.commit()
+        db.end_raw()  # no message to store: nothing committed the row yet
         return row
-    return finish_outcome(row, outcome, req)
+    return finish_outcome(row, outcome)
 
 
 def _without_extras(flow: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if flow is None else {k: v for k, v in flow.items() if not k.startswith("_")}
 
 
-def finish_outcome(row: Row, outcome: runs.RunOutcome, req: runs.RunRequest) -> Row:
+def finish_outcome(row: Row, outcome: runs.RunOutcome) -> Row:
     """Write the end of an in-request run: completed, failed, or waiting for input (its checkpoint)."""
     if outcome.suspended is not None:
         return suspended(row, outcome.suspended)
     if outcome.failed is not None:
         return finish(row, "failed", status_text=failure_text(row, runs.failure_text(outcome.failed)))
-    first = req.inputs[0].value if req.inputs else ""
-    return finish(row, "completed", answer=answer_of(simplified_run_response(outcome.results[-1], input_value=first)))
+    return finish(row, "completed", answer=answer_text(outcome.results[-1]))
 
 
 def _detail(exc: ApiError) -> str:
@@ -469,6 +473,26 @@ def failure_text(row: Row, error: str | None) -> str:
     if row.public or not error:
         return FAILED_TEXT
     return f"{FAILED_TEXT}: {error}"
+
+
+def answer_text(result: RunResult) -> str:
+    """The answer of a finished run: the last chat message of its chat outputs.
+
+    What :func:`answer_of` reads from ``simplified_run_response(result)`` (the same output vertices and
+    messages; tests/a2a/test_a2a_send_cost.py holds them together), without building the response's
+    ``ResultData`` for every output (their results, logs and artifacts) only to read one text.
+    """
+    texts: list[str] = []
+    for vid in select_output_vertices(result):
+        vr = result.results[vid]
+        if not vr.valid or vid in result.inactivated:
+            continue
+        for name, value in vr.outputs.items():
+            if isinstance(value, Message) and name not in vr.stopped_outputs:
+                text = jsonable(value.text)
+                if text is not None:
+                    texts.append(str(text))
+    return texts[-1] if texts else ""
 
 
 def answer_of(result: Any) -> str:
