@@ -106,23 +106,12 @@ def parse_json(
             ) from None
     else:
         text = raw
-
-    def parse_int(digits: str) -> int:
-        if len(digits.lstrip("-")) > digits_limit:
-            raise _Refused(f"Invalid JSON: integers are limited to {digits_limit} digits", "json_int_too_long")
-        return int(digits)
-
-    def parse_float(literal: str) -> float:
-        number = float(literal)
-        if number in (float("inf"), float("-inf")):
-            raise _Refused(f"Invalid JSON: the number {literal[:40]} is out of range", "json_number_out_of_range")
-        return number
-
-    def parse_constant(name: str) -> Any:
-        raise _Refused(f"Invalid JSON: {name} is not a JSON value", "json_invalid")
-
+    if text.startswith("\ufeff"):  # what json.loads refuses in a str (a BOM in bytes was removed above)
+        raise validation_error(
+            where, "Invalid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) (line 1 column 1)", "json_invalid"
+        )
     try:
-        value = json.loads(text, parse_int=parse_int, parse_float=parse_float, parse_constant=parse_constant)
+        value = _decoder(digits_limit).decode(text)
     except _Refused as exc:
         raise validation_error(where, str(exc), exc.type) from None
     except RecursionError:
@@ -142,6 +131,38 @@ def parse_json(
                 where, f"Invalid JSON: a lone UTF-16 surrogate escape in a string at {at}", "json_invalid_unicode"
             )
     return value
+
+
+def _parse_float(literal: str) -> float:
+    number = float(literal)
+    if number in (float("inf"), float("-inf")):
+        raise _Refused(f"Invalid JSON: the number {literal[:40]} is out of range", "json_number_out_of_range")
+    return number
+
+
+def _parse_constant(name: str) -> Any:
+    raise _Refused(f"Invalid JSON: {name} is not a JSON value", "json_invalid")
+
+
+_decoders: dict[int, json.JSONDecoder] = {}
+
+
+def _decoder(digits_limit: int) -> json.JSONDecoder:
+    """The decoder for an integer-digits limit, built once: ``json.loads`` with hooks builds a decoder and
+    its scanner on every call, which cost as much as decoding a run's request (as the stdlib's own shared
+    decoder, one instance serves every thread)."""
+    found = _decoders.get(digits_limit)
+    if found is None:
+
+        def parse_int(digits: str) -> int:
+            if len(digits.lstrip("-")) > digits_limit:
+                raise _Refused(f"Invalid JSON: integers are limited to {digits_limit} digits", "json_int_too_long")
+            return int(digits)
+
+        found = _decoders[digits_limit] = json.JSONDecoder(
+            parse_int=parse_int, parse_float=_parse_float, parse_constant=_parse_constant
+        )
+    return found
 
 
 def _too_deep(where: list[str | int], limit: int) -> ValidationFailed:

@@ -182,6 +182,14 @@ def test_limits_in_the_messages():
     with pytest.raises(ValidationFailed) as lone:
         parse_json(b'{"a": ["ok", "\\ud800"]}')
     assert lone.value.detail[0]["type"] == "json_invalid_unicode" and "a.1" in lone.value.detail[0]["msg"]
+    with pytest.raises(ValidationFailed) as bom:
+        parse_json("\ufeff{}")  # a BOM in text (bytes may carry one: they are read as utf-8-sig)
+    assert bom.value.detail[0]["type"] == "json_invalid" and "BOM" in bom.value.detail[0]["msg"]
+    assert parse_json(b"\xef\xbb\xbf[1]") == [1]
+    # limits differ per call: each digits limit has its own decoder, built once
+    assert parse_json(b"12345", max_int_digits=5) == 12345
+    with pytest.raises(ValidationFailed):
+        parse_json(b"12345", max_int_digits=4)
     assert parse_json(b'{"ok": "\\ud83d\\ude00", "n": -12, "f": 1.5e3, "deep": [[[[1]]]]}') == {
         "ok": "\U0001f600",
         "n": -12,
