@@ -157,7 +157,6 @@ def init_app(app: Flask, engine: sa.Engine) -> scoped_session[Session]:
 
     @app.teardown_appcontext
     def _remove_session(_exc: BaseException | None) -> None:
-        _drop_held()  # a connection begin_raw kept and nobody committed: rolled back, given back
         factory.remove()
 
     return factory
@@ -199,48 +198,33 @@ def transaction() -> Iterator[Session]:
 
 # --- the hot path's statements on the driver ----------------------------------------
 def holds_transaction(engine: sa.Engine | None = None) -> bool:
-    """Whether this request has a transaction open on ``engine``: a connection :func:`begin_raw` keeps, or
-    its session's (then :func:`raw` runs on that connection, and its ``write`` commits that transaction).
+    """Whether this thread's (greenlet's) request session has a transaction open on ``engine`` (then
+    :func:`raw` runs on that session's connection and its ``write`` commits the session).
 
-    A writer that would otherwise hand its rows to another thread or greenlet (the monitor's group
-    commit) writes them itself then: they belong to this transaction, and with SQLite's single
-    connection the other writer would wait for the one this request holds.
+    A writer that would otherwise hand its rows to another thread or greenlet (``core.groupcommit``)
+    writes them itself then: they belong to this transaction, and with SQLite's single connection the
+    other writer would wait for the one this request holds.
     """
-    from flask import current_app, g, has_app_context
+    from flask import current_app, has_app_context
 
     if not has_app_context() or (engine is not None and engine is not current_app.extensions["service.engine"]):
         return False
-    if g.get(_HELD) is not None:
-        return True
     factory = current_app.extensions["service.db"]
     return bool(factory.registry.has() and factory().in_transaction())
 
 
 @contextlib.contextmanager
 def raw(engine: sa.Engine | None = None, *, write: bool = False) -> Iterator[Any]:
-    """A DB-API connection for :class:`Prepared` statements: the one :func:`begin_raw` keeps, the session's,
-    or one from the pool.
+    """A DB-API connection for :class:`Prepared` statements: the session's, or one from the pool.
 
-    When the app context keeps a connection (:func:`begin_raw`), that connection is used and a
-    ``write`` commits it and gives it back. When this thread's (greenlet's) session already holds a
-    connection, that connection is used (no second checkout: with SQLite's single pooled connection
-    that would wait on itself) and a ``write`` commits the session. Otherwise a connection is checked
-    out for the block and returned after it; a ``write`` block commits, an error rolls back.
+    When this thread's (greenlet's) session already holds a connection, that connection is
+    used (no second checkout: with SQLite's single pooled connection that would wait on
+    itself) and a ``write`` commits the session. Otherwise a connection is checked out
+    for the block and returned after it; a ``write`` block commits, an error rolls back.
     """
-    from flask import current_app, g, has_app_context
+    from flask import current_app, has_app_context
 
     if has_app_context() and (engine is None or engine is current_app.extensions["service.engine"]):
-        held = g.get(_HELD)
-        if held is not None:
-            try:
-                yield held.driver_connection
-            except BaseException:
-                if write:
-                    end_raw(commit=False)
-                raise
-            if write:
-                end_raw()
-            return
         factory = current_app.extensions["service.db"]
         if factory.registry.has():
             s = factory()
@@ -263,77 +247,6 @@ def raw(engine: sa.Engine | None = None, *, write: bool = False) -> Iterator[Any
         raise
     finally:
         conn.close()
-
-
-#: the ``flask.g`` member holding the pool connection :func:`begin_raw` keeps
-_HELD = "_service_db_raw"
-
-
-def begin_raw() -> Any:
-    """A DB-API connection in a transaction that the app context keeps until a ``raw(write=True)`` block commits it.
-
-    For a write that must share the commit of a later one without the cost of a session (A2A's
-    blocking ``message/send`` inserts its task row before the run service stores the run's
-    messages: one commit for both; a session begun for it added a ``Session``, a ``Connection``,
-    their transaction objects and an ORM commit to every request). Until then every :func:`raw`
-    block runs on this connection; :func:`end_raw` commits (or rolls back) and gives back what
-    nobody committed, and the app context's teardown rolls it back. When the session already
-    holds a connection, that one is returned and nothing is kept (the session's commit is the
-    write's). Keep the window short and free of session use: with SQLite's single pooled
-    connection the session would wait for it.
-    """
-    from flask import current_app, g
-
-    held = g.get(_HELD)
-    if held is None:
-        factory = current_app.extensions["service.db"]
-        if factory.registry.has() and factory().in_transaction():
-            return factory().connection().connection.dbapi_connection
-        held = current_app.extensions["service.engine"].raw_connection()
-        setattr(g, _HELD, held)
-    return held.driver_connection
-
-
-def end_raw(*, commit: bool = True) -> None:
-    """Commit (or roll back) what :func:`begin_raw` began and nobody committed yet, if anything.
-
-    The connection it kept is given back to the pool; a transaction it joined on the session (the
-    session's, still open) is committed or rolled back there.
-    """
-    from flask import current_app, g, has_app_context
-
-    if not has_app_context():
-        return
-    held = g.pop(_HELD, None)
-    if held is None:
-        factory = current_app.extensions.get("service.db")
-        if factory is not None and factory.registry.has():
-            s = factory()
-            if s.in_transaction():
-                s.commit() if commit else s.rollback()
-        return
-    try:
-        if commit:
-            held.commit()
-        else:
-            held.rollback()
-    except BaseException:
-        if commit:
-            held.rollback()
-        raise
-    finally:
-        held.close()
-
-
-def _drop_held() -> None:
-    from flask import g
-
-    held = g.pop(_HELD, None)
-    if held is not None:
-        try:
-            held.rollback()
-        finally:
-            held.close()
 
 
 class Prepared:

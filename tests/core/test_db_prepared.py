@@ -169,58 +169,44 @@ def _texts(engine) -> set[str]:
         return set(conn.scalars(sa.select(Message.__table__.c.text)))
 
 
-def test_begin_raw_keeps_one_transaction_until_a_write_commits_it(app, alice):
-    """A write made on begin_raw's connection commits with the next raw(write=True) block, on the same connection."""
+def test_a_deferred_write_commits_with_the_requests_next_submit(app, alice):
+    """core.groupcommit.defer: a row handed over waits for the request's next submit, in the same commit."""
     from service_monitor.services import _upsert
+
+    from core import groupcommit
 
     engine = state(app).engine
     upsert = _upsert(engine.dialect.name)
     with app.app_context():
         assert not db.holds_transaction(engine)
-        kept = db.begin_raw()
-        assert db.holds_transaction(engine)  # the monitor's group commit then writes on it, not on another
-        upsert.execute_many([_message(alice.id, "first")], kept, engine.dialect)
-        assert db.begin_raw() is kept  # asked again: the same connection
-        if engine.dialect.name != "sqlite":  # (SQLite's one pooled connection is kept: nobody else could look)
-            assert "first" not in _texts(engine)  # not committed yet
-        with db.raw(engine, write=True) as conn:
-            assert conn is kept  # no second checkout
-            upsert.execute_many([_message(alice.id, "second")], conn, engine.dialect)
-        db.end_raw()  # nothing left to commit: a no-op
-        assert not db.holds_transaction(engine)
-        with db.raw(engine) as conn:
-            assert conn is not kept or engine.dialect.name == "sqlite"  # given back: a checkout of its own
-    assert {"first", "second"} <= _texts(engine)
+        groupcommit.defer(engine, upsert, [_message(alice.id, "first")])
+        assert "first" not in _texts(engine)  # nothing written yet, no connection held
+        groupcommit.submit(engine, [(upsert, [_message(alice.id, "second")])])
+        assert {"first", "second"} <= _texts(engine)
+        assert groupcommit.take_deferred(engine) == []  # written: no longer pending
+        groupcommit.defer(engine, upsert, [_message(alice.id, "flushed")])
+        groupcommit.flush(engine)  # a run that stored no message
+        groupcommit.defer(engine, upsert, [_message(alice.id, "discarded")])
+        groupcommit.discard()
+        groupcommit.flush(engine)
+        groupcommit.defer(engine, upsert, [_message(alice.id, "left over")])
+    texts = _texts(engine)  # the app context ended with a write still deferred: it is forgotten
+    assert "flushed" in texts and "discarded" not in texts and "left over" not in texts
 
 
-def test_what_begin_raw_began_and_nobody_committed(app, alice):
+def test_writes_join_the_session_when_it_holds_a_transaction(app, alice):
     from service_monitor.services import _upsert
+
+    from core import groupcommit
 
     engine = state(app).engine
     upsert = _upsert(engine.dialect.name)
-    with app.app_context():
-        upsert.execute_many([_message(alice.id, "ended")], db.begin_raw(), engine.dialect)
-        db.end_raw()  # committed and given back
-        upsert.execute_many([_message(alice.id, "rolled back")], db.begin_raw(), engine.dialect)
-        db.end_raw(commit=False)
-        upsert.execute_many([_message(alice.id, "left over")], db.begin_raw(), engine.dialect)
-    # the app context ended with the connection still kept: rolled back and given back to the pool
-    texts = _texts(engine)  # (with SQLite's single pooled connection this would wait if it were still kept)
-    assert "ended" in texts and "rolled back" not in texts and "left over" not in texts
-
-
-def test_begin_raw_joins_the_session_when_it_holds_a_connection(app, alice):
-    from service_monitor.services import _upsert
-
-    engine = state(app).engine
     with app.app_context():
         s = db.session()
-        session_conn = s.connection().connection.dbapi_connection
-        joined = db.begin_raw()
-        assert joined is session_conn  # SQLite has one pooled connection: a checkout would wait on the session
-        _upsert(engine.dialect.name).execute_many([_message(alice.id, "joined")], joined, engine.dialect)
-        assert s.in_transaction()
-        db.end_raw()  # the session's transaction, committed there
-        assert not s.in_transaction()
+        s.connection()  # the session holds SQLite's one pooled connection: another writer would wait on it
+        assert db.holds_transaction(engine)
+        groupcommit.defer(engine, upsert, [_message(alice.id, "deferred")])
+        groupcommit.submit(engine, [(upsert, [_message(alice.id, "joined")])])
+        assert not s.in_transaction()  # written on the session's connection and committed there
         db.release()
-    assert "joined" in _texts(engine)
+    assert {"deferred", "joined"} <= _texts(engine)

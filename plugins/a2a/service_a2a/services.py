@@ -25,7 +25,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 from a2a.compat.v0_3 import types as v03
 
-from core import db, runs
+from core import db, groupcommit, runs
 from core.app import state
 from core.engine import Message, RunResult
 from core.engine import events as run_events
@@ -306,22 +306,22 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
             _end(row, "completed", answer=answer_text(result))
         else:
             _end(row, "failed", status_text=failure_text(row, runs.failure_text(result)))
-        # on a connection kept until the run's messages are stored on it (their commit is the row's), on the
-        # driver: no session begun for one insert (bench/NOTES.md, issue 14)
-        _TASK_INSERT.execute_many([_columns(row)], db.begin_raw(), state().engine.dialect)
+        # written with the run's messages, in their commit (core.groupcommit: in a group with the runs that end
+        # now, on the driver): no session begun for one insert (bench/NOTES.md, issue 14)
+        groupcommit.defer(state().engine, _TASK_INSERT, [_columns(row)])
         row.stored = written = True
 
     try:
         outcome = runs.execute(prepared, on_result=on_result)
     except Exception:
         log.exception("A2A task %s of flow %s failed", row.id, access.flow_id)
-        db.end_raw(commit=False)
+        groupcommit.discard()  # not written yet, or written with the messages before the failure
         db.session().rollback()
         stored = db.session().get(Task, row.id) if written else None  # committed before the failure
         row.stored = False
         return stored or finish(row, "failed", status_text=failure_text(row, None))
     if written:
-        db.end_raw()  # no message to store: nothing committed the row yet
+        groupcommit.flush(state().engine)  # no message to store: nothing committed the row yet
         return row
     return finish_outcome(row, outcome)
 

@@ -15,11 +15,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from core import db
+from core import db, groupcommit
 from core.auth import Actor
 from core.db import utcnow
 from core.errors import ApiError
-from service_monitor.groupcommit import GroupCommit
 from service_monitor.models import Message, Transaction, VertexBuild
 
 MAX_SESSIONS_PER_DELETE = 500
@@ -93,28 +92,10 @@ def store_messages(engine: sa.Engine, user_id: str, messages: Iterable[Mapping[s
         return
     # A Core (table) statement on the driver's connection (core.db.Prepared): an ORM-entity insert
     # through ``Session.execute`` took the ORM bulk-persistence path (0.3 ms more per run), and the
-    # session's execution layer cost several times the driver's work.
-    if db.holds_transaction(engine):  # rows the caller wrote in this request's session share its commit
-        with db.raw(engine, write=True) as conn:
-            _upsert(engine.dialect.name).execute_many(rows, conn, engine.dialect)
-        return
-    group_commit(engine).submit(rows)  # with the messages of the runs that end now, in one transaction
-
-
-_groups: dict[int, tuple[sa.Engine, GroupCommit]] = {}
-
-
-def group_commit(engine: sa.Engine) -> GroupCommit:
-    """The process's message writer for ``engine`` (:mod:`service_monitor.groupcommit`)."""
-    found = _groups.get(id(engine))
-    if found is None or found[0] is not engine:
-        dialect = engine.dialect
-
-        def write(conn: Any, rows: list[dict[str, Any]]) -> None:
-            _upsert(dialect.name).execute_many(rows, conn, dialect)
-
-        found = _groups[id(engine)] = (engine, GroupCommit(lambda: db.raw(engine, write=True), write))
-    return found[1]
+    # session's execution layer cost several times the driver's work. Written with the messages of the
+    # runs that end now, in one transaction (core.groupcommit; on the request session's connection,
+    # committed, when that has a transaction open).
+    groupcommit.submit(engine, [(_upsert(engine.dialect.name), rows)])
 
 
 _upserts: dict[str, db.Prepared] = {}

@@ -1,4 +1,4 @@
-"""Group commit of run messages (service_monitor.groupcommit): batching, completion and failure isolation."""
+"""Group commit (core.groupcommit): batching, completion and failure isolation."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import threading
 import uuid
 
 import pytest
-from service_monitor.groupcommit import GroupCommit
+
+from core.groupcommit import GroupCommit
 
 
 class FakeStore:
@@ -116,7 +117,7 @@ def test_concurrent_runs_store_every_message(app):
     """Through the real upsert (both databases): threads storing runs' messages at once lose none, mix no owner."""
     from service_monitor import services
 
-    from core import db
+    from core import db, groupcommit
     from core.app import state
 
     owners = [str(uuid.uuid4()) for _ in range(4)]
@@ -144,7 +145,7 @@ def test_concurrent_runs_store_every_message(app):
     for t in threads:
         t.join(60)
     assert not errors
-    assert services.group_commit(state(app).engine).rows >= 200
+    assert groupcommit.writer(state(app).engine).rows >= 100  # one write (upsert + its rows) per run
     with app.app_context():
         for owner in owners:
             history = services.history(db.session(), owner, flow_id, owner, 1000)
