@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -127,7 +127,7 @@ class LocalMiniLM:
 
 def _inline(
     run: Callable[[Any], np.ndarray], items: list[Any], check: Callable[[], None] | None
-) -> Iterator[tuple[int, np.ndarray]]:
+) -> Generator[tuple[int, np.ndarray]]:
     for index, item in enumerate(items):
         if check is not None:
             check()

@@ -26,7 +26,7 @@ import contextlib
 import logging
 import math
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import numpy as np
@@ -200,7 +200,7 @@ def run_parallel(
     workers: int,
     *,
     check: Callable[[], None] | None = None,
-) -> Iterator[tuple[int, np.ndarray]]:
+) -> Generator[tuple[int, np.ndarray]]:
     """``(index, fn(item))`` for each item in order, computed by ``workers`` OS threads with one intra-op
     thread each (PyTorch releases the GIL in its kernels). ``check`` runs on the caller's thread before each
     item is handed out; it may raise, and then the items not started are dropped and the running ones are
