@@ -98,26 +98,7 @@ def test_a_write_that_fails_rolls_back(app, alice):
     from service_monitor.services import _upsert
 
     engine = state(app).engine
-    good = {
-        "id": uuid.uuid4(),
-        "user_id": uuid.UUID(alice.id),
-        "flow_id": None,
-        "run_id": None,
-        "timestamp": dt.datetime.now(dt.UTC),
-        "sender": "User",
-        "sender_name": "A",
-        "session_id": "s",
-        "context_id": "",
-        "text": "t",
-        "category": "message",
-        "files": [],
-        "edit": False,
-        "error": False,
-        "duration": None,
-        "properties": {},
-        "content_blocks": [],
-        "session_metadata": {},
-    }
+    good = _message(alice.id, "t")
     bad = {**good, "id": uuid.uuid4(), "text": None}  # text is NOT NULL
     # the driver's own IntegrityError (sqlite3 or psycopg)
     with pytest.raises(Exception) as failed, db.raw(engine, write=True) as conn:

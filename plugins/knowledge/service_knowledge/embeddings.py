@@ -64,15 +64,10 @@ class LocalMiniLM:
 
     def token_counts(self, texts: list[str]) -> list[int]:
         """Tokens per text as the model sees them (special tokens included, truncated at its maximum)."""
+        from service_knowledge.encoder import token_ids
+
         model = _load_local()
-        encoded = model.tokenizer(
-            [t.strip() for t in texts],
-            truncation=True,
-            max_length=model.max_seq_length,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )
-        return [len(ids) for ids in encoded["input_ids"]]
+        return [len(ids) for ids in token_ids(model.tokenizer, model.max_seq_length, texts)]
 
     def embed_batched(
         self,

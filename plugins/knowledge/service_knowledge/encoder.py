@@ -43,6 +43,18 @@ PROBES = [
 TOLERANCE = 1e-5  # max abs difference per component accepted at load (the test's bound)
 
 
+def token_ids(tokenizer: Any, max_length: int, texts: Sequence[str]) -> list[list[int]]:
+    """Token ids per text as sentence-transformers makes them: stripped, special tokens added, truncated."""
+    encoded = tokenizer(
+        [t.strip() for t in texts],
+        truncation=True,
+        max_length=max_length,
+        return_attention_mask=False,
+        return_token_type_ids=False,
+    )
+    return [list(ids) for ids in encoded["input_ids"]]
+
+
 class Encoder:
     """A BERT encoder with mean pooling and L2 normalisation over a ``SentenceTransformer``'s weights."""
 
@@ -104,14 +116,7 @@ class Encoder:
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids per text as sentence-transformers makes them (stripped, truncated at the maximum)."""
-        encoded = self.tokenizer(
-            [t.strip() for t in texts],
-            truncation=True,
-            max_length=self.max_length,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )
-        return [list(ids) for ids in encoded["input_ids"]]
+        return token_ids(self.tokenizer, self.max_length, texts)
 
     def forward(self, batch: Sequence[Sequence[int]]) -> np.ndarray:
         """Unit vectors (float32, one row per sequence) of a batch of token-id sequences."""
