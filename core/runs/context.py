@@ -196,7 +196,7 @@ def _record_transaction(
     hook: Any, user_id: str, flow_id: str | None, job_id: str | None, event: VertexFinished
 ) -> None:
     """The transaction record of a vertex straight from its result: what :func:`_record_vertex` writes with
-    ``build_record=False``, without building the ``end_vertex`` payload (a quarter of a simple run's work)."""
+    ``build_record=False``, without building the ``end_vertex`` payload (2% of a simple run's instructions)."""
     if flow_id is None:
         return
     vr = event.result
