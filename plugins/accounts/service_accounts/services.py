@@ -11,7 +11,7 @@ import datetime as dt
 import logging
 import secrets
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
@@ -341,15 +341,16 @@ def _key_lookup_statement() -> db.Prepared:
     return _key_lookup
 
 
-def user_from_api_key(s: Session | Callable[[], Session], raw: str) -> tuple[User | KeyOwner, uuid.UUID | None] | None:
+def user_from_api_key(raw: str) -> tuple[User | KeyOwner, uuid.UUID | None] | None:
     """The active owner of ``raw`` (and the key id), or None when the key is unknown or revoked.
 
-    ``s``: a session, or a function returning one (only the environment key reads through it).
+    A project key is checked on the driver (no session); only the environment key reads the superuser
+    through the request's session.
     """
     cfg = settings()
     if cfg.api_key_source == "env":
         if cfg.api_key and security.same_secret(raw, cfg.api_key):
-            user = superuser(s if isinstance(s, Session) else s())
+            user = superuser(db.session())
             return (user, None) if user is not None and user.is_active else None
         return None
     found = _key_lookup_statement().first({"key_hash": security.hash_api_key(raw)})
@@ -389,7 +390,7 @@ def actor_from_request(request: Request, scheme: str) -> Actor | None:
             return actor_of(user_from_token(db.session(), cookie), "cookie")
     raw = _api_key_in(request)
     if raw:
-        found = user_from_api_key(db.session, raw)
+        found = user_from_api_key(raw)
         if found is None:
             raise ApiError(403, "Invalid API key" if scheme != "api_key" else "Invalid or missing API key")
         user, key_id = found
