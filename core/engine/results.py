@@ -12,8 +12,11 @@ __all__ = [
     "VertexResult",
     "end_vertex_payload",
     "format_elapsed_time",
+    "last_chat_text",
     "output_logs",
     "result_data",
+    "shown_messages",
+    "shown_outputs",
     "simplified_run_response",
 ]
 
@@ -163,6 +166,11 @@ def output_logs(vr: VertexResult) -> dict[str, Any]:
     }
 
 
+def shown_messages(vr: VertexResult) -> list[Message]:
+    """The chat messages a vertex's ``ResultData.messages`` shows: its Message outputs that were not stopped."""
+    return [v for name, v in vr.outputs.items() if isinstance(v, Message) and name not in vr.stopped_outputs]
+
+
 def result_data(vr: VertexResult, *, session_id: str | None = None, with_messages: bool = True) -> dict[str, Any]:
     """The reference's ``ResultData`` dict for one vertex."""
     outputs = output_logs(vr)
@@ -181,22 +189,19 @@ def result_data(vr: VertexResult, *, session_id: str | None = None, with_message
         "token_usage": None,
     }
     if with_messages:
-        msgs = []
-        for name, value in vr.outputs.items():
-            if isinstance(value, Message) and name not in vr.stopped_outputs:
-                msgs.append(
-                    {
-                        "message": jsonable(value.text),
-                        "sender": value.sender,
-                        "sender_name": value.sender_name,
-                        "session_id": value.session_id or session_id,
-                        "stream_url": None,
-                        "component_id": vr.id,
-                        "files": list(value.files),
-                        "type": "text",
-                    }
-                )
-        data["messages"] = msgs
+        data["messages"] = [
+            {
+                "message": jsonable(value.text),
+                "sender": value.sender,
+                "sender_name": value.sender_name,
+                "session_id": value.session_id or session_id,
+                "stream_url": None,
+                "component_id": vr.id,
+                "files": list(value.files),
+                "type": "text",
+            }
+            for value in shown_messages(vr)
+        ]
     return data
 
 
@@ -274,13 +279,27 @@ def simplified_run_response(
     A failed run still produces the payload; callers check ``result.ok`` first
     and answer 500 with ``result.error`` instead when it failed.
     """
-    outs = []
-    for vid in select_output_vertices(result, output_type, output_component):
-        vr = result.results[vid]
-        if not vr.valid or vid in result.inactivated:
-            continue
-        outs.append(result_data(vr, session_id=result.session_id))
+    outs = [
+        result_data(vr, session_id=result.session_id) for vr in shown_outputs(result, output_type, output_component)
+    ]
     return {
         "session_id": result.session_id,
         "outputs": [{"inputs": {"input_value": input_value if input_value is not None else ""}, "outputs": outs}],
     }
+
+
+def shown_outputs(result: RunResult, output_type: str = "chat", output_component: str = "") -> list[VertexResult]:
+    """The vertex results the simplified run response shows, in run order (valid, not inactivated)."""
+    return [
+        result.results[vid]
+        for vid in select_output_vertices(result, output_type, output_component)
+        if result.results[vid].valid and vid not in result.inactivated
+    ]
+
+
+def last_chat_text(result: RunResult) -> str:
+    """The text of the last chat message the simplified run response shows ("" when none): a run's answer
+    for surfaces that reply with one text, without building the response's ``ResultData``."""
+    texts = [jsonable(m.text) for vr in shown_outputs(result) for m in shown_messages(vr)]
+    shown = [str(t) for t in texts if t is not None]
+    return shown[-1] if shown else ""

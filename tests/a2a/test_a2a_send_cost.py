@@ -162,13 +162,14 @@ def test_task_json_is_what_the_sdk_model_dumps():
         raise AssertionError("an unknown task state passed the SDK model")
 
 
-def test_answer_text_is_what_the_simplified_run_response_says(app, client, admin):
+def test_last_chat_text_is_what_the_simplified_run_response_says(app, client, admin):
     """The blocking send reads the answer straight from the run's result: the same text as the last chat message
     of ``simplified_run_response`` (what the task's answer was before), for every shape of flow."""
     from service_a2a import services
 
     from core import runs
     from core.engine import simplified_run_response
+    from core.engine.results import last_chat_text
     from tests.run.runkit import edge, flow_data, node
 
     chat_in = node("ChatInput", "ChatInput-AAAAA")
@@ -194,6 +195,6 @@ def test_answer_text_is_what_the_simplified_run_response_says(app, client, admin
                 outcome = runs.execute(runs.prepare(req))
                 result = outcome.results[-1]
                 expected = services.answer_of(simplified_run_response(result, input_value=value))
-                assert services.answer_text(result) == expected, (n, value)
+                assert last_chat_text(result) == expected, (n, value)
                 seen.add(expected)
     assert {"hello", ""} <= seen  # real answers were compared, not only empty ones

@@ -27,10 +27,9 @@ from a2a.compat.v0_3 import types as v03
 
 from core import db, groupcommit, runs
 from core.app import state
-from core.engine import Message, RunResult
+from core.engine import RunResult
 from core.engine import events as run_events
-from core.engine.results import select_output_vertices
-from core.engine.types import jsonable
+from core.engine.results import last_chat_text
 from core.errors import ApiError
 from core.jobs import JobState
 from core.runs import jobs as run_jobs
@@ -303,7 +302,7 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
         if result.status == "suspended":  # the row needs the checkpoint, written after this: stored below
             return
         if result.ok:
-            _end(row, "completed", answer=answer_text(result))
+            _end(row, "completed", answer=last_chat_text(result))
         else:
             _end(row, "failed", status_text=failure_text(row, runs.failure_text(result)))
         # written with the run's messages, in their commit (core.groupcommit: in a group with the runs that end
@@ -336,7 +335,7 @@ def finish_outcome(row: Row, outcome: runs.RunOutcome) -> Row:
         return suspended(row, outcome.suspended)
     if outcome.failed is not None:
         return finish(row, "failed", status_text=failure_text(row, runs.failure_text(outcome.failed)))
-    return finish(row, "completed", answer=answer_text(outcome.results[-1]))
+    return finish(row, "completed", answer=last_chat_text(outcome.results[-1]))
 
 
 def _detail(exc: ApiError) -> str:
@@ -473,26 +472,6 @@ def failure_text(row: Row, error: str | None) -> str:
     if row.public or not error:
         return FAILED_TEXT
     return f"{FAILED_TEXT}: {error}"
-
-
-def answer_text(result: RunResult) -> str:
-    """The answer of a finished run: the last chat message of its chat outputs.
-
-    What :func:`answer_of` reads from ``simplified_run_response(result)`` (the same output vertices and
-    messages; tests/a2a/test_a2a_send_cost.py holds them together), without building the response's
-    ``ResultData`` for every output (their results, logs and artifacts) only to read one text.
-    """
-    texts: list[str] = []
-    for vid in select_output_vertices(result):
-        vr = result.results[vid]
-        if not vr.valid or vid in result.inactivated:
-            continue
-        for name, value in vr.outputs.items():
-            if isinstance(value, Message) and name not in vr.stopped_outputs:
-                text = jsonable(value.text)
-                if text is not None:
-                    texts.append(str(text))
-    return texts[-1] if texts else ""
 
 
 def answer_of(result: Any) -> str:
