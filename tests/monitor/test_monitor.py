@@ -300,3 +300,35 @@ def test_recorder_prunes_a_flow_once_enough_rows_were_written_for_it(app, alice)
     rec.flush()
     assert kept() == 4  # the third since the last pruning: pruned again
     rec.close()
+
+
+def test_pruning_reads_one_owners_flow_through_the_index(app, alice, bob):
+    """The pruning's count and oldest-rows select use (user_id, flow_id, timestamp), not a walk of every
+    owner's rows with a sort; and pruning alice's flow leaves bob's rows of the same flow id alone."""
+    import sqlalchemy as sa
+    from service_monitor.models import Transaction, VertexBuild
+    from service_monitor.recorder import Recorder, count_statement, oldest_statement
+
+    engine = state(app).engine
+    owner, flow = uuid.UUID(alice.id), uuid.UUID(FLOW)
+    if engine.dialect.name == "sqlite":
+        for model, key in ((Transaction, Transaction.id), (VertexBuild, VertexBuild.build_id)):
+            for statement in (count_statement(model, owner, flow), oldest_statement(model, key, owner, flow, 10)):
+                sql = str(statement.compile(engine, compile_kwargs={"literal_binds": True}))
+                with engine.connect() as conn:
+                    plan = " ".join(str(row[-1]) for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}"))
+                assert "(user_id=? AND flow_id=?)" in plan, plan
+                assert "TEMP B-TREE" not in plan, plan
+    rec = Recorder(engine, keep_per_flow=2, prune_every=1, prune_batch=100)
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    for i in range(3):
+        rec.submit({**_vertex(bob.id, FLOW, f"B-{i}"), "timestamp": start + dt.timedelta(seconds=i)})
+    rec.flush()
+    for i in range(5):
+        rec.submit({**_vertex(alice.id, FLOW, f"A-{i}"), "timestamp": start + dt.timedelta(seconds=i)})
+    rec.flush()
+    with engine.connect() as conn:
+        rows = conn.execute(sa.select(Transaction.user_id, Transaction.vertex_id).where(Transaction.flow_id == flow))
+        kept = sorted((str(user), vertex) for user, vertex in rows)
+    assert kept == sorted([(bob.id, "B-1"), (bob.id, "B-2"), (alice.id, "A-3"), (alice.id, "A-4")])
+    rec.close()

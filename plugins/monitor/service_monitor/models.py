@@ -18,10 +18,11 @@ class Message(Base):
         sa.Index("ix_monitor_message_owner_flow_session", "user_id", "flow_id", "session_id", "timestamp"),
         # a flow's messages in time order (paged lists): migration monitor_0002
         sa.Index("ix_monitor_message_owner_flow_time", "user_id", "flow_id", "timestamp", "id"),
+        # no index on user_id alone: both above start with it (migration monitor_0003 dropped it)
     )
 
     id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
-    user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, index=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid)
     flow_id: Mapped[uuid.UUID | None] = mapped_column(sa.Uuid, default=None)
     run_id: Mapped[uuid.UUID | None] = mapped_column(sa.Uuid, default=None)
     timestamp: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -43,6 +43,18 @@ def _insert(model: Any, columns: tuple[str, ...]) -> db.Prepared:
     return found
 
 
+# Both filter on the owner as well as the flow: the tables' index is (user_id, flow_id, timestamp), and
+# with the flow alone the database walked every owner's rows (and sorted them) on every pruning.
+def count_statement(model: Any, user_id: uuid.UUID, flow_id: uuid.UUID) -> sa.Select[Any]:
+    """How many rows ``model`` keeps for one owner's flow."""
+    return sa.select(sa.func.count()).select_from(model).where(model.user_id == user_id, model.flow_id == flow_id)
+
+
+def oldest_statement(model: Any, key: Any, user_id: uuid.UUID, flow_id: uuid.UUID, n: int) -> sa.Select[Any]:
+    """The keys of the ``n`` oldest rows ``model`` keeps for one owner's flow."""
+    return sa.select(key).where(model.user_id == user_id, model.flow_id == flow_id).order_by(model.timestamp).limit(n)
+
+
 class Recorder:
     def __init__(
         self,
@@ -63,7 +75,8 @@ class Recorder:
         #: ``keep_per_flow``): counting a flow's rows on every flush cost more than the inserts, and the
         #: flush runs in a web worker, where it holds every request of that worker while it writes
         self.prune_every = max(1, prune_every if prune_every is not None else keep_per_flow // 10)
-        self._unpruned: dict[uuid.UUID, int] = {}
+        #: rows written per (owner, flow) since its last pruning
+        self._unpruned: dict[tuple[uuid.UUID, uuid.UUID], int] = {}
         self._queue: collections.deque[dict[str, Any]] = collections.deque()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -106,7 +119,7 @@ class Recorder:
             if r.get("build", True):
                 builds.append(
                     {
-                        "build_id": uuid.uuid4(),
+                        "build_id": db.new_id(),
                         "id": str(r.get("vertex_id") or ""),
                         "user_id": user_id,
                         "flow_id": flow_id,
@@ -120,7 +133,7 @@ class Recorder:
                 )
             transactions.append(
                 {
-                    "id": uuid.uuid4(),
+                    "id": db.new_id(),
                     "user_id": user_id,
                     "flow_id": flow_id,
                     "timestamp": stamp,
@@ -141,25 +154,21 @@ class Recorder:
             _insert(Transaction, TRANSACTION_COLUMNS).execute_many(transactions, conn, dialect)
         self.written += len(batch)
         for t in transactions:
-            self._unpruned[t["flow_id"]] = self._unpruned.get(t["flow_id"], 0) + 1
-        for flow_id in [f for f, n in self._unpruned.items() if n >= self.prune_every]:
-            del self._unpruned[flow_id]
-            self._prune(flow_id)
+            owner_flow = (t["user_id"], t["flow_id"])
+            self._unpruned[owner_flow] = self._unpruned.get(owner_flow, 0) + 1
+        for owner_flow in [f for f, n in self._unpruned.items() if n >= self.prune_every]:
+            del self._unpruned[owner_flow]
+            self._prune(*owner_flow)
         return len(batch)
 
-    def _prune(self, flow_id: uuid.UUID) -> None:
+    def _prune(self, user_id: uuid.UUID, flow_id: uuid.UUID) -> None:
         for model, key in ((VertexBuild, VertexBuild.build_id), (Transaction, Transaction.id)):
             with self.engine.begin() as conn:
-                total = conn.scalar(sa.select(sa.func.count()).select_from(model).where(model.flow_id == flow_id))
+                total = conn.scalar(count_statement(model, user_id, flow_id))
                 excess = (total or 0) - self.keep_per_flow
                 if excess <= 0:
                     continue
-                oldest = (
-                    sa.select(key)
-                    .where(model.flow_id == flow_id)
-                    .order_by(model.timestamp)
-                    .limit(min(excess, self.prune_batch))
-                )
+                oldest = oldest_statement(model, key, user_id, flow_id, min(excess, self.prune_batch))
                 if conn.dialect.name == "postgresql":
                     oldest = oldest.with_for_update(skip_locked=True)
                 ids = list(conn.scalars(oldest))

@@ -67,7 +67,7 @@ def store_messages(engine: sa.Engine, user_id: str, messages: Iterable[Mapping[s
         previous = stamp
         rows.append(
             dict(
-                id=_uuid(m.get("id")) or uuid.uuid4(),
+                id=_uuid(m.get("id")) or db.new_id(),
                 user_id=owner,
                 flow_id=_uuid(m.get("flow_id")),
                 run_id=_uuid(m.get("run_id")),
