@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
-from flask import current_app, g, request
+from flask import g, request
 
+from core import appctx
 from core.errors import ApiError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,7 +58,7 @@ class Actor:
 
 
 def _state() -> Any:
-    return current_app.extensions["service"]
+    return appctx.current().extensions["service"]
 
 
 def resolve_actor(scheme: str = "user") -> Actor | None:

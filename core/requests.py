@@ -24,10 +24,11 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from flask import Flask, current_app, request
+from flask import Flask, Request, request
 from flask.json.provider import DefaultJSONProvider
 from marshmallow import ValidationError, fields
 
+from core import appctx
 from core.errors import ApiError, ValidationFailed, flatten_marshmallow, validation_error
 
 MB = 1024 * 1024
@@ -50,11 +51,12 @@ class _Refused(ValueError):
 
 
 def _limits() -> tuple[int, int]:
-    try:
-        settings = current_app.extensions["service"].settings
-        return settings.json_max_depth, settings.json_max_int_digits
-    except (RuntimeError, KeyError):  # no app (tools, tests of the parser itself)
+    app = appctx.app_or_none()
+    service = app.extensions.get("service") if app is not None else None
+    if service is None:  # no app (tools, tests of the parser itself)
         return DEFAULT_MAX_DEPTH, DEFAULT_MAX_INT_DIGITS
+    settings = service.settings
+    return settings.json_max_depth, settings.json_max_int_digits
 
 
 def _depth(text: str) -> int:
@@ -193,12 +195,12 @@ def body_limit(kind: str) -> Callable[[F], F]:
 
 def limit_bytes(app: Flask, kind: str) -> int:
     settings = app.extensions["service"].settings
-    size = {
-        "json": settings.max_json_body_size,
-        "flow": settings.max_flow_body_size,
-        "upload": settings.max_file_size_upload,
-        "raw": settings.max_json_body_size,
-    }[kind]
+    if kind == "json" or kind == "raw":
+        size = settings.max_json_body_size
+    elif kind == "flow":
+        size = settings.max_flow_body_size
+    else:
+        size = settings.max_file_size_upload
     # uploads: 1 MB of headroom for the multipart framing; the plugin enforces the exact file size itself
     return int(size * MB) + (MB if kind == "upload" else 0)
 
@@ -209,22 +211,24 @@ def _is_json(mimetype: str) -> bool:
 
 def check_body() -> None:
     """``before_request``: 413 for bodies over the route's limit (before reading, before auth); parse JSON."""
-    app = current_app
-    view = app.view_functions.get(request.endpoint or "")
+    app = appctx.current()
+    req: Request = request._get_current_object()  # type: ignore[attr-defined]  # one proxy lookup, not ten
+    view = app.view_functions.get(req.endpoint or "")
     kind = getattr(view, "_service_body_limit", "json")
     limit = limit_bytes(app, kind)
-    request.max_content_length = limit  # Werkzeug caps chunked bodies at this through a bounded stream
-    length = request.content_length
+    req.max_content_length = limit  # Werkzeug caps chunked bodies at this through a bounded stream
+    length = req.content_length
     if length is not None and length > limit:
         raise body_too_large(limit)
     if kind == "upload":
         return  # multipart: Werkzeug's form parser streams files to disk and stops at the limit
-    chunked = length is None and bool(request.headers.get("Transfer-Encoding"))
+    encoding = req.headers.get("Transfer-Encoding")
+    chunked = length is None and bool(encoding)
     # chunked: the bounded stream hands out at most ``limit`` bytes; one more byte means too large
-    if chunked and len(request.get_data(cache=True)) >= limit and request.stream.read(1):
+    if chunked and len(req.get_data(cache=True)) >= limit and req.stream.read(1):
         raise body_too_large(limit)
-    if kind != "raw" and (length or request.headers.get("Transfer-Encoding")) and _is_json(request.mimetype):
-        request.get_json()  # parsed once, by parse_json; cached for the view (422 when hostile)
+    if kind != "raw" and (length or encoding) and _is_json(req.mimetype):
+        req.get_json()  # parsed once, by parse_json; cached for the view (422 when hostile)
 
 
 def body_too_large(limit: int) -> ApiError:

@@ -30,8 +30,15 @@ def registry(app: Flask | None = None) -> Registry:
 current_registry = registry  # make_context's ``registry`` argument shadows the name
 
 
+_ENVIRON_PREFIX = "HTTP_" + GLOBAL_VAR_HEADER.upper().replace("-", "_")
+
+
 def request_variables(headers: Mapping[str, str]) -> dict[str, str]:
     """``X-SERVICE-GLOBAL-VAR-<NAME>`` headers as ``{NAME: value}`` (names upper-cased)."""
+    environ = getattr(headers, "environ", None)
+    if isinstance(environ, dict):  # a request's headers: read its WSGI environ without rebuilding every name
+        n = len(_ENVIRON_PREFIX)
+        return {key[n:].replace("_", "-"): value for key, value in environ.items() if key.startswith(_ENVIRON_PREFIX)}
     prefix = GLOBAL_VAR_HEADER.lower()
     return {key[len(prefix) :].upper(): value for key, value in headers.items() if key.lower().startswith(prefix)}
 
@@ -159,8 +166,6 @@ def make_context(
 def _record_vertex(
     hook: Any, user_id: str, flow_id: str | None, job_id: str | None, data: dict[str, Any], *, build_record: bool = True
 ) -> None:
-    if flow_id is None:
-        return
     build = data.get("build_data") or {}
     outputs = (build.get("data") or {}).get("outputs") or {}
     error = None
@@ -173,22 +178,20 @@ def _record_vertex(
             ),
             "failed",
         )
-    hook.on_vertex_built(
-        record={
-            "user_id": user_id,
-            "flow_id": flow_id,
-            "job_id": job_id,
-            "vertex_id": build.get("id"),
-            "valid": bool(build.get("valid", True)),
-            "data": build.get("data") or {},
-            "artifacts": (build.get("data") or {}).get("artifacts") or {},
-            "params": build.get("params"),
-            "inputs": {},
-            "outputs": outputs,
-            "error": error,
-            "target_id": (build.get("next_vertices_ids") or [None])[0],
-            "build": build_record,
-        }
+    _send_record(
+        hook,
+        user_id,
+        flow_id,
+        job_id,
+        vertex_id=build.get("id"),
+        valid=bool(build.get("valid", True)),
+        outputs=outputs,
+        error=error,
+        target_id=(build.get("next_vertices_ids") or [None])[0],
+        build=build_record,
+        data=build.get("data") or {},
+        artifacts=(build.get("data") or {}).get("artifacts") or {},
+        params=build.get("params"),
     )
 
 
@@ -197,20 +200,23 @@ def _record_transaction(
 ) -> None:
     """The transaction record of a vertex straight from its result: what :func:`_record_vertex` writes with
     ``build_record=False``, without building the ``end_vertex`` payload (2% of a simple run's instructions)."""
+    vr = event.result
+    _send_record(
+        hook,
+        user_id,
+        flow_id,
+        job_id,
+        vertex_id=vr.id,
+        valid=bool(vr.valid),
+        outputs=output_logs(vr),
+        error=None if vr.valid else str(vr.error),
+        target_id=event.next_ids[0] if event.next_ids else None,
+        build=False,
+    )
+
+
+def _send_record(hook: Any, user_id: str, flow_id: str | None, job_id: str | None, **fields: Any) -> None:
+    """Hand one vertex's record to ``on_vertex_built`` (nothing for a run of an unsaved graph)."""
     if flow_id is None:
         return
-    vr = event.result
-    hook.on_vertex_built(
-        record={
-            "user_id": user_id,
-            "flow_id": flow_id,
-            "job_id": job_id,
-            "vertex_id": vr.id,
-            "valid": bool(vr.valid),
-            "inputs": {},
-            "outputs": output_logs(vr),
-            "error": None if vr.valid else str(vr.error),
-            "target_id": event.next_ids[0] if event.next_ids else None,
-            "build": False,
-        }
-    )
+    hook.on_vertex_built(record={"user_id": user_id, "flow_id": flow_id, "job_id": job_id, "inputs": {}, **fields})

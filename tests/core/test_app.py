@@ -219,6 +219,19 @@ def test_large_json_is_gzipped_only_when_accepted(make_app):
     small = client.get("/health", headers={"Accept-Encoding": "gzip"})
     assert "Content-Encoding" not in small.headers
     assert admin.key  # the app is fully set up
+    # both answers say they depend on the header, whether or not it was sent (caches keep them apart)
+    assert "accept-encoding" in plain.headers["Vary"].lower()
+    assert "accept-encoding" in zipped.headers["Vary"].lower()
+
+
+def test_cors_headers_only_for_requests_with_an_origin(client):
+    """No ``Origin``, no CORS answer (as the reference's middleware); ``Vary: Origin`` keeps caches apart."""
+    plain = client.get("/api/v1/version")
+    assert "Access-Control-Allow-Origin" not in plain.headers
+    assert "origin" in plain.headers["Vary"].lower()
+    cross = client.get("/api/v1/version", headers={"Origin": "https://app.example"})
+    assert cross.headers["Access-Control-Allow-Origin"] == "*"
+    assert plain.get_json() == cross.get_json()
 
 
 def test_values_the_database_refuses_are_a_422_and_nothing_is_written(make_app, service_database_url):

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +17,7 @@ from flask import Response, request
 from flask_smorest import Blueprint
 from marshmallow import Schema, ValidationError
 
-from core import openapi, runs
+from core import jsoncodec, openapi, runs
 from core.app import state
 from core.auth import allowed, authenticated, current_actor, resolve_actor
 from core.errors import ApiError, ValidationFailed, flatten_marshmallow
@@ -78,7 +77,7 @@ def stream_response(prepared: runs.PreparedRun, respond: services.Respond) -> Re
 
 
 def json_response(payload: Any, status: int = 200) -> Response:
-    return Response(json.dumps(payload, separators=(",", ":")), status=status, mimetype="application/json")
+    return Response(jsoncodec.dumps(payload), status=status, mimetype="application/json")
 
 
 # --- simplified run ---------------------------------------------------------------------------------
