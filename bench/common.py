@@ -53,9 +53,15 @@ def service_command() -> list[str]:
     return [str(script), "run"] if script.exists() else [sys.executable, "-m", "core.cli", "run"]
 
 
-def start(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+def start(cmd: list[str], env: dict[str, str], log: Path, cwd: Path | None = None) -> subprocess.Popen:
     with open(log, "w") as handle:
-        return subprocess.Popen(cmd, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(cmd, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd)
+
+
+def code_path(code: Path) -> str:
+    """``PYTHONPATH`` that runs another checkout's ``core``, plugins and bundles (a ``git worktree``)."""
+    dirs = [code, *sorted((code / "plugins").iterdir()), *sorted((code / "bundles").iterdir())]
+    return ":".join(str(d) for d in dirs)
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -289,7 +295,19 @@ def pick_tool(requested: str) -> str:
 class Service:
     """``service run`` in a temporary config directory, with an API key and the Chat Input -> Chat Output flow."""
 
-    def __init__(self, work: Path, *, workers: int = 2, name: str = "service", **settings: str) -> None:
+    def __init__(
+        self,
+        work: Path,
+        *,
+        workers: int = 2,
+        name: str = "service",
+        wrap: list[str] | None = None,
+        code: Path | None = None,
+        **settings: str,
+    ) -> None:
+        """``wrap``: a command the service runs under (``valgrind ...``). ``code``: another checkout to run
+        instead of this one, started in its directory (``python -m core.server`` puts the working directory
+        first on ``sys.path``: started elsewhere it would import this checkout's ``core``)."""
         self.work = work
         self.port = free_port()
         env = {
@@ -302,9 +320,11 @@ class Service:
         }
         env.update({k if k.startswith("SERVICE_") else f"SERVICE_{k.upper()}": v for k, v in settings.items()})
         self.env = clean_env(**env)
+        if code is not None:
+            self.env["PYTHONPATH"] = code_path(code)
         self.log = work / f"{name}.log"
         self.started = time.perf_counter()
-        self.proc = start(service_command(), self.env, self.log)
+        self.proc = start([*(wrap or []), *service_command()], self.env, self.log, cwd=code)
         self.ready_s = 0.0
 
     def wait(self, timeout: float = 60.0) -> float:
