@@ -11,6 +11,7 @@ workers share the traffic: session state and the legacy SSE queue must be in the
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -316,6 +317,43 @@ def test_sessions_and_queue_on_redis(on_redis):
 def test_tools_list_changed_over_session_stream(stateful):
     client = Client(streamable_http_client(stateful.streamable, http_client=stateful.http()), mode="legacy")
     assert anyio.run(_watch_list_changed, client, stateful) == ["echo_one,echo_two", "echo_one"]
+
+
+def _stream_events(server: Server, sid: str, seconds: float) -> list[str]:
+    """The ``data:`` lines a session's notification stream sends within ``seconds``."""
+    h = {**server.headers, "Accept": "text/event-stream", "Mcp-Session-Id": sid}
+    seen: list[str] = []
+    end = time.monotonic() + seconds
+    with requests.get(server.streamable, headers=h, stream=True, timeout=seconds + 5) as stream:
+        assert stream.status_code == 200, stream.text
+        for line in stream.iter_lines(decode_unicode=True):  # keep-alives every second end each wait
+            if line.startswith("data:"):
+                seen.append(line[5:].strip())
+            if "list_changed" in "".join(seen) or time.monotonic() > end:
+                break
+    return seen
+
+
+def test_a_change_before_the_stream_opens_is_announced_once(stateful):
+    """The client opens its GET stream after ``initialize``; a change in between still reaches it."""
+    h = {**stateful.headers, "Accept": "application/json, text/event-stream"}
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    first = requests.post(
+        stateful.streamable,
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        headers=h,
+        timeout=10,
+    )
+    sid = first.headers["Mcp-Session-Id"]
+    stateful.set_tools(stateful.flows[:1])
+    try:
+        announced = _stream_events(stateful, sid, 10)
+        assert [json.loads(d)["method"] for d in announced] == ["notifications/tools/list_changed"]
+        # the session was told: a stream opened again (on either worker) stays quiet
+        assert _stream_events(stateful, sid, 2) == []
+    finally:
+        stateful.set_tools(stateful.flows)
+        requests.delete(stateful.streamable, headers={**h, "Mcp-Session-Id": sid}, timeout=10)
 
 
 def test_wrong_key_is_refused(stateless):

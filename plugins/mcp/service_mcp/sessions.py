@@ -3,7 +3,8 @@
 Any web process may answer any request, so nothing lives in one process's memory:
 
 * a session (Streamable HTTP ``Mcp-Session-Id`` or a legacy SSE ``session_id``) is one key,
-  ``mcp/s/<id>``, holding its scope and negotiated version, with an idle TTL;
+  ``mcp/s/<id>``, holding its scope, negotiated version and the fingerprint of the tool list the
+  client was last told about (``tools``), with an idle TTL;
 * the legacy transport's replies travel from the process that received the ``POST`` to the one
   holding the client's ``GET .../sse`` stream through a queue: ``mcp/q/<id>/n`` counts the
   messages and ``mcp/q/<id>/<n>`` holds message ``n`` until the stream writes it.
@@ -34,9 +35,17 @@ def _shared() -> Any:
     return state().shared
 
 
-def create(kind: str, owner_id: str, project_id: str | None, ttl: int, version: str | None = None) -> str:
+def create(
+    kind: str, owner_id: str, project_id: str | None, ttl: int, version: str | None = None, tools: str = ""
+) -> str:
+    """A new session; ``tools`` is the fingerprint of the tool list as the session starts.
+
+    A notification stream compares against it, not against the list when the stream opens: a
+    client opens its ``GET`` stream some time after ``initialize`` (the ``mcp`` client does so in a
+    background task), and a change in between must still be announced.
+    """
     sid = uuid.uuid4().hex
-    record = {"kind": kind, "owner": owner_id, "project": project_id, "version": version}
+    record = {"kind": kind, "owner": owner_id, "project": project_id, "version": version, "tools": tools}
     _shared().put(f"mcp/s/{sid}", json.dumps(record), ttl=ttl)
     return sid
 
@@ -50,6 +59,11 @@ def get(sid: str, ttl: int) -> dict[str, Any] | None:
         return None
     _shared().put(f"mcp/s/{sid}", raw, ttl=ttl, only_if_exists=True)
     return json.loads(raw)  # type: ignore[no-any-return]
+
+
+def told_tools(sid: str, record: dict[str, Any], tools: str, ttl: int) -> None:
+    """Remember that the session was told about the tool list ``tools`` (a reconnecting stream stays quiet)."""
+    _shared().put(f"mcp/s/{sid}", json.dumps({**record, "tools": tools}), ttl=ttl, only_if_exists=True)
 
 
 def end(sid: str) -> bool:

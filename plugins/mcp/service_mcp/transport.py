@@ -164,7 +164,14 @@ def _post(scope: Scope, sid: str | None, cfg: MCPConfig) -> Response:
     if initializing and cfg.sessions:
         # the session is created with the response, so the version it negotiated is known
         result = protocol.handle(messages[0], call)
-        sid = sessions.create("streamable", scope.owner_id, scope.project_id, cfg.session_ttl_seconds, call.version)
+        sid = sessions.create(
+            "streamable",
+            scope.owner_id,
+            scope.project_id,
+            cfg.session_ttl_seconds,
+            call.version,
+            tools.fingerprint(scope),
+        )
         headers[SESSION_HEADER] = sid
         return _reply([result] if result else [], batch, headers, cfg)
     wants_sse = SSE in (request.headers.get("Accept") or "") and not cfg.json_response
@@ -243,7 +250,8 @@ def _notifications(
         with app.app_context():
             if first:
                 yield first
-            mark = tools.fingerprint(scope)
+            record = sessions.get(sid, cfg.session_ttl_seconds) or {}
+            mark = record.get("tools") or tools.fingerprint(scope)
             release()
             checked = beat = time.monotonic()
             try:
@@ -254,12 +262,14 @@ def _notifications(
                             yield frame(message)
                     if now - checked >= cfg.tools_poll_seconds:
                         checked = now
-                        if sessions.get(sid, cfg.session_ttl_seconds) is None:
+                        record = sessions.get(sid, cfg.session_ttl_seconds)
+                        if record is None:
                             return
                         current = tools.fingerprint(scope)
                         release()
                         if current != mark:
                             mark = current
+                            sessions.told_tools(sid, record, current, cfg.session_ttl_seconds)
                             yield frame(protocol.list_changed())
                     if now - beat >= cfg.keepalive_seconds:
                         beat = now
@@ -276,7 +286,9 @@ def sse_open(scope: Scope, messages_path: str) -> Response:
     cfg = config()
     if not cfg.sse_enabled:
         raise ApiError(404, "Not Found")
-    sid = sessions.create("sse", scope.owner_id, scope.project_id, cfg.session_ttl_seconds)
+    sid = sessions.create(
+        "sse", scope.owner_id, scope.project_id, cfg.session_ttl_seconds, tools=tools.fingerprint(scope)
+    )
     first = f"event: endpoint\ndata: {messages_path}?session_id={sid}\n\n"
     return _stream_response(_notifications(scope, sessions.Reader(sid), sid, cfg, first))
 
