@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { describeError } from "./errors";
+import { latestOnly } from "./latest";
 import { makeSnippets, pyLiteral } from "./snippets";
 
 describe("API errors in plain words", () => {
@@ -47,5 +48,32 @@ describe("API snippets", () => {
   });
   it("write Python literals", () => {
     expect(pyLiteral({ a: true, b: null, c: [1, "x"] })).toBe('{\n    "a": True,\n    "b": None,\n    "c": [\n        1,\n        "x"\n    ]\n}');
+  });
+});
+
+describe("overlapping loads", () => {
+  it("lets only the newest load apply its answer, whatever order they answer in", async () => {
+    const start = latestOnly();
+    const shown: string[] = [];
+    let answerFirst: (v: string) => void = () => {};
+    const first = new Promise<string>((resolve) => (answerFirst = resolve));
+    async function load(answer: Promise<string>) {
+      const isNewest = start();
+      const value = await answer;
+      if (isNewest()) shown.push(value);
+    }
+    const older = load(first);
+    const newer = load(Promise.resolve("after import"));
+    await newer;
+    answerFirst("before import");
+    await older;
+    expect(shown).toEqual(["after import"]);
+  });
+  it("applies a lone load", async () => {
+    const start = latestOnly();
+    const isNewest = start();
+    expect(isNewest()).toBe(true);
+    start();
+    expect(isNewest()).toBe(false);
   });
 });

@@ -5,6 +5,7 @@ import { notify, notifyError } from "../components/toast";
 import { Icon } from "../components/Icon";
 import { Link, TopBar } from "../components/TopBar";
 import { safeFileName, saveResponse } from "../lib/download";
+import { latestOnly } from "../lib/latest";
 import type { FlowRecord, Project } from "../lib/types";
 import { navigate } from "../router";
 import { useSession } from "../session";
@@ -54,16 +55,19 @@ export function HomePage({ projectId }: { projectId?: string }) {
     );
   }, [projects, projectId, session.config.default_folder_name]);
 
+  const startFlowsLoad = useMemo(latestOnly, []);
   const loadFlows = useCallback(async () => {
     if (!current) return;
+    const isNewest = startFlowsLoad();
     try {
       const p = await api.readProject(current.id);
-      setFlows((p.flows ?? []).filter((f) => !f.is_component));
+      if (isNewest()) setFlows((p.flows ?? []).filter((f) => !f.is_component));
     } catch (e) {
+      if (!isNewest()) return;
       notifyError(e, "Could not load the flows");
       setFlows([]);
     }
-  }, [current]);
+  }, [current, startFlowsLoad]);
 
   useEffect(() => {
     setFlows(null);
