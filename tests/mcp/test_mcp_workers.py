@@ -177,6 +177,14 @@ def _check(out: dict[str, Any], server: Server, progress: bool, version: str = "
         assert out["progress"][:2] == [(1.0, 2.0), (2.0, 2.0)]
 
 
+def _initialize(server: Server, version: str = "2025-06-18") -> tuple[requests.Response, dict[str, str]]:
+    """A raw ``initialize`` over Streamable HTTP: its response, and the headers later requests send."""
+    h = {**server.headers, "Accept": "application/json, text/event-stream"}
+    init = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+    return requests.post(server.streamable, json=body, headers=h, timeout=10), h
+
+
 def test_streamable_stateless_sse_frames(stateless):
     out = anyio.run(_use, Client(streamable_http_client(stateless.streamable, http_client=stateless.http())))
     _check(out, stateless, progress=True, version="2026-07-28")
@@ -204,14 +212,7 @@ def test_streamable_sessions_json(stateful):
     _check(out, stateful, progress=False, version="2026-07-28")  # JSON replies carry no progress notifications
     legacy = Client(streamable_http_client(stateful.streamable, http_client=stateful.http()), mode="legacy")
     _check(anyio.run(_use, legacy), stateful, progress=False)  # the handshake era: an Mcp-Session-Id session
-    h = {**stateful.headers, "Accept": "application/json, text/event-stream"}
-    init = {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
-    first = requests.post(
-        stateful.streamable,
-        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
-        headers=h,
-        timeout=10,
-    )
+    first, h = _initialize(stateful, "2025-03-26")
     assert (
         first.headers["Content-Type"] == "application/json"
         and first.json()["result"]["protocolVersion"] == "2025-03-26"
@@ -299,14 +300,7 @@ def test_sessions_and_queue_on_redis(on_redis):
     client = Client(sse_client(on_redis.sse, headers=on_redis.headers))
     assert anyio.run(_watch_list_changed, client, on_redis) == ["echo_one,echo_two", "echo_one"]
     # a session is a key in Redis, gone when the session is deleted
-    h = {**on_redis.headers, "Accept": "application/json, text/event-stream"}
-    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
-    first = requests.post(
-        on_redis.streamable,
-        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
-        headers=h,
-        timeout=10,
-    )
+    first, h = _initialize(on_redis)
     sid = first.headers["Mcp-Session-Id"]
     r = redis.Redis.from_url(REDIS_URL)
     assert [k.decode() for k in r.scan_iter(f"service:shared:*mcp/s/{sid}")] != []
@@ -336,14 +330,7 @@ def _stream_events(server: Server, sid: str, seconds: float) -> list[str]:
 
 def test_a_change_before_the_stream_opens_is_announced_once(stateful):
     """The client opens its GET stream after ``initialize``; a change in between still reaches it."""
-    h = {**stateful.headers, "Accept": "application/json, text/event-stream"}
-    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
-    first = requests.post(
-        stateful.streamable,
-        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
-        headers=h,
-        timeout=10,
-    )
+    first, h = _initialize(stateful)
     sid = first.headers["Mcp-Session-Id"]
     stateful.set_tools(stateful.flows[:1])
     try:
