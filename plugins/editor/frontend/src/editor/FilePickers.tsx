@@ -1,7 +1,8 @@
 // The File node's file picker (your uploaded files, plus an upload button) and the Knowledge nodes'
 // knowledge-base picker (your knowledge bases; a new name is allowed where ingestion creates one).
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { filesApi, knowledgeApi, type KnowledgeBase, type UserFile } from "../api/files";
+import { latestOnly } from "../lib/latest";
 import type { TemplateField } from "../lib/types";
 import { UploadButton } from "../pages/Files";
 
@@ -23,7 +24,14 @@ export function FilePicker({
   onSet: (value: unknown, extra: Partial<TemplateField>) => void;
 }) {
   const [files, setFiles] = useState<UserFile[] | null>(null);
-  const load = () => filesApi.list().then(setFiles, () => setFiles([]));
+  const startLoad = useMemo(latestOnly, []);
+  const load = () => {
+    const isNewest = startLoad();
+    return filesApi.list().then(
+      (got) => isNewest() && setFiles(got),
+      () => isNewest() && setFiles([]),
+    );
+  };
   useEffect(() => void load(), []);
   const multiple = Boolean(field.list);
   const paths = asList(field.file_path);

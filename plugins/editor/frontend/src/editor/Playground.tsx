@@ -1,10 +1,11 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { api, type MonitorMessage } from "../api/client";
 import { Icon } from "../components/Icon";
 import { ConfirmDialog, PromptDialog } from "../components/Modal";
 import { notifyError } from "../components/toast";
 import type { ChatMessage, PendingApproval, ToolCallView } from "../lib/build";
 import { ApiError } from "../lib/errors";
+import { latestOnly } from "../lib/latest";
 import { useBuildState } from "./store";
 
 interface Props {
@@ -110,29 +111,36 @@ export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archi
   const [deleting, setDeleting] = useState<string | null>(null);
   const listRef = useRef<HTMLDivElement>(null);
 
+  const startSessionsLoad = useMemo(latestOnly, []);
+  const startHistoryLoad = useMemo(latestOnly, []);
   const loadSessions = useCallback(async () => {
+    const isNewest = startSessionsLoad();
     try {
       const list = await api.sessions(flowId);
+      if (!isNewest()) return;
       setSessions(list);
       setMonitorMissing(false);
     } catch (e) {
+      if (!isNewest()) return;
       if (e instanceof ApiError && (e.status === 404 || e.status === 405)) setMonitorMissing(true);
       else notifyError(e, "Could not load the chat sessions");
     }
-  }, [flowId]);
+  }, [flowId, startSessionsLoad]);
 
   const loadHistory = useCallback(
     async (s: string) => {
+      const isNewest = startHistoryLoad(); // switching sessions quickly: the last one chosen is shown
       try {
         const msgs = await api.messages(flowId, s);
-        setHistory(msgs.map(fromMonitor));
+        if (isNewest()) setHistory(msgs.map(fromMonitor));
       } catch (e) {
+        if (!isNewest()) return;
         if (e instanceof ApiError && (e.status === 404 || e.status === 405)) setMonitorMissing(true);
         else notifyError(e, "Could not load the messages");
         setHistory([]);
       }
     },
-    [flowId],
+    [flowId, startHistoryLoad],
   );
 
   useEffect(() => {

@@ -1,9 +1,10 @@
 // Share a flow publicly: create or revoke its canonical PUBLIC share and copy the playground link.
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { request } from "../api/client";
 import { CopyButton } from "../components/CopyButton";
 import { Modal } from "../components/Modal";
 import { notify } from "../components/toast";
+import { latestOnly } from "../lib/latest";
 
 interface Share {
   id: string;
@@ -28,11 +29,14 @@ export function ShareDialog(props: { flowId: string; onClose: () => void }) {
   const [error, setError] = useState<string | null>(null);
   const base = `/api/v1/flows/${props.flowId}/shares`;
 
+  const startLoad = useMemo(latestOnly, []);
   const load = async () => {
+    const isNewest = startLoad();
     try {
-      setStatus(await request<ShareStatus>(base));
+      const got = await request<ShareStatus>(base);
+      if (isNewest()) setStatus(got);
     } catch (e) {
-      setError((e as Error).message);
+      if (isNewest()) setError((e as Error).message);
     }
   };
   useEffect(() => {

@@ -1,10 +1,11 @@
 // Knowledge bases: create one, add your files to it (ingestion progress is polled from the job and the base's
 // status), and try a sample search.
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { knowledgeApi, type IngestionJob, type KnowledgeBase, type SearchHit } from "../api/files";
 import { ConfirmDialog, Modal } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
 import { Link, TopBar } from "../components/TopBar";
+import { latestOnly } from "../lib/latest";
 import { useFiles } from "./Files";
 
 const LOCAL = { provider: "Local", model: "sentence-transformers/all-MiniLM-L6-v2" };
@@ -13,14 +14,20 @@ const POLL_MS = 1000;
 
 function useBases(): [KnowledgeBase[] | null, () => Promise<void>] {
   const [bases, setBases] = useState<KnowledgeBase[] | null>(null);
-  const load = useCallback(
-    () =>
-      knowledgeApi.list().then(setBases, (e) => {
+  const startLoad = useMemo(latestOnly, []);
+  const load = useCallback(() => {
+    const isNewest = startLoad();
+    return knowledgeApi.list().then(
+      (got) => {
+        if (isNewest()) setBases(got);
+      },
+      (e) => {
+        if (!isNewest()) return;
         notifyError(e, "Could not load your knowledge bases");
         setBases([]);
-      }),
-    [],
-  );
+      },
+    );
+  }, [startLoad]);
   useEffect(() => void load(), [load]);
   return [bases, load];
 }

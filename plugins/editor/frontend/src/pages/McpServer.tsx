@@ -1,9 +1,10 @@
 // A project's MCP server: which flows are tools, their action names and descriptions, the auth,
 // and the exact JSON each MCP client takes (copied, never written from the browser).
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { api, type McpAuthSettings, type McpInstall, type McpToolSetting, type McpUrls } from "../api/client";
 import { CopyButton } from "../components/CopyButton";
 import { notify, notifyError } from "../components/toast";
+import { latestOnly } from "../lib/latest";
 import type { Project } from "../lib/types";
 
 const CLIENTS = [
@@ -25,9 +26,12 @@ export function McpServerTab({ project }: { project: Project }) {
   const [transport, setTransport] = useState("streamablehttp");
   const [snippet, setSnippet] = useState<McpInstall | null>(null);
 
+  const startLoad = useMemo(latestOnly, []);
   const load = useCallback(async () => {
+    const isNewest = startLoad();
     try {
       const [listed, composer] = await Promise.all([api.mcpProjectTools(project.id), api.mcpComposerUrl(project.id)]);
+      if (!isNewest()) return;
       setTools(listed.tools);
       setAuth(listed.auth_settings?.auth_type ?? "apikey");
       setOauth(listed.auth_settings ?? {});
@@ -35,10 +39,11 @@ export function McpServerTab({ project }: { project: Project }) {
       setUrls(composer);
       setDirty(false);
     } catch (e) {
+      if (!isNewest()) return;
       notifyError(e, "Could not load the MCP server settings");
       setTools([]);
     }
-  }, [project.id]);
+  }, [project.id, startLoad]);
 
   useEffect(() => {
     void load();

@@ -1,9 +1,10 @@
 // Settings → MCP servers: the servers the MCP Tools component can use. Header and environment values
 // are secrets: the server keeps them encrypted and answers them masked.
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { api, type McpServer, type McpServerBody } from "../api/client";
 import { ConfirmDialog, Modal } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
+import { latestOnly } from "../lib/latest";
 
 function pairs(text: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -100,14 +101,18 @@ export function McpServersTab() {
   const [adding, setAdding] = useState(false);
   const [deleting, setDeleting] = useState<McpServer | null>(null);
 
+  const startLoad = useMemo(latestOnly, []);
   const load = useCallback(async () => {
+    const isNewest = startLoad();
     try {
-      setServers(await api.mcpServers());
+      const got = await api.mcpServers();
+      if (isNewest()) setServers(got);
     } catch (e) {
+      if (!isNewest()) return;
       notifyError(e, "Could not load your MCP servers");
       setServers([]);
     }
-  }, []);
+  }, [startLoad]);
 
   useEffect(() => {
     void load();
