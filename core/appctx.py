@@ -10,19 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Flask
-
-try:  # Flask 2.3-3.1 keep the app context in this variable
-    from flask.globals import _cv_app
-except ImportError:  # pragma: no cover - a Flask without it: the public proxies
-    _cv_app = None  # type: ignore[assignment]
+from flask.globals import _cv_app  # where Flask (2.3 and later; setup.cfg asks for 3.1) keeps the app context
 
 
 def app_or_none() -> Flask | None:
     """The app of the current app context, or None outside one."""
-    if _cv_app is None:  # pragma: no cover
-        from flask import current_app, has_app_context
-
-        return current_app._get_current_object() if has_app_context() else None  # type: ignore[attr-defined]
     ctx: Any = _cv_app.get(None)
     return ctx.app if ctx is not None else None
 

@@ -29,7 +29,4 @@ def dumps(value: Any) -> bytes:
 
 def dumps_text(value: Any) -> str:
     """``value`` as compact JSON text (SQLAlchemy's ``json_serializer`` for JSON columns)."""
-    try:
-        return orjson.dumps(value, option=_OPTIONS).decode()
-    except (orjson.JSONEncodeError, TypeError):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return dumps(value).decode()
