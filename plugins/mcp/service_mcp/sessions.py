@@ -36,7 +36,7 @@ def _shared() -> Any:
 
 
 def create(
-    kind: str, owner_id: str, project_id: str | None, ttl: int, version: str | None = None, tools: str = ""
+    kind: str, owner_id: str, project_id: str | None, ttl: int, version: str | None = None, *, tools: str
 ) -> str:
     """A new session; ``tools`` is the fingerprint of the tool list as the session starts.
 

@@ -117,9 +117,11 @@ def streamable(scope: Scope) -> Response:
             )
         if not sid:
             return jsonrpc_http(400, protocol.error(None, -32000, f"Bad Request: {SESSION_HEADER} header is required"))
-        if not _session_of(sid, scope):
+        record = _session_of(sid, scope)
+        if not record:
             return jsonrpc_http(404, protocol.error(None, -32001, "Session not found"))
-        return _stream_response(_notifications(scope, None, sid, cfg))
+        told = record.get("tools") or tools.fingerprint(scope)  # or: a session made before it was recorded
+        return _stream_response(_notifications(scope, None, sid, cfg, told))
     return _post(scope, sid, cfg)
 
 
@@ -170,7 +172,7 @@ def _post(scope: Scope, sid: str | None, cfg: MCPConfig) -> Response:
             scope.project_id,
             cfg.session_ttl_seconds,
             call.version,
-            tools.fingerprint(scope),
+            tools=tools.fingerprint(scope),
         )
         headers[SESSION_HEADER] = sid
         return _reply([result] if result else [], batch, headers, cfg)
@@ -237,9 +239,10 @@ def _answer_stream(messages: list[dict[str, Any]], call: protocol.Call) -> Itera
 
 # --- server-to-client streams (Streamable HTTP GET, legacy SSE) --------------------------------------
 def _notifications(
-    scope: Scope, reader: sessions.Reader | None, sid: str, cfg: MCPConfig, first: str = ""
+    scope: Scope, reader: sessions.Reader | None, sid: str, cfg: MCPConfig, told: str, first: str = ""
 ) -> Iterator[str]:
-    """Queued messages (legacy SSE), ``tools/list_changed`` when the tools change, keep-alives.
+    """Queued messages (legacy SSE), ``tools/list_changed`` when the tools differ from ``told`` (the
+    fingerprint of the list the session was last told about), keep-alives.
 
     Ends when the client goes away (the next write fails) or the session ends.
     """
@@ -250,9 +253,7 @@ def _notifications(
         with app.app_context():
             if first:
                 yield first
-            record = sessions.get(sid, cfg.session_ttl_seconds) or {}
-            mark = record.get("tools") or tools.fingerprint(scope)
-            release()
+            mark = told
             checked = beat = time.monotonic()
             try:
                 while True:
@@ -286,11 +287,10 @@ def sse_open(scope: Scope, messages_path: str) -> Response:
     cfg = config()
     if not cfg.sse_enabled:
         raise ApiError(404, "Not Found")
-    sid = sessions.create(
-        "sse", scope.owner_id, scope.project_id, cfg.session_ttl_seconds, tools=tools.fingerprint(scope)
-    )
+    told = tools.fingerprint(scope)
+    sid = sessions.create("sse", scope.owner_id, scope.project_id, cfg.session_ttl_seconds, tools=told)
     first = f"event: endpoint\ndata: {messages_path}?session_id={sid}\n\n"
-    return _stream_response(_notifications(scope, sessions.Reader(sid), sid, cfg, first))
+    return _stream_response(_notifications(scope, sessions.Reader(sid), sid, cfg, told, first))
 
 
 def sse_message(scope: Scope) -> Response:
