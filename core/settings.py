@@ -96,6 +96,16 @@ class Settings:
     sandbox_output_bytes: int = 1_000_000
     sandbox_processes: int = 16
 
+    # --- sandbox disk quota and stdio MCP servers (issue 26; core.sandbox.StdioSandbox) ---
+    #: MB; total of a sandbox's temp dir (a tmpfs quota, or watched and killed past it: "disk limit")
+    sandbox_disk_mb: int = 64
+    #: host paths bound read-only into a stdio MCP server's sandbox (a virtualenv, /opt/tool); none by default
+    sandbox_stdio_binds: tuple[str, ...] = ()
+    #: give stdio MCP servers the host's network, loopback (database, Redis) included; off: no network
+    sandbox_stdio_network: bool = False
+    #: start stdio MCP servers without the sandbox (as the service's user) when bwrap cannot run; off: refused
+    sandbox_stdio_unsandboxed: bool = False
+
     # --- request bodies (issue 20) ------------------------------------------------
     #: MB; every route's body unless it declares a larger class (checked before reading and before auth)
     max_json_body_size: int = 2
@@ -118,6 +128,7 @@ class Settings:
         "sandbox_cpu_seconds": (1, None),
         "sandbox_memory_mb": (1, None),
         "sandbox_processes": (1, None),
+        "sandbox_disk_mb": (1, None),
     }
 
     # ---------------------------------------------------------------------------

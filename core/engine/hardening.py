@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from core.engine.errors import ComponentError
-from core.sandbox import SandboxLimits
+from core.sandbox import SandboxLimits, StdioSandbox
 
 __all__ = ["CodeExecutionDenied", "Hardening", "LocalAccessDenied", "contain"]
 
@@ -49,6 +49,8 @@ class Hardening:
     allow_code_execution: bool = False
     block_code_interpreter: bool = False
     sandbox: SandboxLimits = field(default_factory=SandboxLimits)
+    #: how stdio MCP servers start (``SERVICE_SANDBOX_STDIO_*``; :func:`core.sandbox.stdio_server`)
+    stdio: StdioSandbox = field(default_factory=StdioSandbox)
 
     @classmethod
     def from_settings(cls, settings: object) -> Hardening:
@@ -59,6 +61,7 @@ class Hardening:
             memory_mb=int(getattr(settings, "sandbox_memory_mb", 256)),
             output_bytes=int(getattr(settings, "sandbox_output_bytes", 1_000_000)),
             processes=int(getattr(settings, "sandbox_processes", 16)),
+            disk_mb=int(getattr(settings, "sandbox_disk_mb", 64)),
         )
         restrict = bool(getattr(settings, "restrict_local_file_access", False))
         return cls(
@@ -68,6 +71,7 @@ class Hardening:
             allow_code_execution=bool(getattr(settings, "allow_custom_components", False)),
             block_code_interpreter=bool(getattr(settings, "block_code_interpreter_components", False)),
             sandbox=limits,
+            stdio=StdioSandbox.from_settings(settings),
         )
 
     # -- code execution -------------------------------------------------------------
