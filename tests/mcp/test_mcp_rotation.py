@@ -44,7 +44,7 @@ def _seed(client, caller) -> str:
 
 @pytest.fixture
 def app(make_app):
-    return make_app(plugins=PLUGINS, secret_key=OLD)
+    return make_app(plugins=PLUGINS, secret_key=OLD, mcp_stdio_allowed_commands=("python",))
 
 
 def test_rotation_reencrypts_mcp_secrets(make_app, app, client, alice):
@@ -61,7 +61,7 @@ def test_rotation_reencrypts_mcp_secrets(make_app, app, client, alice):
         new.decrypt(token.encode())  # readable with the new key, and not with the old one
         with pytest.raises(InvalidToken):
             old.decrypt(token.encode())
-    rotated = make_app(plugins=PLUGINS, secret_key=NEW)
+    rotated = make_app(plugins=PLUGINS, secret_key=NEW, mcp_stdio_allowed_commands=("python",))
     with rotated.app_context():
         hook = state(rotated).host.hook
         remote = hook.mcp_server_config(user_id=alice.id, name="remote")

@@ -15,7 +15,7 @@ import pytest
 import requests
 from sqlalchemy import text
 
-from core import db
+from core import db, sandbox
 from core.engine import Registry
 from tests.conftest import make_user
 from tests.flowkit import edge, node
@@ -54,9 +54,18 @@ def http_server():
     proc.wait(10)
 
 
+#: what a python MCP server from this virtualenv needs in the sandbox: the venv, its interpreter, the script
+BINDS = tuple(dict.fromkeys((sys.prefix, sys.base_prefix, str(SERVER.parent))))
+
+
 @pytest.fixture
 def app(make_app):
-    return make_app(plugins=[*PLUGINS, "mcp_tools"], ssrf_allowed_hosts=("127.0.0.1",))
+    return make_app(
+        plugins=[*PLUGINS, "mcp_tools"],
+        ssrf_allowed_hosts=("127.0.0.1",),
+        mcp_stdio_allowed_commands=("python",),  # ordinary users may store this one stdio command
+        sandbox_stdio_binds=BINDS,
+    )
 
 
 def tools_flow(server: str, tool: str, **args) -> dict:
@@ -216,20 +225,28 @@ def test_component_http_goes_through_ssrf_rules(make_app, http_server):
     assert counted[0]["toolsCount"] is None and "non-public" in counted[0]["error"]
 
 
-def test_component_over_stdio_and_child_cleanup(client, alice):
+needs_sandbox = pytest.mark.skipif(sandbox.available() is not None, reason=f"no sandbox: {sandbox.available()}")
+
+
+@needs_sandbox
+def test_component_over_stdio_and_child_cleanup(client, admin):
     body = {"command": sys.executable, "args": [str(SERVER), "stdio"]}
-    assert client.post(f"{SERVERS}/local", json=body, headers=alice.bearer).status_code == 200
-    flow = create_flow(client, alice, tools_flow("local", "pid"), name="pid")
-    status, table = run(client, alice, flow["id"])
+    assert client.post(f"{SERVERS}/local", json=body, headers=admin.bearer).status_code == 200
+    flow = create_flow(client, admin, tools_flow("local", "pid"), name="pid")
+    before = _children()
+    status, table = run(client, admin, flow["id"])
     pid = table.split("\n")[-1].strip("| ")
     assert status == 200 and pid.isdigit(), table
+    assert int(pid) < 10, "the server is in its own PID namespace"
     end = time.monotonic() + 10
-    while time.monotonic() < end and _alive(int(pid)):
+    while time.monotonic() < end and _children() - before:
         time.sleep(0.1)
-    assert not _alive(int(pid)), "the stdio server outlived the run"
+    assert _children() - before == set(), "the stdio server outlived the run"
 
 
-def test_stdio_child_is_killed_on_timeout(client, alice):
+@needs_sandbox
+def test_stdio_child_is_killed_on_timeout(client, admin):
+    alice = admin  # stdio servers are a superuser's
     body = {"command": sys.executable, "args": [str(SERVER), "stdio"]}
     client.post(f"{SERVERS}/local", json=body, headers=alice.bearer)
     data = tools_flow("local", "sleep", seconds="30")

@@ -7,6 +7,9 @@ run's cancel flag and cancels the operation). HTTP servers are checked by the en
 rules first (``core.engine.egress.check_url``: SSRF protection, allowed hosts), and the SDK's HTTP
 client then connects to the checked address only (:func:`core.engine.egress.pinned_http_client`): no second DNS lookup,
 so no rebinding window; the Host header and TLS (SNI, certificate) still use the host name.
+A stdio server starts inside the sandbox (:func:`core.sandbox.stdio_server` with the run's
+``hardening.stdio`` settings): empty environment but its config's ``env``, none of the host's files but
+``/usr`` and the admin's binds, no network by default; without the sandbox it is refused.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 import anyio
 
 from core.engine.egress import EgressPolicy, check_url, pinned_http_client
+from core.sandbox import SandboxUnavailable, StdioLaunch, StdioSandbox, stdio_server
 
 #: tool listings kept per (user, server config) when a component asks for the cache
 CACHE_TTL = 300.0
@@ -55,17 +59,25 @@ def mcp_http_client(host: str, address: str, verify_ssl: bool = True) -> Callabl
     return pinned_http_client(host, address, verify_ssl, default_timeout=timeout)
 
 
-def _transport(config: dict[str, Any], policy: EgressPolicy, verify_ssl: bool, extra_headers: dict[str, str]) -> Any:
+def _kind(config: dict[str, Any]) -> str:
+    return str(config.get("transport") or ("stdio" if config.get("command") else "streamablehttp"))
+
+
+def _transport(
+    config: dict[str, Any],
+    policy: EgressPolicy,
+    verify_ssl: bool,
+    extra_headers: dict[str, str],
+    launch: StdioLaunch | None,
+) -> Any:
     from mcp.client.sse import sse_client
     from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp.client.streamable_http import streamable_http_client
 
-    kind = config.get("transport") or ("stdio" if config.get("command") else "streamablehttp")
+    kind = _kind(config)
     if kind == "stdio":
-        params = StdioServerParameters(
-            command=config["command"], args=list(config.get("args") or []), env=dict(config.get("env") or {}) or None
-        )
-        return stdio_client(params)
+        assert launch is not None  # run_with starts every stdio server through the sandbox
+        return stdio_client(StdioServerParameters(command=launch.command, args=launch.args, env=launch.env or None))
     url = str(config.get("url") or "")
     _scheme, host, _port, address = check_url(url, policy)  # EgressBlocked for private addresses unless allowed
     factory = mcp_http_client(host, str(address), verify_ssl)
@@ -84,8 +96,38 @@ def run_with(
     headers: dict[str, str] | None = None,
     timeout: float | None = None,
     cancelled: Callable[[], bool] | None = None,
+    sandbox: StdioSandbox | None = None,
 ) -> Any:
-    """Connect, ``await work(client)``, disconnect; raise :class:`MCPClientError` on any failure."""
+    """Connect, ``await work(client)``, disconnect; raise :class:`MCPClientError` on any failure.
+
+    A stdio server starts in the sandbox of ``sandbox`` (default: the safe defaults) for this operation."""
+    if _kind(config) != "stdio":
+        return _run_with(config, work, policy, verify_ssl, headers, timeout, cancelled, None)
+    argv = [str(config.get("command") or ""), *(config.get("args") or [])]
+    try:
+        with stdio_server(argv, dict(config.get("env") or {}), sandbox or StdioSandbox()) as launch:
+            try:
+                return _run_with(config, work, policy, verify_ssl, headers, timeout, cancelled, launch)
+            except MCPClientError:
+                if launch.killed:
+                    raise MCPClientError(
+                        f"MCP server {config.get('name') or ''} was stopped: {launch.killed} (SERVICE_SANDBOX_DISK_MB)"
+                    ) from None
+                raise
+    except SandboxUnavailable as exc:
+        raise MCPClientError(str(exc)) from None
+
+
+def _run_with(
+    config: dict[str, Any],
+    work: Callable[[Any], Awaitable[Any]],
+    policy: EgressPolicy,
+    verify_ssl: bool,
+    headers: dict[str, str] | None,
+    timeout: float | None,
+    cancelled: Callable[[], bool] | None,
+    launch: StdioLaunch | None,
+) -> Any:
     from mcp import Client
 
     async def main() -> Any:
@@ -101,7 +143,7 @@ def run_with(
 
             async def operate() -> None:
                 with anyio.fail_after(timeout) if timeout else _nothing():
-                    async with Client(_transport(config, policy, verify_ssl, headers or {})) as client:
+                    async with Client(_transport(config, policy, verify_ssl, headers or {}, launch)) as client:
                         result.append(await work(client))
                 group.cancel_scope.cancel()
 

@@ -3,7 +3,8 @@
 The server is one of the user's stored configs (``/api/v2/mcp/servers``, the mcp plugin), named
 by the ``mcp_server`` field (``{"name": ...}`` as the reference's editor stores it, or the name).
 The engine's ``RunContext.mcp_server`` gives its config; policies (``SERVICE_MCP_SERVERS_LOCKED``,
-``SERVICE_MCP_SERVER_DOCKER_HARDENING``) are applied there, at every run.
+``SERVICE_MCP_SERVER_DOCKER_HARDENING``, stdio servers for superusers) are applied there, at every
+run; a stdio server then starts in the sandbox (``hardening.stdio``: ``SERVICE_SANDBOX_STDIO_*``).
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class MCPTools(Component):
             "headers": headers,
             "timeout": timeout or None,
             "cancelled": self.context.cancelled,
+            "sandbox": self.context.hardening.stdio,  # how a stdio server starts (SERVICE_SANDBOX_STDIO_*)
         }
 
     def server_tools(self) -> list[dict[str, Any]]:

@@ -4,6 +4,11 @@ Every MCP setting, the spec's (``SERVICE_MCP_SERVER_DOCKER_HARDENING``,
 ``SERVICE_MCP_BASE_URL``, ``SERVICE_MCP_SERVERS_LOCKED``; ``/api/v1/config``
 shows the last two through ``extend_config``) and this plugin's own. Read it
 with :func:`settings`.
+
+``SERVICE_MCP_STDIO_ALLOWED_COMMANDS`` (issue 26; default empty): stdio servers run a program on the
+server, so only superusers define them; this list names the commands (exact ``command`` strings,
+e.g. ``/opt/mcp/bin/mcp-server-time``) an ordinary user may name too. Every stdio server, allowed or
+not, starts in the sandbox (core settings ``SERVICE_SANDBOX_STDIO_*``).
 """
 
 from __future__ import annotations
@@ -23,11 +28,13 @@ class MCPConfig:
     # --- the spec's ----------------------------------------------------------------------------
     #: public base URL of the MCP endpoints shown to clients (empty: the request's own host)
     base_url: str = ""
-    #: only superusers may add or change MCP server configurations
+    #: only superusers may add or change stdio MCP server configurations (the allow-list below does not apply)
     servers_locked: bool = False
     #: run stdio MCP servers under the Docker hardening flags
     server_docker_hardening: bool = False
     # --- this plugin's own ------------------------------------------------------------------------
+    #: stdio commands an ordinary user may name (exact ``command``; empty: superusers only) (issue 26)
+    stdio_allowed_commands: tuple[str, ...] = ()
     #: hand out ``Mcp-Session-Id`` sessions on ``initialize`` (state in the shared store); off: stateless
     sessions: bool = False
     #: answer Streamable HTTP requests with one JSON body instead of an SSE stream (the reference frames as SSE)

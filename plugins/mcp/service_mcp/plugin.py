@@ -29,6 +29,16 @@ def register_migrations():
 
 
 @hookimpl
+def on_app_created(app):
+    """Warn about stored stdio servers that will not start (an ordinary user's, from before issue 26)."""
+    from core import db
+    from service_mcp import servers
+
+    with app.app_context():
+        servers.warn_unapproved_stdio_servers(db.session())
+
+
+@hookimpl
 def on_user_deleted(user_id: str) -> None:
     from core import db
     from service_mcp import servers

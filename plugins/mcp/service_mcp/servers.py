@@ -3,15 +3,22 @@
 A config is a Streamable HTTP / SSE ``url`` with ``headers``, or a stdio ``command`` with
 ``args`` and ``env``. Header and environment values are secrets: stored Fernet-encrypted
 (``core.secrets``), answered masked (``"********"``); an update that sends the mask back keeps
-the stored value. ``SERVICE_MCP_SERVERS_LOCKED`` lets only superusers add or change stdio
-servers; ``SERVICE_MCP_SERVER_DOCKER_HARDENING`` refuses risky ``docker run`` arguments
-(:mod:`service_mcp.hardening`). The component reads a config through the ``mcp_server_config``
-hook (``RunContext.mcp_server``), which applies both policies again at every run.
+the stored value.
+
+A stdio server runs a program on the server: only superusers add or change one (403 otherwise), unless
+its exact command is in the admin's ``SERVICE_MCP_STDIO_ALLOWED_COMMANDS`` (not with
+``SERVICE_MCP_SERVERS_LOCKED``, which keeps stdio servers to superusers). ``SERVICE_MCP_SERVER_DOCKER_HARDENING``
+refuses risky ``docker run`` arguments (:mod:`service_mcp.hardening`). The component reads a config
+through the ``mcp_server_config`` hook (``RunContext.mcp_server``), which applies these policies again
+at every start: a stdio config an ordinary user stored before (``added_by_superuser`` false) never
+starts; :func:`unapproved_stdio_servers` lists them (logged at start-up). Every stdio server starts in
+the sandbox (:func:`core.sandbox.stdio_server`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import uuid
 from typing import Any
@@ -27,6 +34,7 @@ from core.auth import Actor, allowed, authenticated, current_actor
 from core.db import utcnow
 from core.errors import ApiError, validation_error
 from core.openapi import json_response
+from core.sandbox import SandboxUnavailable
 from service_mcp import hardening, schemas
 from service_mcp.models import Server
 
@@ -82,14 +90,32 @@ def normalise(body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return config, {"env": dict(body.get("env") or {})}
 
 
+def stdio_refusal(command: str, by_superuser: bool) -> str | None:
+    """Why a stdio server with ``command`` may not be defined or started (None: it may)."""
+    from service_mcp.config import settings
+
+    cfg = settings()
+    if by_superuser:
+        return None
+    if cfg.servers_locked:
+        return "Only superusers may add stdio MCP servers (SERVICE_MCP_SERVERS_LOCKED)"
+    if command in cfg.stdio_allowed_commands:
+        return None
+    return (
+        "Only superusers may define stdio MCP servers (they run a program on the server): use an HTTP/SSE "
+        "server, or ask an admin to add it or to allow its command in SERVICE_MCP_STDIO_ALLOWED_COMMANDS"
+    )
+
+
 def _guard_stdio(actor: Actor, config: dict[str, Any]) -> None:
     if config["transport"] != "stdio":
         return
-    config["added_by_superuser"] = allowed(actor, "admin")  # SERVICE_MCP_SERVERS_LOCKED, checked at every run too
+    config["added_by_superuser"] = allowed(actor, "admin")  # checked again at every start (config_for_run)
     from service_mcp.config import settings
 
-    if settings().servers_locked and not allowed(actor, "admin"):
-        raise ApiError(403, "Only superusers may add stdio MCP servers (SERVICE_MCP_SERVERS_LOCKED)")
+    problem = stdio_refusal(config["command"], config["added_by_superuser"])
+    if problem:
+        raise ApiError(403, problem)
     if settings().server_docker_hardening:
         problem = hardening.check([config["command"], *config["args"]])
         if problem:
@@ -132,13 +158,41 @@ def config_for_run(s: Session, user_id: str, name: str) -> dict[str, Any] | None
     from service_mcp.config import settings as mcp_settings
 
     settings = mcp_settings()
-    if settings.servers_locked and not config.get("added_by_superuser"):
-        raise ApiError(403, "Only superusers may use stdio MCP servers (SERVICE_MCP_SERVERS_LOCKED)")
+    problem = stdio_refusal(str(config.get("command")), config.get("added_by_superuser") is True)
+    if problem:
+        raise ApiError(403, f"MCP server '{name}' was not added by a superuser and may not start. {problem}")
     if settings.server_docker_hardening:
         problem = hardening.check([config["command"], *config.get("args", [])])
         if problem:
             raise ApiError(403, problem)
     return config
+
+
+def unapproved_stdio_servers(s: Session) -> list[dict[str, Any]]:
+    """Stored stdio configs that may not start (an ordinary user's, stored before issue 26, whose command
+    no allow-list names): ``[{name, user_id, command}]``. Logged as a warning at start-up."""
+    out = []
+    for row in s.scalars(sa.select(Server).order_by(Server.name)).all():
+        config = row.config or {}
+        if config.get("transport") != "stdio":
+            continue
+        if stdio_refusal(str(config.get("command")), config.get("added_by_superuser") is True):
+            out.append({"name": row.name, "user_id": str(row.user_id), "command": config.get("command")})
+    return out
+
+
+def warn_unapproved_stdio_servers(s: Session) -> list[dict[str, Any]]:
+    """Log one warning listing :func:`unapproved_stdio_servers` (none: nothing logged)."""
+    found = unapproved_stdio_servers(s)
+    if found:
+        listed = "; ".join(f"'{f['name']}' of user {f['user_id']} ({f['command']})" for f in found)
+        logging.getLogger(__name__).warning(
+            "%d stored stdio MCP server(s) were added by ordinary users and will not start (only superusers "
+            "or SERVICE_MCP_STDIO_ALLOWED_COMMANDS may define them): %s",
+            len(found),
+            listed,
+        )
+    return found
 
 
 def delete_user_rows(s: Session, user_id: str) -> None:
@@ -199,6 +253,8 @@ def get_server_tools(server_name: str) -> Any:
 
     try:
         return client.list_tools(config or {}, actor)
+    except SandboxUnavailable as exc:  # no bwrap: stdio servers are refused, never run unsandboxed
+        raise ApiError(503, f"Could not start '{server_name}': {exc}") from None
     except Exception as exc:  # unreachable or refused (SSRF): a clear 502, never a 500
         raise ApiError(502, f"Could not list the tools of '{server_name}': {client.describe(exc)}") from None
 
