@@ -219,7 +219,7 @@ def _command(tmp: str | None, disk_mb: int) -> list[str]:
     bwrap = bwrap_path()
     if bwrap is None:
         raise SandboxUnavailable("the sandbox tool 'bwrap' (Debian package bubblewrap) is not installed")
-    cmd = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", *_mounts(tmp, disk_mb)]
+    cmd = [bwrap, "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session", *_mounts(tmp, disk_mb)]
     cmd += ["--chdir", INNER_TMP, "--clearenv"]
     cmd += ["--setenv", "HOME", INNER_TMP, "--setenv", "TMPDIR", INNER_TMP, "--setenv", "PATH", "/usr/bin:/bin"]
     cmd += ["--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "LANG", "C.UTF-8", "--remount-ro", "/"]
@@ -492,7 +492,8 @@ def sandboxed_command(
     for name in _LOGIN_VARS:
         if name not in env:
             cmd += ["-u", name]
-    cmd += [bwrap, "--unshare-all"] + (["--share-net"] if network else [])
+    # --cap-drop ALL: started by root, bwrap leaves the program every capability (of its own user namespace)
+    cmd += [bwrap, "--unshare-all", "--cap-drop", "ALL"] + (["--share-net"] if network else [])
     cmd += ["--die-with-parent", "--new-session", *_mounts(tmp, disk_mb)]
     for path in binds:
         cmd += ["--ro-bind", path, path]

@@ -44,6 +44,7 @@ def probe(paths: str = "", port: int = 0) -> str:
             "paths": {p: os.path.exists(p) for p in paths.split(",") if p},
             "cwd": os.getcwd(),
             "connect": connect,
+            "caps": _read("/proc/self/status").split("CapEff:")[-1].split()[0],
         }
     )
 

@@ -142,6 +142,7 @@ def test_a_superusers_stdio_server_runs_in_the_sandbox(make_app, monkeypatch, lo
     assert set(seen["environ"]) <= {"TOKEN", "HOME", "TMPDIR", "PATH", "LANG", "PWD"}, seen["environ"]
     assert "USER=" not in seen["proc1"] and "SHELL=" not in seen["proc1"]
     assert seen["pid"] < 10  # its own PID namespace
+    assert int(seen["caps"], 16) == 0  # no capability, even when the service runs as root
     assert seen["passwd"] == "<FileNotFoundError>" and seen["cwd"] == "/tmp"
     assert {k: seen["paths"][k] for k in host_files[:4]} == dict.fromkeys(host_files[:4], False)
     assert seen["paths"]["/root"] == any(b.startswith("/root/") for b in BINDS)
