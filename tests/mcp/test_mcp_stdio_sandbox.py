@@ -197,3 +197,18 @@ def test_a_stdio_servers_disk_use_is_capped(make_app, monkeypatch):
         tools = {t.name: t for t in component.as_tools()}
         with pytest.raises(ComponentError, match="disk limit"):
             tools["fill"].run({"megabytes": 200})
+
+
+def test_an_inline_stdio_config_in_a_flow_is_never_used(make_app, marker):
+    """The MCP Tools field may carry the editor's ``config`` too: only the user's stored config by name counts."""
+    from tests.mcp.test_mcp_servers_component import run, tools_flow
+    from tests.run.runkit import create_flow
+
+    app = make_app(plugins=[*PLUGINS, "mcp_tools"])
+    client = app.test_client()
+    alice = make_user(client, superuser(client), username="alice")
+    data = tools_flow("x", "anything")
+    data["nodes"][0]["data"]["node"]["template"]["mcp_server"]["value"] = {"name": "x", "config": _pwn(marker)}
+    flow = create_flow(client, alice, data, name="inline")
+    status, body = run(client, alice, flow["id"])
+    assert status != 200 and "MCP server 'x' not found" in body
