@@ -244,7 +244,10 @@ def _remove(tmp: str) -> None:
             os.chmod(path, 0o700)
             func(path)
 
-    shutil.rmtree(tmp, onerror=retry)
+    if sys.version_info >= (3, 12):  # onerror is deprecated there (and warnings are errors in the tests)
+        shutil.rmtree(tmp, onexc=retry)
+    else:
+        shutil.rmtree(tmp, onerror=retry)
 
 
 def disk_usage(root: str, stop_above: int | None = None) -> int:
