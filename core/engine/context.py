@@ -54,6 +54,8 @@ class RunContext:
     - every callback may be called from any thread or greenlet that runs a vertex (the runner's pool,
       an agent's tool calls): the caller makes them work there (:mod:`core.runs.context` binds each to
       its app), so a component never needs the caller's thread or web context.
+    - ``bind_callback(fn)`` wraps one more callback the same way (set by the caller that bound the
+      others; None: callbacks are used as they are).
     - ``shared`` is the deployment's shared store (``core.shared.SharedState``; None when the engine
       runs alone): components that remember something across runs and processes use it.
     - ``mcp_server(name)`` gives the run user's stored MCP server config (secrets in clear, for
@@ -85,6 +87,7 @@ class RunContext:
     #: ``provider_allowed(provider_id) -> bool``: the model-provider policy (None: all allowed)
     provider_allowed: Callable[[str], bool] | None = None
     shared: Any = None
+    bind_callback: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None
     max_subflow_depth: int = 5
     depth: int = 0
     flow_stack: tuple[str, ...] = ()
@@ -148,6 +151,7 @@ class RunContext:
             mcp_server=self.mcp_server,
             provider_allowed=self.provider_allowed,
             shared=self.shared,
+            bind_callback=self.bind_callback,
             max_subflow_depth=self.max_subflow_depth,
             depth=self.depth + 1,
             flow_stack=(*self.flow_stack, str(flow_id)),

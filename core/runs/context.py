@@ -58,20 +58,31 @@ F = TypeVar("F", bound=Callable[..., Any])
 def app_binder(app: Flask) -> Callable[[F], F]:
     """Wrap callbacks so they run with ``app`` from any thread or greenlet (see the module docstring).
 
-    The thread that makes the context (the run's own, inside the request or job) is the fast path: its
-    app context is already there. Another thread gets an application context pushed for the call; a
-    pool thread sees a *copy* of the run's context variables (the runner copies them), so it may see the
-    caller's application context too, but its database session must be its own and ended with the call.
+    Call it on the run's own thread, inside its application context: that thread is the fast path (its
+    app context is already there). On another thread a call gets an application context of its own and
+    uses the run thread's database session, one call at a time (a lock): the run's thread waits for its
+    pool meanwhile, so the calls see and write what they would have run serially, in the same
+    transaction, and a pool thread never holds a second connection (the embedded SQLite database has
+    one; a pool thread asking for another would wait for the run thread, which waits for the pool).
     """
     owner = threading.get_ident()  # a greenlet's id under gevent's monkey-patching
+    factory = app.extensions.get("service.db")
+    session = factory() if factory is not None else None  # the run thread's (created lazily: no connection yet)
+    lock = threading.RLock()  # re-entrant: a callback may call another (a history read flushes messages)
 
     def bind(fn: F) -> F:
         @functools.wraps(fn)
         def bound(*args: Any, **kwargs: Any) -> Any:
             if threading.get_ident() == owner and appctx.app_or_none() is app:
                 return fn(*args, **kwargs)
-            with app.app_context():
-                return fn(*args, **kwargs)
+            with lock, app.app_context():
+                if factory is None or factory.registry.has():
+                    return fn(*args, **kwargs)
+                factory.registry.set(session)
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    factory.registry.clear()  # before the teardown, which would close the run thread's session
 
         return bound  # type: ignore[return-value]
 
@@ -126,7 +137,7 @@ def make_context(
     record_vertices = log_builds or log_transactions  # a context without a flow id records nothing
     if app is None:
         app = appctx.current()
-    bound = app_binder(app)
+    bound = app_binder(app)  # on the run's thread, in its app context: make_context is called there
     svc = state(app)
     hook = svc.host.hook
     settings = svc.settings
@@ -204,6 +215,7 @@ def make_context(
             )
         ),
         shared=svc.shared,
+        bind_callback=bound,
     )
 
 

@@ -34,7 +34,6 @@ from typing import Any
 
 from flask import Flask, current_app
 
-from core import appctx
 from core.app import state
 from core.engine import (
     Graph,
@@ -48,7 +47,7 @@ from core.engine import (
 )
 from core.errors import ApiError, ValidationFailed
 from core.runs import tweaks as tweak_rules
-from core.runs.context import app_binder, make_context, registry
+from core.runs.context import make_context, registry
 
 log = logging.getLogger(__name__)
 
@@ -345,7 +344,7 @@ def _batch_messages(ctx: Any, user_id: str, app: Flask | None) -> Callable[[], N
 
     ctx.store_message = pending.append
     # the history read may come from a pool thread (a layer's I/O-bound vertices): bound to the app too
-    ctx.get_messages = app_binder(app if app is not None else appctx.current())(get_messages)
+    ctx.get_messages = ctx.bind_callback(get_messages) if ctx.bind_callback is not None else get_messages
     return flush
 
 
