@@ -3,7 +3,8 @@
 ``GET /v1/models``, ``POST /v1/chat/completions`` (JSON or server-sent events,
 tool calls) and ``POST /v1/embeddings``. A test queues replies with
 :meth:`OpenAIServer.reply` (text, tool calls, an HTTP error status, a delay);
-with nothing queued the server answers ``echo: <last user message>``.
+with nothing queued the server answers ``echo: <last user message>`` (a request asking for a
+JSON schema, ``response_format`` ``json_schema``, gets the smallest instance of it instead).
 Every request body is kept in :attr:`OpenAIServer.requests`.
 
 Hand-written on ``http.server`` on purpose: a test double must not depend on
@@ -80,6 +81,16 @@ class OpenAIServer:
         self.stop()
 
 
+def _instance(schema: dict[str, Any], text: str) -> Any:
+    """The smallest value of a JSON schema (strings say ``text``): what a model asked for structure answers."""
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        return {name: _instance(sub, text) for name, sub in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return [_instance(schema.get("items") or {}, text)]
+    return {"integer": 0, "number": 0, "boolean": False, "null": None}.get(str(kind), text)
+
+
 def _vector(text: str, dims: int = 8) -> list[float]:
     digest = hashlib.sha256(text.encode()).digest()
     return [round(b / 255, 6) for b in digest[:dims]]
@@ -145,8 +156,10 @@ class _Handler(BaseHTTPRequestHandler):
             script = self.owner.replies.popleft() if self.owner.replies else None
         if script is None:
             last = next((m for m in reversed(body.get("messages") or []) if m.get("role") == "user"), {})
+            wanted = (body.get("response_format") or {}).get("json_schema") or {}
+            echo = f"echo: {last.get('content')}"
             script = {
-                "text": f"echo: {last.get('content')}",
+                "text": json.dumps(_instance(wanted.get("schema") or {}, echo)) if wanted else echo,
                 "tool_calls": [],
                 "status": 200,
                 "delay": 0,

@@ -51,6 +51,13 @@ class RunContext:
     - ``resume`` maps a vertex id to the answer of the request it suspended the
       run with (``{"request_id", "answer", "state"}``): set when a run resumes
       from a checkpoint (:meth:`core.engine.Component.resumed` reads it).
+    - every callback may be called from any thread or greenlet that runs a vertex (the runner's pool,
+      an agent's tool calls): the caller makes them work there (:mod:`core.runs.context` binds each to
+      its app), so a component never needs the caller's thread or web context.
+    - ``bind_callback(fn)`` wraps one more callback the same way (set by the caller that bound the
+      others; None: callbacks are used as they are).
+    - ``shared`` is the deployment's shared store (``core.shared.SharedState``; None when the engine
+      runs alone): components that remember something across runs and processes use it.
     - ``mcp_server(name)`` gives the run user's stored MCP server config (secrets in clear, for
       the connection only) or None; it raises when a deployment policy refuses the server.
     """
@@ -79,6 +86,8 @@ class RunContext:
     mcp_server: Callable[[str], dict[str, Any] | None] | None = None
     #: ``provider_allowed(provider_id) -> bool``: the model-provider policy (None: all allowed)
     provider_allowed: Callable[[str], bool] | None = None
+    shared: Any = None
+    bind_callback: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None
     max_subflow_depth: int = 5
     depth: int = 0
     flow_stack: tuple[str, ...] = ()
@@ -141,6 +150,8 @@ class RunContext:
             registry=self.registry,
             mcp_server=self.mcp_server,
             provider_allowed=self.provider_allowed,
+            shared=self.shared,
+            bind_callback=self.bind_callback,
             max_subflow_depth=self.max_subflow_depth,
             depth=self.depth + 1,
             flow_stack=(*self.flow_stack, str(flow_id)),

@@ -3,10 +3,19 @@
 Bundle reload is a rebuild: a new :class:`Registry` is built from the bundles'
 classes and swapped into the :class:`RegistryHolder` under a lock; runs that
 already hold the old snapshot keep using it.
+
+Legacy node types: flows saved by the reference name a node by whatever its
+release called the component. Besides each class's explicit ``aliases`` (the
+reference's legacy table: ``parser``, ``Prompt``...), a snapshot derives the
+names the reference derives: the display name, the key without a
+``Component`` suffix, and an extension key's bare class name. A derived name
+never shadows a key or an explicit alias, and one that two components would
+share resolves to neither (no guessing between components).
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
@@ -56,7 +65,7 @@ class Registry:
                 )
             if target not in found:
                 raise RegistryError(f"Alias '{alias}' points to unknown component '{target}'")
-        return cls(found, alias_map)
+        return cls(found, {**_derived_aliases(found, alias_map), **alias_map})
 
     def get(self, key: str) -> type[Component] | None:
         klass = self._classes.get(key)
@@ -95,6 +104,35 @@ class Registry:
 
     def display_names(self, locale: str | None = "en") -> dict[str, str]:
         return {key: klass.localized_name(locale) for key, klass in self._classes.items()}
+
+
+_EXT_KEY = re.compile(r"^ext:[^:]+:(?P<name>[^@]+)@.+$")
+
+
+def _derived_names(key: str, klass: type[Component]) -> list[str]:
+    """The names the reference derives for a component besides its key (see the module docstring)."""
+    names: list[str] = []
+    ext = _EXT_KEY.match(key)
+    bare = ext.group("name") if ext else key
+    names.append(bare)
+    if bare.endswith("Component") and len(bare) > len("Component"):
+        names.append(bare.removesuffix("Component"))
+    if klass.display_name:
+        names.append(klass.display_name)
+    return [name for name in dict.fromkeys(names) if name and name != key]
+
+
+def _derived_aliases(found: Mapping[str, type[Component]], explicit: Mapping[str, str]) -> dict[str, str]:
+    """``{derived name: key}`` for the names exactly one component derives and no key or explicit alias takes."""
+    claims: dict[str, set[str]] = {}
+    for key, klass in found.items():
+        for name in _derived_names(key, klass):
+            claims.setdefault(name, set()).add(key)
+    return {
+        name: next(iter(keys))
+        for name, keys in claims.items()
+        if len(keys) == 1 and name not in found and name not in explicit
+    }
 
 
 class RegistryHolder:

@@ -5,7 +5,11 @@ components are CPU-light, and a thread hop costs more than most of them take.
 Inside a layer, vertices whose class sets ``io_bound = True`` (HTTP, sub-flows)
 run together on a small ``ThreadPoolExecutor`` when there are two or more of
 them; under gevent monkey-patching those threads are greenlets, so the same
-code serves both worlds. Events are emitted under a lock.
+code serves both worlds. Each pooled vertex runs in a copy of the caller's
+``contextvars`` context (what the caller set there travels with it); the run
+context's callbacks work from any thread (:mod:`core.runs.context` binds them to
+their app), so nothing a vertex does needs the caller's thread. Events are
+emitted under a lock.
 
 Between vertices the run checks ``context.cancelled()`` and its deadline.
 A failing vertex stops the run: its ``end_vertex`` says ``valid: false``, an
@@ -19,6 +23,7 @@ run of the same graph with ``resume_from`` (those results) and the answer in
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import logging
 import time
@@ -384,7 +389,8 @@ class _Run:
                         ctx.check()
                         self._run_top(vid)
                     with ThreadPoolExecutor(max_workers=min(8, len(pooled))) as pool:
-                        futures = [pool.submit(self._run_top, vid) for vid in pooled]
+                        # one copy of the caller's context each: a Context is entered by one thread at a time
+                        futures = [pool.submit(contextvars.copy_context().run, self._run_top, vid) for vid in pooled]
                         failure: BaseException | None = None
                         for fut in futures:
                             exc = fut.exception()

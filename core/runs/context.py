@@ -5,15 +5,24 @@ storage and history (``on_messages``, ``message_history``), stored files (``read
 ``write_user_file``) and vertex records
 (``on_vertex_built``). Only :mod:`core.runs.service` builds contexts; nothing
 here imports a plugin.
+
+The engine calls these callbacks from whichever thread runs a vertex: the run's own, the runner's pool
+for a layer's I/O-bound vertices, an agent's pool for its tool calls (greenlets under gevent). The hooks
+behind them read the app (its database session, its plugin state), so each callback is bound to the app
+the context was made for (:func:`app_binder`): on the run's own thread it is called as it is; on any other,
+inside an application context of its own, whose teardown returns that thread's database session.
 """
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from flask import Flask
 
+from core import appctx
 from core.app import state
 from core.engine import EgressPolicy, Registry, RunContext, RunEvent, VertexFinished
 from core.engine.hardening import Hardening
@@ -41,6 +50,43 @@ def request_variables(headers: Mapping[str, str]) -> dict[str, str]:
         return {key[n:].replace("_", "-"): value for key, value in environ.items() if key.startswith(_ENVIRON_PREFIX)}
     prefix = GLOBAL_VAR_HEADER.lower()
     return {key[len(prefix) :].upper(): value for key, value in headers.items() if key.lower().startswith(prefix)}
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def app_binder(app: Flask) -> Callable[[F], F]:
+    """Wrap callbacks so they run with ``app`` from any thread or greenlet (see the module docstring).
+
+    Call it on the run's own thread, inside its application context: that thread is the fast path (its
+    app context is already there). On another thread a call gets an application context of its own and
+    uses the run thread's database session, one call at a time (a lock): the run's thread waits for its
+    pool meanwhile, so the calls see and write what they would have run serially, in the same
+    transaction, and a pool thread never holds a second connection (the embedded SQLite database has
+    one; a pool thread asking for another would wait for the run thread, which waits for the pool).
+    """
+    owner = threading.get_ident()  # a greenlet's id under gevent's monkey-patching
+    factory = app.extensions.get("service.db")
+    session = factory() if factory is not None else None  # the run thread's (created lazily: no connection yet)
+    lock = threading.RLock()  # re-entrant: a callback may call another (a history read flushes messages)
+
+    def bind(fn: F) -> F:
+        @functools.wraps(fn)
+        def bound(*args: Any, **kwargs: Any) -> Any:
+            if threading.get_ident() == owner and appctx.app_or_none() is app:
+                return fn(*args, **kwargs)
+            with lock, app.app_context():
+                if factory is None or factory.registry.has():
+                    return fn(*args, **kwargs)
+                factory.registry.set(session)
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    factory.registry.clear()  # before the teardown, which would close the run thread's session
+
+        return bound  # type: ignore[return-value]
+
+    return bind
 
 
 _policy_cache: dict[int, tuple[Any, EgressPolicy, Hardening]] = {}
@@ -89,6 +135,9 @@ def make_context(
     """
     keeper = messages_user_id or user_id
     record_vertices = log_builds or log_transactions  # a context without a flow id records nothing
+    if app is None:
+        app = appctx.current()
+    bound = app_binder(app)  # on the run's thread, in its app context: make_context is called there
     svc = state(app)
     hook = svc.host.hook
     settings = svc.settings
@@ -129,6 +178,9 @@ def make_context(
             raise OSError("Saving files is not available here (no file storage installed)")
         return stored
 
+    def provider_allowed(provider_id: str) -> bool:
+        return not any(answer is False for answer in hook.model_provider_allowed(provider_id=provider_id))
+
     def emit_and_record(event: RunEvent) -> None:
         if record_vertices and isinstance(event, VertexFinished):
             if not log_builds and event.result is not None:
@@ -143,23 +195,27 @@ def make_context(
         flow_id=flow_id,
         flow_name=flow.get("name"),
         session_id=session_id or flow_id,
-        resolve_variable=resolve_variable,
+        resolve_variable=bound(resolve_variable),
         request_variables=dict(request_vars or {}),
-        load_flow=load_flow,
-        emit=emit_and_record if (emit is not None or record_vertices) else None,
-        store_message=store_message if store_messages else None,
-        get_messages=get_messages,
+        load_flow=bound(load_flow),
+        emit=bound(emit_and_record) if (emit is not None or record_vertices) else None,
+        store_message=bound(store_message) if store_messages else None,
+        get_messages=bound(get_messages),
         cancelled=cancelled,
         time_limit=float(settings.run_time_limit_seconds) if settings.run_time_limit_seconds else None,
         egress=egress,
         hardening=hardening,
         registry=registry if registry is not None else current_registry(app),
-        mcp_server=mcp_server,
-        read_file=read_file,
-        write_file=write_file,
-        provider_allowed=lambda provider_id: (
-            not any(answer is False for answer in hook.model_provider_allowed(provider_id=provider_id))
+        mcp_server=bound(mcp_server),
+        read_file=bound(read_file),
+        write_file=bound(write_file),
+        provider_allowed=bound(
+            lambda provider_id: (
+                not any(answer is False for answer in hook.model_provider_allowed(provider_id=provider_id))
+            )
         ),
+        shared=svc.shared,
+        bind_callback=bound,
     )
 
 

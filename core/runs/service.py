@@ -343,7 +343,8 @@ def _batch_messages(ctx: Any, user_id: str, app: Flask | None) -> Callable[[], N
         return read(*args) if read is not None else []
 
     ctx.store_message = pending.append
-    ctx.get_messages = get_messages
+    # the history read may come from a pool thread (a layer's I/O-bound vertices): bound to the app too
+    ctx.get_messages = ctx.bind_callback(get_messages) if ctx.bind_callback is not None else get_messages
     return flush
 
 

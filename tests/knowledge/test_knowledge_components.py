@@ -28,7 +28,7 @@ def answer(body):
 def retrieval_flow(kb_name: str, top_k: int = 1):
     chat_in = node("ChatInput", "ChatInput-1", registry=REGISTRY)
     retrieve = node("KnowledgeBase", "KnowledgeBase-1", registry=REGISTRY, knowledge_base=kb_name, top_k=top_k)
-    parser = node("ParserComponent", "Parser-1", registry=REGISTRY, pattern="Answer from {source}: {text}")
+    parser = node("ParserComponent", "Parser-1", registry=REGISTRY, pattern="Answer from {source}: {content}")
     chat_out = node("ChatOutput", "ChatOutput-1", registry=REGISTRY)
     return flow(
         [chat_in, retrieve, parser, chat_out],

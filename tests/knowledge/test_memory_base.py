@@ -38,7 +38,7 @@ def remember(client, caller, text, session):
 def recall_flow(**fields):
     chat_in = node("ChatInput", "ChatInput-1", registry=REGISTRY)
     memory = node("MemoryBase", "MemoryBase-1", registry=REGISTRY, **fields)
-    parser = node("ParserComponent", "Parser-1", registry=REGISTRY, pattern="[{session_id}] {text}")
+    parser = node("ParserComponent", "Parser-1", registry=REGISTRY, pattern="[{session_id}] {content}")
     chat_out = node("ChatOutput", "ChatOutput-1", registry=REGISTRY)
     return flow(
         [chat_in, memory, parser, chat_out],

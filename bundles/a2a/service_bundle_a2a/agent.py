@@ -200,24 +200,13 @@ class A2AAgent(Component):
         return "a2a-ctx:" + hashlib.sha256(raw.encode()).hexdigest()[:40]
 
     def _remembered(self, key: str) -> str | None:
-        store = _shared()
+        store = self.context.shared  # the run carries it: a vertex on a pool thread has no app of its own
         return store.get(key) if store is not None else None
 
     def _remember(self, key: str, context_id: str) -> None:
-        store = _shared()
+        store = self.context.shared
         if store is not None:
             store.put(key, context_id[:255], ttl=CONTEXT_TTL_SECONDS)
-
-
-def _shared() -> Any:
-    """The deployment's shared store (None outside an app, e.g. the engine run alone)."""
-    from flask import has_app_context
-
-    if not has_app_context():
-        return None
-    from core.app import state
-
-    return state().shared
 
 
 def _frame(url: str, data: bytes) -> Any:

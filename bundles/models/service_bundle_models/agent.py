@@ -17,6 +17,7 @@ or after ``max_iterations`` model calls.
 from __future__ import annotations
 
 import ast
+import contextvars
 import datetime as dt
 import json
 import operator
@@ -369,7 +370,9 @@ class Agent(Component):
             results = [run(calls[0])]
         else:
             with ThreadPoolExecutor(max_workers=min(_MAX_WORKERS, len(calls))) as pool:
-                results = list(pool.map(run, calls))
+                # each call in a copy of the run's contextvars context, as the runner's own pool does
+                futures = [pool.submit(contextvars.copy_context().run, run, call) for call in calls]
+                results = [future.result() for future in futures]
         for call, (text, failed) in zip(calls, results, strict=True):
             self._finish(call, state, text, error=failed)
 

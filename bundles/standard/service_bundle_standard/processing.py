@@ -176,6 +176,7 @@ class TypeConverterComponent(Component):
 
 class ParserComponent(Component):
     key = "ParserComponent"
+    aliases = ("parser",)  # the reference's legacy node type (its starters until 1.12)
     display_name = "Parser"
     display_names = {"en": "Parser", "fr": "Analyseur", "de": "Parser", "es": "Analizador"}
     description = "Extracts text using a template."

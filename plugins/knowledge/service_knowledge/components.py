@@ -200,11 +200,9 @@ class _KnowledgeOps(Component):
         rows = []
         index = vectors.index_for(s, kb) if self.include_embeddings else None
         for hit in found:
-            row: dict[str, Any] = {"text": hit["content"], "score": hit["score"]}
-            if self.include_metadata:
-                row.update({k: v for k, v in hit["metadata"].items() if k not in row})
+            row = _row(hit, self.include_metadata)
             if index is not None:
-                row["embeddings"] = index.matrix[index.position(uuid.UUID(hit["id"]))].tolist()
+                row["_embeddings"] = index.matrix[index.position(uuid.UUID(hit["id"]))].tolist()
             rows.append(row)
         frame = DataFrame(rows)
         self.status = frame
@@ -310,13 +308,19 @@ class MemoryBase(Component):
             raise ComponentError(str(exc.detail)) from None
         rows = []
         for hit in found:
-            row: dict[str, Any] = {"text": hit["content"], "score": hit["score"]}
-            if self.include_metadata:
-                row.update({k: v for k, v in hit["metadata"].items() if k not in row})
-            rows.append(row)
+            rows.append(_row(hit, self.include_metadata))
         frame = DataFrame(rows)
         self.status = frame
         return frame
+
+
+def _row(hit: dict[str, Any], include_metadata: Any) -> dict[str, Any]:
+    """One retrieved chunk as the reference's retrieval rows carry it: ``content``, ``_score`` and, asked for,
+    the chunk's metadata (flows written for the reference read ``{content}``)."""
+    row: dict[str, Any] = {"content": hit["content"], "_score": hit["score"]}
+    if include_metadata:
+        row.update({k: v for k, v in hit["metadata"].items() if k not in row})
+    return row
 
 
 COMPONENTS = [KnowledgeIngestion, KnowledgeRetrieval, Knowledge, MemoryBase]
