@@ -183,7 +183,8 @@ def check_run(user_id: str | None, flow: dict[str, Any], surface: str) -> None:
     anonymous public run); ``flow`` is the flow dict as ``find_flow`` returns
     it (``data`` holds the graph actually run, an unsaved editor graph
     included); ``surface`` names the entry point (``"run"``, ``"webhook"``,
-    ``"build"``, ``"build_public"``, ...). Raise ``ApiError(403, ...)`` naming
+    ``"build"``, ``"build_public"``, ...; ``"subflow"`` for a flow a run loads to run inside it:
+    Run Flow, Sub Flow, a flow as a tool, at any depth). Raise ``ApiError(403, ...)`` naming
     the reason (for example the blocked component); build jobs turn it into
     their ``error`` event. Must be cheap: it runs on every run.
     """

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,8 @@ __all__ = ["RunContext"]
 VariableResolver = Callable[[str, str], "str | None"]
 #: ``load_flow(id_or_name) -> {"id", "name", "data"} or None``
 FlowLoader = Callable[[str], "dict[str, Any] | None"]
+#: ``check_flow({"id", "name", "data"})``: raise (a :class:`core.engine.errors.PolicyRefused`) to refuse a graph
+FlowChecker = Callable[[Mapping[str, Any]], None]
 #: ``get_messages(session_id, flow_id, n, order) -> [message dict]``; order "ASC" or "DESC"
 MessageGetter = Callable[["str | None", "str | None", int, str], "list[dict[str, Any]]"]
 
@@ -58,6 +60,9 @@ class RunContext:
       others; None: callbacks are used as they are).
     - ``shared`` is the deployment's shared store (``core.shared.SharedState``; None when the engine
       runs alone): components that remember something across runs and processes use it.
+    - ``check_flow(flow)`` is asked before :func:`core.engine.run_flow` builds a graph (every sub-flow,
+      at every depth: Run Flow, Sub Flow, flows as tools): the same checks the top flow had before
+      the run (the catalog policy, the code-execution switches); it raises to refuse. Children inherit it.
     - ``mcp_server(name)`` gives the run user's stored MCP server config (secrets in clear, for
       the connection only) or None; it raises when a deployment policy refuses the server.
     """
@@ -70,6 +75,7 @@ class RunContext:
     resolve_variable: VariableResolver | None = None
     request_variables: dict[str, str] = field(default_factory=dict)
     load_flow: FlowLoader | None = None
+    check_flow: FlowChecker | None = None
     emit: Callable[[RunEvent], None] | None = None
     store_message: Callable[[dict[str, Any]], Any] | None = None
     get_messages: MessageGetter | None = None
@@ -137,6 +143,7 @@ class RunContext:
             resolve_variable=self.resolve_variable,
             request_variables=self.request_variables,
             load_flow=self.load_flow,
+            check_flow=self.check_flow,
             emit=None,
             store_message=self.store_message,
             get_messages=self.get_messages,

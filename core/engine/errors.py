@@ -8,6 +8,7 @@ __all__ = [
     "ComponentError",
     "EngineError",
     "GraphValidationError",
+    "PolicyRefused",
     "RegistryError",
     "RunCancelled",
     "RunTimeout",
@@ -37,6 +38,14 @@ class GraphValidationError(EngineError):
 
 class ComponentError(EngineError):
     """Raised by components for an expected, user-facing failure."""
+
+
+class PolicyRefused(ComponentError):
+    """A run check refused a graph the run was about to run (a sub-flow using a blocked component).
+
+    A component error for the vertex that loaded the graph, so the parent run fails naming it; an
+    agent does not hand it to the model as a tool's failure but lets it fail the run.
+    """
 
 
 class RunCancelled(EngineError):

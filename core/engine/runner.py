@@ -33,7 +33,7 @@ from typing import Any
 
 from core.engine.component import Component, VertexInfo
 from core.engine.context import RunContext
-from core.engine.errors import ComponentError, RunCancelled, RunTimeout, SuspendRun
+from core.engine.errors import ComponentError, PolicyRefused, RunCancelled, RunTimeout, SuspendRun
 from core.engine.events import (
     BuildStarted,
     RunFailed,
@@ -213,6 +213,8 @@ class _Run:
         except _VertexFailed:
             raise
         except Exception as exc:
+            if isinstance(exc, PolicyRefused) and self.ctx.depth > 0:
+                raise  # a sub-flow refused inside a sub-flow: up to the top run, which fails naming it
             logger.info("vertex %s failed", vid, exc_info=True)
             vr.valid = False
             vr.error = _error_text(exc)
@@ -520,7 +522,13 @@ def run_flow(
     stop_component_id: str | None = None,
     previous_results: Mapping[str, VertexResult] | None = None,
 ) -> RunResult:
-    """Build (raising :class:`GraphValidationError` before any event) and run a flow."""
+    """Build (raising :class:`GraphValidationError` before any event) and run a flow.
+
+    ``context.check_flow`` (when set) is asked first, with the graph as given (tweaks are field
+    values, never node types): a refusal raises before anything is built or run.
+    """
+    if context.check_flow is not None:
+        context.check_flow({"id": context.flow_id, "name": context.flow_name, "data": flow_data})
     graph = Graph.build(flow_data, registry, tweaks=tweaks)
     return run_graph(
         graph,

@@ -230,6 +230,8 @@ def flow_tool(context: RunContext, ident: str, *, name: str = "", description: s
         raise ComponentError(f"Flow '{ident}' not found.")
     flow_id = str(flow.get("id") or ident)
     flow_name = str(flow.get("name") or ident)
+    if context.check_flow is not None:  # refused now, failing the run, rather than when the model calls it
+        context.check_flow({"id": flow_id, "name": flow_name, "data": flow.get("data") or {}})
 
     def call(**arguments: Any) -> Any:
         from core.engine.runner import run_flow

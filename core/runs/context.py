@@ -1,6 +1,8 @@
 """The run context: a :class:`core.engine.RunContext` wired to the plugins through hooks.
 
-Variables (``get_variable``), flows for sub-flow runs (``find_flow``), message
+Variables (``get_variable``), flows for sub-flow runs (``find_flow``) and their
+checks (``check_run`` with surface ``"subflow"``, asked by the engine before it builds any
+sub-flow, at any depth), message
 storage and history (``on_messages``, ``message_history``), stored files (``read_user_file``,
 ``write_user_file``) and vertex records
 (``on_vertex_built``). Only :mod:`core.runs.service` builds contexts; nothing
@@ -25,8 +27,10 @@ from flask import Flask
 from core import appctx
 from core.app import state
 from core.engine import EgressPolicy, Registry, RunContext, RunEvent, VertexFinished
+from core.engine.errors import PolicyRefused
 from core.engine.hardening import Hardening
 from core.engine.results import output_logs
+from core.errors import ApiError
 
 GLOBAL_VAR_HEADER = "X-SERVICE-GLOBAL-VAR-"
 
@@ -152,6 +156,13 @@ def make_context(
         found: dict[str, Any] | None = hook.find_flow(user_id=user_id, flow_id_or_name=id_or_name, public=False)
         return found
 
+    def check_flow(found: Mapping[str, Any]) -> None:
+        # the checks of the top flow (core.runs.service.resolve), for every graph the engine loads
+        try:
+            hook.check_run(user_id=user_id or None, flow=dict(found), surface="subflow")
+        except ApiError as exc:
+            raise PolicyRefused(f"Sub-flow '{found.get('name') or found.get('id')}' cannot run: {exc.detail}") from None
+
     def store_message(message: dict[str, Any]) -> dict[str, Any]:
         hook.on_messages(user_id=keeper, messages=[message])
         return message
@@ -198,6 +209,7 @@ def make_context(
         resolve_variable=bound(resolve_variable),
         request_variables=dict(request_vars or {}),
         load_flow=bound(load_flow),
+        check_flow=bound(check_flow),
         emit=bound(emit_and_record) if (emit is not None or record_vertices) else None,
         store_message=bound(store_message) if store_messages else None,
         get_messages=bound(get_messages),

@@ -48,6 +48,7 @@ from core.engine import (
 from core.errors import ApiError, ValidationFailed
 from core.runs import tweaks as tweak_rules
 from core.runs.context import make_context, registry
+from core.runs.subflows import check_subflows
 
 log = logging.getLogger(__name__)
 
@@ -234,6 +235,7 @@ def build(prepared: PreparedRun, app: Flask | None = None) -> PreparedRun:
                 _graphs.pop(next(iter(_graphs)))  # the oldest entry: flows rarely change, runs repeat
             _graphs[key] = (prepared.registry, prepared.graph)
     check_model_providers(prepared.graph, app)  # the policy may change between runs: asked every time
+    check_subflows(prepared.graph, req.run_user_id or None, prepared.registry, app)  # as the top flow, 403
     return prepared
 
 

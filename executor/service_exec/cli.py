@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     from core.engine import RunEvent, simplified_run_response
     from service_exec import wire
-    from service_exec.engine import Executor, FlowError, InvalidRun, failure_text, read_flow
+    from service_exec.engine import Executor, FlowError, InvalidRun, Refused, failure_text, read_flow
 
     tweaks: Any = None
     if args.tweaks:
@@ -63,7 +63,7 @@ def _run(args: argparse.Namespace) -> int:
         executor = Executor.from_files([])
         flow = read_flow(args.flow)
         graph = executor.build(flow, tweaks)
-    except (FlowError, InvalidRun) as exc:
+    except (FlowError, InvalidRun, Refused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     out = sys.stdout

@@ -2,6 +2,13 @@
 
 Everything here is the engine's (:mod:`core.engine`) plus the standard library: no web
 framework is imported until ``serve`` needs one.
+
+The catalog policy, as the full service names it: ``SERVICE_POLICIES_BLOCKED_COMPONENTS`` (a
+comma-separated list of component keys or aliases) and/or ``SERVICE_POLICIES_FILE`` (a JSON file
+with ``"blocked_components": [...]``; both are merged). A flow using a blocked component is refused
+before it runs (:class:`Refused`: 403 from ``serve``, exit 2 from ``run``), and so is every sub-flow
+the engine loads while a run goes (Run Flow, Sub Flow, flows as tools, at any depth:
+``RunContext.check_flow``), which fails the run naming the component.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from core.engine import (
     RunResult,
     run_graph,
 )
+from core.engine.errors import PolicyRefused
+from core.engine.nodes import node_types
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +46,10 @@ FLOW_NAMESPACE = uuid.UUID("6f1c7c8e-2b6e-4d3e-9b1a-5f0e7e3c2a10")
 
 class FlowError(ValueError):
     """A flow file cannot be used (unreadable, not a flow)."""
+
+
+class Refused(ValueError):
+    """A flow the policy refuses (a blocked component): answered 403."""
 
 
 class InvalidRun(ValueError):
@@ -92,6 +105,8 @@ class Settings:
     ssrf_allowed_hosts: str = ""
     run_time_limit_seconds: float | None = None
     api_key: str | None = None
+    #: component keys (or aliases) no flow may use, sub-flows included
+    blocked_components: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -102,7 +117,33 @@ class Settings:
             ssrf_allowed_hosts=env.get("SERVICE_SSRF_ALLOWED_HOSTS", ""),
             run_time_limit_seconds=float(limit) if limit else None,
             api_key=env.get("SERVICE_EXEC_API_KEY") or None,
+            blocked_components=_blocked_from_env(env),
         )
+
+
+def _blocked_from_env(env: Mapping[str, str]) -> tuple[str, ...]:
+    """``SERVICE_POLICIES_BLOCKED_COMPONENTS`` plus the file's ``blocked_components`` (:class:`FlowError` if bad)."""
+    keys = [k.strip() for k in env.get("SERVICE_POLICIES_BLOCKED_COMPONENTS", "").split(",") if k.strip()]
+    path = env.get("SERVICE_POLICIES_FILE")
+    if path:
+        try:
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise FlowError(f"SERVICE_POLICIES_FILE: cannot read {path}: {exc}") from None
+        items = doc.get("blocked_components", []) if isinstance(doc, dict) else None
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise FlowError("SERVICE_POLICIES_FILE: 'blocked_components' must be a list of strings")
+        keys.extend(items)
+    return tuple(dict.fromkeys(keys))
+
+
+def blocked_keys(blocked: tuple[str, ...], registry: Registry) -> frozenset[str]:
+    """Every key that means a blocked component: the keys as given, their canonical keys and their aliases."""
+    out = set(blocked)
+    canonical = {klass.key for klass in map(registry.get, blocked) if klass is not None}
+    out |= canonical
+    out |= {alias for alias, target in registry.aliases.items() if target in canonical}
+    return frozenset(out)
 
 
 @dataclass
@@ -113,6 +154,27 @@ class Executor:
     settings: Settings
     flows: dict[str, Flow] = field(default_factory=dict)
     by_name: dict[str, Flow] = field(default_factory=dict)
+    blocked: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        self.blocked = blocked_keys(self.settings.blocked_components, self.registry)
+
+    def check(self, data: Mapping[str, Any], name: str) -> None:
+        """:class:`Refused` naming the blocked components ``data`` uses (nested group flows included)."""
+        if not self.blocked:
+            return
+        found = sorted(t for t in node_types(data) if t in self.blocked)
+        if found:
+            names = ", ".join(f"'{k}'" for k in found)
+            noun = "Component" if len(found) == 1 else "Components"
+            raise Refused(f"{noun} {names} of flow '{name}' blocked by the catalog policy: this flow cannot run")
+
+    def _check_flow(self, found: Mapping[str, Any]) -> None:
+        """``RunContext.check_flow``: every graph the engine runs, sub-flows at any depth."""
+        try:
+            self.check(found.get("data") or {}, str(found.get("name") or found.get("id") or "sub-flow"))
+        except Refused as exc:
+            raise PolicyRefused(f"Sub-flow refused: {exc}") from None
 
     @classmethod
     def from_files(cls, paths: list[str], settings: Settings | None = None) -> Executor:
@@ -135,7 +197,9 @@ class Executor:
         return self.flows.get(flow_id_or_name) or self.by_name.get(flow_id_or_name)
 
     def build(self, flow: Flow, tweaks: Mapping[str, Any] | None = None) -> Graph:
-        """The flow's graph with ``tweaks`` applied (:class:`InvalidRun` when they do not fit)."""
+        """The flow's graph with ``tweaks`` applied (:class:`InvalidRun` when they do not fit, :class:`Refused`
+        when it uses a blocked component)."""
+        self.check(flow.data, flow.name)
         try:
             return Graph.build(flow.data, self.registry, tweaks=dict(tweaks) if tweaks else None)
         except GraphValidationError as exc:
@@ -157,6 +221,8 @@ class Executor:
         """Run the flow (built with ``tweaks`` unless ``graph`` is given); never raises for component errors."""
         if graph is None:
             graph = self.build(flow, tweaks)
+        else:
+            self.check(flow.data, flow.name)
         s = self.settings
         ctx = RunContext(
             flow_id=flow.id,
@@ -166,6 +232,7 @@ class Executor:
             resolve_variable=lambda name, _field: os.environ.get(name),
             request_variables=dict(request_vars or {}),
             load_flow=self._load_flow,
+            check_flow=self._check_flow,
             emit=emit,
             cancelled=cancelled,
             time_limit=s.run_time_limit_seconds,

@@ -27,7 +27,7 @@ from werkzeug.exceptions import HTTPException
 
 from core.engine import RunEvent, RunResult, simplified_run_response
 from service_exec import wire
-from service_exec.engine import Executor, Flow, InvalidRun, failure_text
+from service_exec.engine import Executor, Flow, InvalidRun, Refused, failure_text
 
 log = logging.getLogger(__name__)
 
@@ -234,6 +234,8 @@ def _build(executor: Executor, flow: Flow, tweaks: Mapping[str, Any] | None) -> 
         return executor.build(flow, tweaks)
     except InvalidRun as exc:
         raise Problem(422, exc.items) from None
+    except Refused as exc:
+        raise Problem(403, str(exc)) from None
 
 
 def _request_vars() -> dict[str, str]:

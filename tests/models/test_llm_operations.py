@@ -291,6 +291,8 @@ def test_smart_transform_never_runs_unsafe_lambdas(llm):
         "lambda d: [i for i in range(10**9)]",
         "lambda d: (lambda s: s(s(s(s(s(s(s(s(s(s(s(s(s(s(s(s(s(s(s(s(9**999)))))))))))))))))))))(lambda v: v * v)",
         "lambda d: (9**999) ** 999",
+        "lambda d: [[0] * 999999 for i in range(1000)]",  # each value small, 8 GB together (issue 26)
+        "lambda d: [['a' * 999999] * 999] * 999",  # small in memory, a terabyte as a response
     ):
         llm.reply(evil)
         comp = build(llm, "Smart Transform", data=[Data({"a": 1})], filter_instruction="x")

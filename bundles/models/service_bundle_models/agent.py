@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from core.engine import Component, ComponentError, Data, Message, Output, ToolCall
-from core.engine.errors import SuspendRun
+from core.engine.errors import PolicyRefused, SuspendRun
 from core.engine.inputs import (
     BoolInput,
     HandleInput,
@@ -361,7 +361,7 @@ class Agent(Component):
             try:
                 args = _arguments(call["arguments"])
                 return tool_result_text(tool.call(args)), False
-            except SuspendRun:
+            except (SuspendRun, PolicyRefused):  # a pause, or a refused sub-flow: the run's, not the model's
                 raise
             except Exception as exc:  # the model reads the failure and decides what to do
                 return f"Error: {exc}", True

@@ -8,12 +8,26 @@ subscripts and slices, list/dict/set/generator comprehensions, a list of pure bu
 ``get``, ``items``...). Anything else (imports, other attributes, dunder names, ``lambda`` bodies
 that call unknown functions) is refused with :class:`UnsupportedLambda`, naming the construct.
 Work is bounded: a step budget, and caps on sequence sizes produced by ``*``, ``**`` and ``range``.
+
+Memory is bounded in total, in process (issue 26: a lambda held 2.1 GB and answered 1.4 GB). Why not
+the sandbox (:func:`core.sandbox.run_python`): it needs bubblewrap and a new interpreter per run
+(tens of milliseconds, the value serialised both ways), and the language here is closed, so every
+operation that can allocate is known and few. Each one is checked *before* it allocates (its size
+computed from its operands: ``+``, ``*``, ``%`` formatting, ``str()``/f-strings of containers,
+``join``, ``sum`` of sequences is refused) to stay under ``MAX_SIZE`` items or characters, and what
+it produced is then *charged* (``sys.getsizeof``, shallow: a shared reference is not a copy) to a
+budget for the whole run, ``MAX_MEMORY`` bytes or four times the input's size, whichever is larger;
+``range`` is charged for the integers it may produce. The result is then measured as text (shared
+references counted each time they appear, as a response would write them) against ``MAX_OUTPUT``
+characters or twice the input's size. Anything over answers :class:`LambdaError` naming the bound.
 """
 
 from __future__ import annotations
 
 import ast
 import operator
+import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -23,6 +37,11 @@ MAX_STEPS = 2_000_000
 MAX_SIZE = 1_000_000  # items or characters a single operation may produce
 MAX_SOURCE = 4_000
 MAX_INT_BITS = 100_000  # integers stay below ~30,000 digits
+#: bytes one run may allocate in total (or 4x the input's size); one operation may allocate up to ~30 MB
+#: before it is charged (a split of a MAX_SIZE string), so a run peaks under ~100 MB
+MAX_MEMORY = 48 * 1024 * 1024
+MAX_OUTPUT = 16 * 1024 * 1024  # characters of the result as text (or 2x the input's size)
+_INT_BYTES = 32  # what an integer a range yields costs
 
 
 class LambdaError(ValueError):
@@ -66,6 +85,63 @@ def _range(*args: int) -> range:
     if len(r) > MAX_SIZE:
         raise LambdaError("range too large")
     return r
+
+
+def _too_large(what: str = "result") -> LambdaError:
+    return LambdaError(f"{what} too large (a single value is limited to {MAX_SIZE:,} items or characters)")
+
+
+def text_size(value: Any, limit: int) -> int:
+    """About how many characters ``value`` takes as text (``str``/JSON); :class:`LambdaError` past ``limit``.
+
+    A container referenced many times is measured once and counted each time (``[[big] * 999] * 999``
+    is small in memory but not as text), so the walk costs the distinct values, not the repetitions.
+    """
+    sizes: dict[int, int] = {}
+
+    def measure(item: Any) -> int:
+        if isinstance(item, str):
+            return len(item) + 2
+        if isinstance(item, bool) or item is None:
+            return 5
+        if isinstance(item, int):
+            return item.bit_length() // 3 + 2
+        if isinstance(item, float):
+            return 24
+        if isinstance(item, (list, tuple, set, frozenset, dict, range)):
+            known = sizes.get(id(item))
+            if known is not None:
+                return known
+            total = 2
+            pairs = item.items() if isinstance(item, dict) else ((None, v) for v in item)
+            for key, child in pairs:
+                total += 2 + measure(child) + (measure(key) if key is not None else 0)
+                if total > limit:
+                    raise LambdaError(f"the result is too large (over {limit:,} characters as text)")
+            sizes[id(item)] = total
+            return total
+        return 32
+
+    try:
+        size = measure(value)
+    except RecursionError:
+        raise LambdaError("the result is nested too deeply") from None
+    if size > limit:
+        raise LambdaError(f"the result is too large (over {limit:,} characters as text)")
+    return size
+
+
+_FORMAT = re.compile(r"%[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
+
+
+def _check_format(fmt: str, args: Any) -> None:
+    """``fmt % args`` before it runs: no ``*`` widths, no width or precision over ``MAX_SIZE``, and a result
+    (the format plus the arguments as text) under ``MAX_SIZE``."""
+    for width, precision in _FORMAT.findall(fmt):
+        for part in (width, precision):
+            if part == "*" or (part and int(part) > MAX_SIZE):
+                raise _too_large("format width")
+    text_size(args, MAX_SIZE - len(fmt))
 
 
 BUILTINS: dict[str, Callable[..., Any]] = {
@@ -145,7 +221,22 @@ METHODS: dict[type, frozenset[str]] = {
 
 
 def _check_size(func: Any, receiver: Any, args: list[Any]) -> None:
-    """Refuse calls whose result would be huge before making them (padding widths, ``replace``)."""
+    """Refuse calls whose result would be huge before making them (padding widths, ``replace``, ``join``,
+    ``str`` of a container, ``sum`` of sequences). ``args`` may be replaced (``join``'s iterable, listed)."""
+    if func is str and args:
+        text_size(args[0], MAX_SIZE)
+    if func is sum:
+        start = args[1] if len(args) > 1 else 0
+        if not isinstance(start, (int, float)) or isinstance(start, bool):
+            raise LambdaError("sum() adds numbers only")
+    if isinstance(receiver, str) and getattr(func, "__name__", "") == "join" and args:
+        items = list(args[0])
+        total = len(receiver) * max(len(items) - 1, 0)
+        for item in items:
+            total += len(item) if isinstance(item, str) else 0
+            if total > MAX_SIZE:
+                raise _too_large()
+        args[0] = items
     if isinstance(receiver, str):
         name = getattr(func, "__name__", "")
         if name in ("center", "ljust", "rjust", "zfill") and args and isinstance(args[0], int) and args[0] > MAX_SIZE:
@@ -169,13 +260,24 @@ class _Lambda:
 
 
 class _Evaluator:
-    def __init__(self) -> None:
+    def __init__(self, budget: int = MAX_MEMORY) -> None:
         self.steps = 0
+        self.used = 0
+        self.budget = budget
 
     def tick(self) -> None:
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise LambdaError("the function did too much work")
+
+    def charge(self, value: Any, extra: int = 0) -> Any:
+        """Count what ``value`` allocated (shallow) against the run's memory budget; return ``value``."""
+        if isinstance(value, (str, bytes, list, tuple, set, frozenset, dict, int, float)):
+            extra += sys.getsizeof(value)
+        self.used += extra
+        if self.used > self.budget:
+            raise LambdaError(f"the function uses too much memory (over {self.budget // (1024 * 1024)} MB)")
+        return value
 
     def eval(self, node: ast.AST, scope: dict[str, Any]) -> Any:
         self.tick()
@@ -199,13 +301,13 @@ class _Evaluator:
 
     # -- containers ---------------------------------------------------------------------------------
     def _List(self, node: ast.List, scope: dict[str, Any]) -> list[Any]:
-        return [self.eval(e, scope) for e in node.elts]
+        return self.charge([self.eval(e, scope) for e in node.elts])
 
     def _Tuple(self, node: ast.Tuple, scope: dict[str, Any]) -> tuple[Any, ...]:
-        return tuple(self.eval(e, scope) for e in node.elts)
+        return self.charge(tuple(self.eval(e, scope) for e in node.elts))
 
     def _Set(self, node: ast.Set, scope: dict[str, Any]) -> set[Any]:
-        return {self.eval(e, scope) for e in node.elts}
+        return self.charge({self.eval(e, scope) for e in node.elts})
 
     def _Dict(self, node: ast.Dict, scope: dict[str, Any]) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
@@ -214,19 +316,21 @@ class _Evaluator:
                 out.update(self.eval(v, scope))
             else:
                 out[self.eval(k, scope)] = self.eval(v, scope)
-        return out
+        return self.charge(out)
 
     def _JoinedStr(self, node: ast.JoinedStr, scope: dict[str, Any]) -> str:
         parts = []
+        size = 0
         for v in node.values:
             if isinstance(v, ast.FormattedValue):
                 if v.format_spec is not None:
                     raise UnsupportedLambda("format specs in f-strings are not supported")
                 value = self.eval(v.value, scope)
+                size += text_size(value, MAX_SIZE - size)
                 parts.append(repr(value) if v.conversion == ord("r") else str(value))
             else:
                 parts.append(str(self.eval(v, scope)))
-        return "".join(parts)
+        return self.charge("".join(parts))
 
     # -- operators ----------------------------------------------------------------------------------
     def _BinOp(self, node: ast.BinOp, scope: dict[str, Any]) -> Any:
@@ -245,9 +349,15 @@ class _Evaluator:
         if isinstance(node.op, ast.Mult):
             for seq, n in ((left, right), (right, left)):
                 if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_SIZE:
-                    raise LambdaError("result too large")
+                    raise _too_large()
+        seqs = (str, list, tuple)
+        concat = isinstance(node.op, ast.Add) and isinstance(left, seqs) and isinstance(right, seqs)
+        if concat and len(left) + len(right) > MAX_SIZE:
+            raise _too_large()
+        if isinstance(node.op, ast.Mod) and isinstance(left, str):
+            _check_format(left, right)
         try:
-            return op(left, right)
+            return self.charge(op(left, right))
         except (TypeError, ValueError, ZeroDivisionError, OverflowError) as exc:
             raise LambdaError(str(exc)) from None
 
@@ -289,7 +399,7 @@ class _Evaluator:
         value = self.eval(node.value, scope)
         index = self.eval(node.slice, scope)
         try:
-            return value[index]
+            return self.charge(value[index]) if isinstance(index, slice) else value[index]
         except (KeyError, IndexError, TypeError) as exc:
             raise LambdaError(f"cannot take [{index!r}]: {exc}") from None
 
@@ -342,15 +452,20 @@ class _Evaluator:
         except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError) as exc:
             raise LambdaError(str(exc)) from None
         if isinstance(result, (str, list, tuple, set, dict)) and len(result) > MAX_SIZE:
-            raise LambdaError("result too large")
+            raise _too_large()
         if isinstance(result, Iterator):
             return self._bounded(result)
-        return result
+        if isinstance(result, range):
+            return self.charge(result, len(result) * _INT_BYTES)
+        if isinstance(receiver, str) and isinstance(result, (list, tuple)):
+            # split, partition...: every item is a new string
+            return self.charge(result, sum(sys.getsizeof(item) for item in result))
+        return self.charge(result)
 
     def _bounded(self, items: Iterable[Any]) -> Iterator[Any]:
         for item in items:
             self.tick()
-            yield item
+            yield self.charge(item) if isinstance(item, tuple) else item  # zip, enumerate: new tuples
 
     # -- comprehensions -----------------------------------------------------------------------------
     def _bind(self, target: ast.AST, value: Any, scope: dict[str, Any]) -> None:
@@ -380,16 +495,17 @@ class _Evaluator:
                     yield inner
 
     def _ListComp(self, node: ast.ListComp, scope: dict[str, Any]) -> list[Any]:
-        return [self.eval(node.elt, s) for s in self._iterate(node.generators, scope)]
+        return self.charge([self.eval(node.elt, s) for s in self._iterate(node.generators, scope)])
 
     def _SetComp(self, node: ast.SetComp, scope: dict[str, Any]) -> set[Any]:
-        return {self.eval(node.elt, s) for s in self._iterate(node.generators, scope)}
+        return self.charge({self.eval(node.elt, s) for s in self._iterate(node.generators, scope)})
 
     def _GeneratorExp(self, node: ast.GeneratorExp, scope: dict[str, Any]) -> list[Any]:
-        return [self.eval(node.elt, s) for s in self._iterate(node.generators, scope)]
+        return self.charge([self.eval(node.elt, s) for s in self._iterate(node.generators, scope)])
 
     def _DictComp(self, node: ast.DictComp, scope: dict[str, Any]) -> dict[Any, Any]:
-        return {self.eval(node.key, s): self.eval(node.value, s) for s in self._iterate(node.generators, scope)}
+        items = self._iterate(node.generators, scope)
+        return self.charge({self.eval(node.key, s): self.eval(node.value, s) for s in items})
 
 
 def compile_lambda(text: str) -> Callable[[Any], Any]:
@@ -411,12 +527,17 @@ def compile_lambda(text: str) -> Callable[[Any], Any]:
             raise UnsupportedLambda(f"the name '{node.id}' is not available")
 
     def run(value: Any) -> Any:
-        ev = _Evaluator()
+        size = text_size(value, sys.maxsize)  # the bounds grow with the input (already in memory)
+        ev = _Evaluator(budget=max(MAX_MEMORY, 4 * size))
         try:
             fn = ev.eval(body, {})
             result = fn(value)
-            return list(result) if isinstance(result, Iterator) else result
+            result = list(result) if isinstance(result, Iterator) else result
         except RecursionError:
             raise LambdaError("the function is nested too deeply") from None
+        except MemoryError:  # a bound this module missed: still an error of the lambda, never of the process
+            raise LambdaError("the function uses too much memory") from None
+        text_size(result, max(MAX_OUTPUT, 2 * size))
+        return result
 
     return run

@@ -5,6 +5,8 @@ server process. Here the lambda is parsed with ``ast`` and applied by the safe e
 :mod:`service_bundle_models.safe_lambda` (a closed expression language: comprehensions, operators,
 subscripts, pure builtins and pure ``str``/``list``/``dict`` methods). Nothing the model wrote is
 executed as Python; a lambda outside that language fails with a message naming what it used.
+The evaluator bounds work, memory in total and the result's size (see its module), so a lambda that
+would allocate gigabytes or answer with one fails fast as a component error.
 """
 
 from __future__ import annotations

@@ -315,6 +315,12 @@ class RunFlow(Component):
         Output("flow_outputs_data", "Flow Data Output", "data_output", ["JSON"]),
     ]
 
+    @classmethod
+    def subflows(cls, params: dict[str, Any]) -> list[str]:
+        """The flow this node runs, when its field names one (the run service checks it before the run)."""
+        ident = params.get("flow_id_selected") or params.get("flow_name_selected")
+        return [ident] if isinstance(ident, str) and ident else []
+
     def _run(self) -> Any:
         if hasattr(self, "_sub"):
             return self._sub

@@ -135,6 +135,12 @@ class SubFlow(Component):
     ]
     outputs = [Output("flow_outputs", "Flow Outputs", "generate_results", ["JSON"])]
 
+    @classmethod
+    def subflows(cls, params: dict[str, Any]) -> list[str]:
+        """The flow this node runs, when its field names one (the run service checks it before the run)."""
+        ident = params.get("flow_name")
+        return [ident] if isinstance(ident, str) and ident else []
+
     def generate_results(self) -> list[Data]:
         tweaks: dict[str, dict[str, Any]] = {}
         for name, value in self.extra_params.items():
@@ -166,13 +172,18 @@ class FlowTool(Component):
     ]
     outputs = [Output("api_build_tool", "Tool", "build_tool", ["Tool"])]
 
+    subflows = SubFlow.subflows
+
     def build_tool(self) -> Tool:
         flow_name = to_text(self.flow_name)
         if not flow_name:
             raise ValueError("Flow name is required")
         ctx = self.context
-        if ctx.load_flow is None or not ctx.load_flow(flow_name):
+        found = ctx.load_flow(flow_name) if ctx.load_flow is not None else None
+        if not found:
             raise ValueError(f"Flow '{flow_name}' not found.")
+        if ctx.check_flow is not None:  # refused when the tool is built (the run fails), not when it is called
+            ctx.check_flow({"id": found.get("id"), "name": found.get("name") or flow_name, "data": found.get("data")})
 
         def run(input_value: str) -> str:
             result = run_subflow(self, flow_name, input_value=input_value)

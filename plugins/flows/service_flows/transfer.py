@@ -2,8 +2,15 @@
 
 Reading is strict and happens entirely before anything is written, so an
 upload is all-or-nothing: one corrupt entry, one invalid flow or a duplicate
-id refuses the whole file. ZIP reading is bounded (entry count, sizes) so an
-archive bomb cannot exhaust memory.
+id refuses the whole file.
+
+Bounded before anything is parsed, so an archive bomb cannot exhaust memory (:func:`upload_limits`,
+settings in :mod:`service_flows.config`): the entry count the archive's end record declares and the
+size of its central directory (before :class:`zipfile.ZipFile` builds an object per entry), then the
+real entry count, the declared expanded sizes (all entries, and each one), and, while decompressing,
+what actually comes out (never read past an entry's declared size nor past the cap). Nested archives
+are never expanded. Error bodies are bounded too: at most ``MAX_ERRORS`` errors (the rest counted),
+names and messages cut to ``MAX_TEXT`` characters.
 """
 
 from __future__ import annotations
@@ -13,67 +20,146 @@ import io
 import json
 import logging
 import re
+import struct
 import uuid
 import zipfile
+import zlib
+from dataclasses import dataclass
 from typing import Any
 
 from marshmallow import ValidationError
 from sqlalchemy.orm import Session
 
-from core.errors import ApiError, ValidationFailed, flatten_marshmallow
+from core.errors import ApiError, ValidationFailed, flatten_marshmallow, validation_error
 from core.requests import parse_json
 from service_flows import examples, services
+from service_flows.config import settings as flows_settings
 from service_flows.models import Flow
 from service_flows.schemas import FlowCreateSchema
 
 log = logging.getLogger(__name__)
-MAX_ENTRIES = 1000
-MAX_ENTRY_BYTES = 64 * 1024 * 1024
-MAX_TOTAL_BYTES = 256 * 1024 * 1024
+MB = 1024 * 1024
+#: errors listed in one 422 (the rest are counted): an upload of a million bad items answers a few KB
+MAX_ERRORS = 20
+#: characters of a name (an entry, a key) or a message kept in an error
+MAX_TEXT = 200
+#: central-directory bytes allowed per entry of the cap (a record is 46 bytes plus its name and extras)
+CD_BYTES_PER_ENTRY = 1024
 
-log = logging.getLogger(__name__)
+
+@dataclass(frozen=True)
+class UploadLimits:
+    """What one upload may hold: ZIP entries (and flows), one document's bytes, all documents' bytes."""
+
+    entries: int
+    document_bytes: int
+    total_bytes: int
+
+
+def upload_limits() -> UploadLimits:
+    """The limits in force: ``SERVICE_MAX_ZIP_ENTRIES``, ``SERVICE_MAX_ZIP_EXPANDED_MB`` (see config)."""
+    from core.app import state
+
+    core = state().settings
+    mine = flows_settings()
+    total = (mine.max_zip_expanded_mb or 2 * core.max_flow_body_size) * MB
+    return UploadLimits(mine.max_zip_entries, min(core.max_flow_body_size * MB, total), total)
+
+
+def short(text: Any, limit: int = MAX_TEXT) -> str:
+    """``text`` cut to ``limit`` characters (names and messages in error bodies)."""
+    value = str(text)
+    return value if len(value) <= limit else value[: limit - 3] + "..."
+
+
+def _too_large(what: str) -> ApiError:
+    return ApiError(413, what)
 
 
 # --- reading ------------------------------------------------------------------------------------------
 def _json(raw: bytes, where: str) -> Any:
     """One uploaded document, through the core's hardened JSON parser (422 naming the entry)."""
-    return parse_json(raw, loc=["body", "file", where])
+    return parse_json(raw, loc=["body", "file", short(where)])
 
 
-def read_documents(filename: str, raw: bytes) -> list[tuple[str, Any]]:
-    """``[(entry name, parsed JSON)]`` of a JSON file or of every ``.json`` entry of a ZIP."""
+def read_documents(filename: str, raw: bytes, limits: UploadLimits | None = None) -> list[tuple[str, Any]]:
+    """``[(entry name, parsed JSON)]`` of a JSON file or of every ``.json`` entry of a ZIP (bounded: 413)."""
+    limits = limits or upload_limits()
     if not raw:
         raise ApiError(400, "The uploaded file is empty")
     if raw[:4] == b"PK\x03\x04" or filename.lower().endswith(".zip"):
-        return _read_zip(raw)
+        return _read_zip(raw, limits)
+    if len(raw) > limits.total_bytes:
+        raise _too_large(
+            f"The uploaded file is larger than {limits.total_bytes // MB} MB (SERVICE_MAX_ZIP_EXPANDED_MB)"
+        )
     return [(filename or "upload.json", _json(raw, filename or "the file"))]
 
 
-def _read_zip(raw: bytes) -> list[tuple[str, Any]]:
+def _central_directory(raw: bytes) -> tuple[int, int]:
+    """``(entries, bytes)`` the archive's end record declares, read before :class:`zipfile.ZipFile` parses
+    the directory (it builds one object per entry: a large upload of empty entries would cost gigabytes).
+
+    ``zipfile._EndRecData`` is the standard library's own reader of that record (zip64 included); the
+    module has no public way to read it, and it has kept this name and shape since Python 2.
+    """
+    end = zipfile._EndRecData(io.BytesIO(raw))  # type: ignore[attr-defined]
+    if not end:
+        raise ApiError(400, "Invalid ZIP file: no end of central directory")
+    return int(end[zipfile._ECD_ENTRIES_TOTAL]), int(end[zipfile._ECD_SIZE])  # type: ignore[attr-defined]
+
+
+def _read_zip(raw: bytes, limits: UploadLimits) -> list[tuple[str, Any]]:
+    try:
+        entries, directory = _central_directory(raw)
+    except (OSError, ValueError, struct.error, zipfile.BadZipFile) as exc:
+        raise ApiError(400, f"Invalid ZIP file: {short(exc)}") from None
+    too_many = f"The ZIP file has more than {limits.entries} entries (SERVICE_MAX_ZIP_ENTRIES)"
+    if entries > limits.entries or directory > limits.entries * CD_BYTES_PER_ENTRY:
+        raise _too_large(too_many)
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
-        infos = [i for i in archive.infolist() if not i.is_dir()]
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise ApiError(400, f"Invalid ZIP file: {exc}") from None
-    infos = [i for i in infos if i.filename.lower().endswith(".json") and not i.filename.startswith("__MACOSX/")]
+        everything = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, struct.error) as exc:
+        raise ApiError(400, f"Invalid ZIP file: {short(exc)}") from None
+    if len(everything) > limits.entries:  # the end record lied about the count
+        raise _too_large(too_many)
+    infos = [
+        i
+        for i in everything
+        if not i.is_dir() and i.filename.lower().endswith(".json") and not i.filename.startswith("__MACOSX/")
+    ]
     if not infos:
-        raise ApiError(400, "The ZIP file contains no .json flow files")
-    if len(infos) > MAX_ENTRIES:
-        raise ApiError(400, f"The ZIP file has more than {MAX_ENTRIES} flow files")
+        raise ApiError(400, "The ZIP file contains no .json flow files (nested archives are not expanded)")
+    expanded = f"The ZIP file expands to more than {limits.total_bytes // MB} MB (SERVICE_MAX_ZIP_EXPANDED_MB)"
+    if sum(i.file_size for i in infos) > limits.total_bytes:
+        raise _too_large(expanded)
+    for info in infos:
+        if info.file_size > limits.document_bytes:
+            raise _too_large(
+                f"{short(info.filename)} expands to more than {limits.document_bytes // MB} MB "
+                "(SERVICE_MAX_FLOW_BODY_SIZE)"
+            )
     total = 0
     out = []
     with archive:
         for info in infos:
-            if info.file_size > MAX_ENTRY_BYTES:
-                raise ApiError(400, f"{info.filename} is too large")
+            name = short(info.filename)
             try:
                 with archive.open(info) as handle:
-                    data = handle.read(MAX_ENTRY_BYTES + 1)
-            except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError) as exc:
-                raise ApiError(400, f"Invalid ZIP entry {info.filename}: {exc}") from None
+                    # never more than the entry declares (+1 to see a lie), nor than what is left of the cap
+                    data = handle.read(min(info.file_size, limits.total_bytes - total) + 1)
+            except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError, zlib.error) as exc:
+                raise ApiError(400, f"Invalid ZIP entry {name}: {short(exc)}") from None
+            if len(data) > info.file_size:
+                raise ApiError(400, f"Invalid ZIP entry {name}: larger than its declared size")
             total += len(data)
-            if len(data) > MAX_ENTRY_BYTES or total > MAX_TOTAL_BYTES:
-                raise ApiError(400, "The ZIP file is too large once extracted")
+            if total > limits.total_bytes:
+                raise _too_large(expanded)
+            if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+                raise validation_error(
+                    ["body", "file", name], "is a ZIP archive: nested archives are not expanded", "value_error"
+                )
             out.append((info.filename, _json(data, info.filename)))
     return out
 
@@ -86,16 +172,45 @@ def flows_of(document: Any, where: str) -> list[Any]:
         return document["flows"]
     if isinstance(document, dict):
         return [document]
-    raise ApiError(400, f"{where} holds no flow")
+    raise ApiError(400, f"{short(where)} holds no flow")
 
 
-def validate_flows(documents: list[tuple[str, Any]]) -> list[dict[str, Any]]:
-    """Every flow of every document, loaded through the create schema; all errors at once (422)."""
+def _bounded(errors: list[dict[str, Any]], more: bool) -> ValidationFailed:
+    """The 422 of an upload: its first errors, names and messages cut short, and a last item saying more."""
+    items = [
+        {
+            "loc": [short(part, MAX_TEXT) for part in err.get("loc") or []],
+            "msg": short(err.get("msg", ""), 2 * MAX_TEXT),
+            "type": short(err.get("type", "value_error"), 60),
+        }
+        for err in errors[:MAX_ERRORS]
+    ]
+    if more or len(errors) > MAX_ERRORS:
+        items.append(
+            {
+                "loc": ["body", "file"],
+                "msg": f"more errors not shown: the first {MAX_ERRORS} are listed",
+                "type": "too_many_errors",
+            }
+        )
+    return ValidationFailed(items)
+
+
+def validate_flows(documents: list[tuple[str, Any]], limits: UploadLimits | None = None) -> list[dict[str, Any]]:
+    """Every flow of every document, loaded through the create schema; the errors at once (422), at most
+    ``MAX_ERRORS`` of them (checking stops there); at most ``SERVICE_MAX_ZIP_ENTRIES`` flows (413)."""
+    limits = limits or upload_limits()
+    count = sum(len(flows_of(document, short(where))) for where, document in documents)
+    if count > limits.entries:
+        raise _too_large(f"The upload holds more than {limits.entries} flows (SERVICE_MAX_ZIP_ENTRIES)")
     schema = FlowCreateSchema()
     loaded: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     for where, document in documents:
+        where = short(where)
         for index, item in enumerate(flows_of(document, where)):
+            if len(errors) > MAX_ERRORS:
+                raise _bounded(errors, True)
             if not isinstance(item, dict):
                 errors.append(
                     {
@@ -116,13 +231,20 @@ def validate_flows(documents: list[tuple[str, Any]]) -> list[dict[str, Any]]:
                     err["loc"] = ["body", "file", where, str(index), *err["loc"][1:]]
                     errors.append(err)
     if errors:
-        raise ValidationFailed(errors)
+        raise _bounded(errors, False)
     if not loaded:
         raise ApiError(400, "No flows found in the file")
-    ids = [f["id"] for f in loaded if f.get("id") is not None]
-    duplicates = sorted({str(i) for i in ids if ids.count(i) > 1})
+    seen: set[str] = set()
+    duplicates: list[str] = []
+    for flow_id in (str(f["id"]) for f in loaded if f.get("id") is not None):
+        if flow_id in seen and flow_id not in duplicates:
+            duplicates.append(flow_id)
+        seen.add(flow_id)
     if duplicates:
-        msg = f"Duplicate flow ids in the upload: {', '.join(duplicates)}"
+        shown = ", ".join(sorted(duplicates)[:10]) + (
+            f" and {len(duplicates) - 10} more" if len(duplicates) > 10 else ""
+        )
+        msg = f"Duplicate flow ids in the upload: {shown}"
         raise ValidationFailed([{"loc": ["body", "file"], "msg": msg, "type": "value_error"}])
     return loaded
 
