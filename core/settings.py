@@ -11,6 +11,14 @@ Values come from, in rising priority: the defaults below, an optional
 environment, and the ``config`` mapping given to :func:`core.app.create_app`
 (keys are field names or ``SERVICE_*`` names). A value that does not parse
 stops start-up with a :class:`SettingsError` naming the variable.
+
+Host reach (issue 26): ``SERVICE_RESTRICT_LOCAL_FILE_ACCESS`` (default true) limits
+components to the run user's stored files and workspace ``<config_dir>/workspace/<user_id>``;
+``SERVICE_CONNECTOR_SSRF_ALLOW_LOOPBACK`` (default false) lets connectors reach loopback
+hosts; ``SERVICE_FILE_SYSTEM_TOOL_ROOT`` (default unset: each user's workspace) names the
+directory the File System tool is confined to. Whatever they say, components never reach
+``/proc``, ``/etc``, home, the config and working directories, or the service's own
+database and Redis (see :mod:`core.engine.hardening`).
 """
 
 from __future__ import annotations
@@ -78,11 +86,15 @@ class Settings:
     ssrf_protection_enabled: bool = True
     ssrf_allowed_hosts: tuple[str, ...] = ()
     connector_ssrf_validation_enabled: bool = True
-    connector_ssrf_allow_loopback: bool = True
+    connector_ssrf_allow_loopback: bool = False  # issue 26: was true
     block_code_interpreter_components: bool = False
-    restrict_local_file_access: bool = False
+    restrict_local_file_access: bool = True  # issue 26: was false
     tweaks_policy: str = field(default="permissive", metadata=_choice("permissive", "declared", "off"))
     allow_custom_components: bool = False
+
+    # --- host reach (issue 26; core.engine.hardening) -----------------------------
+    #: the File System tool's root chosen by an admin (None: each user's own workspace)
+    file_system_tool_root: Path | None = None
 
     # --- uploads, public runs (core.runs.public) and custom components ------------
     max_file_size_upload: int = 1024

@@ -18,7 +18,9 @@
   HTTP calls with ``policy.for_connector()``): the same address rules when
   ``SERVICE_CONNECTOR_SSRF_VALIDATION_ENABLED`` is true, except that literal
   loopback hosts (``localhost``, ``127.x``, ``::1``) pass when
-  ``SERVICE_CONNECTOR_SSRF_ALLOW_LOOPBACK`` is true (a local database is common).
+  ``SERVICE_CONNECTOR_SSRF_ALLOW_LOOPBACK`` is true (default false since issue 26:
+  the service's own database often listens there; the hardening record refuses
+  the service's own database and Redis whatever this says).
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ class EgressPolicy:
     extra_blocked: tuple[str, ...] = field(default=())
     #: SERVICE_CONNECTOR_SSRF_VALIDATION_ENABLED / _ALLOW_LOOPBACK (connector components)
     connector_validation: bool = True
-    connector_allow_loopback: bool = True
+    connector_allow_loopback: bool = False
     #: literal loopback hosts pass the address check (set on connector policies only)
     allow_loopback: bool = False
 
@@ -265,9 +267,11 @@ def check_connector_host(host: str, port: int, policy: EgressPolicy) -> IPAddres
     if not _host_allowed(host, ips, connector):
         for ip in ips:
             if not is_public_address(ip):
+                hint = "SERVICE_CONNECTOR_SSRF_ALLOW_LOOPBACK, " if ip.is_loopback else ""
                 raise EgressBlocked(
                     f"Connections to '{host}' are blocked: it resolves to a non-public address "
-                    "(SERVICE_CONNECTOR_SSRF_VALIDATION_ENABLED)"
+                    f"(an admin may allow it: {hint}SERVICE_SSRF_ALLOWED_HOSTS; "
+                    "SERVICE_CONNECTOR_SSRF_VALIDATION_ENABLED)"
                 )
     return ips[0]
 

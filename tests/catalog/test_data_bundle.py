@@ -49,15 +49,32 @@ def _ensure_database(port: int, name: str) -> None:
             conn.close()
 
 
+#: the run context of these tests: user u1 with a workspace (file databases live there since issue 26) and
+#: loopback connectors opened by the admin (the test servers listen on 127.0.0.1)
+_CONTEXT: dict[str, RunContext] = {}
+
+
+@pytest.fixture(autouse=True)
+def _workspace_context(tmp_path):
+    config = tmp_path / "config"
+    _CONTEXT["ctx"] = RunContext(
+        user_id="u1",
+        hardening=Hardening(config_dir=config, private_dir=config),
+        egress=EgressPolicy(connector_allow_loopback=True),
+    )
+    yield
+    _CONTEXT.clear()
+
+
 def sql(url: str, query: str, **kw) -> SQLComponent:
-    return SQLComponent({"database_url": url, "query": query, **kw}, context=RunContext())
+    return SQLComponent({"database_url": url, "query": query, **kw}, context=_CONTEXT["ctx"])
 
 
 @pytest.fixture
 def sqlite_url(tmp_path):
     import sqlite3
 
-    path = tmp_path / "shop.db"
+    path = _CONTEXT["ctx"].hardening.workspace("u1") / "shop.db"
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, price REAL)")
         conn.executemany("INSERT INTO items (name, price) VALUES (?, ?)", [("pen", 1.5), ("ink", 3.0)])
@@ -101,11 +118,20 @@ def test_sql_empty_and_bad_inputs(sqlite_url):
     assert "s3cret" not in str(exc.value)
 
 
-def test_file_databases_refused_when_local_files_are_restricted(sqlite_url):
-    restricted = RunContext(hardening=Hardening(restrict_local_files=True))
-    for url in (sqlite_url, "sqlite://", "sqlite+pysqlite:///x.db"):
+def test_file_databases_refused_when_local_files_are_restricted(sqlite_url, tmp_path):
+    # outside the run user's workspace, or with no user or config directory to hold one, a file is refused
+    outside = tmp_path / "outside.db"
+    other = _CONTEXT["ctx"].hardening.workspace("u2") / "theirs.db"
+    no_workspace = RunContext(hardening=Hardening(restrict_local_files=True))
+    for url, context in (
+        (f"sqlite:///{outside}", _CONTEXT["ctx"]),
+        (f"sqlite:///{other}", _CONTEXT["ctx"]),
+        (sqlite_url, no_workspace),
+        ("sqlite+pysqlite:///x.db", no_workspace),
+    ):
         with pytest.raises(ComponentError, match="SERVICE_RESTRICT_LOCAL_FILE_ACCESS"):
-            SQLComponent({"database_url": url, "query": "SELECT 1"}, context=restricted).run_sql_query()
+            SQLComponent({"database_url": url, "query": "SELECT 1"}, context=context).run_sql_query()
+    assert not outside.exists()
     # unrestricted, SQL still cannot open another file (ATTACH, VACUUM INTO), whatever the mode
     target = sqlite_url.removeprefix("sqlite:///")
     for statement in (f"ATTACH DATABASE '{target}' AS other", f"VACUUM INTO '{target}.copy'"):

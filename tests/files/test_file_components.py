@@ -145,8 +145,9 @@ def toolkit(context: RunContext, **params) -> dict:
 
 
 def test_file_system_tools_ordinary(tmp_path):
-    root = tree(tmp_path / "root")
-    tools, comp = toolkit(ctx(tmp_path, restrict=False), root_path=str(root))
+    # the tool works in the user's workspace whatever SERVICE_RESTRICT_LOCAL_FILE_ACCESS says (issue 26)
+    root = tree(tmp_path / "config" / "workspace" / "u1" / "root")
+    tools, comp = toolkit(ctx(tmp_path, restrict=False), root_path="root")
     assert sorted(tools) == ["list_files", "read_file", "write_file"]
     listing = tools["list_files"].run({"path": "."})
     assert {"path": "a.txt", "type": "file", "size": 5} in listing and any(e["path"] == "sub" for e in listing)
@@ -155,14 +156,12 @@ def test_file_system_tools_ordinary(tmp_path):
     assert (root / "new" / "e.txt").read_text() == "epsilon"
     meta = comp.build_metadata().data
     assert meta == {"root_path": str(root.resolve()), "read_only": False, "tools": list(tools)}
-    read_only, _ = toolkit(ctx(tmp_path, restrict=False), root_path=str(root), read_only=True)
+    read_only, _ = toolkit(ctx(tmp_path, restrict=False), root_path="root", read_only=True)
     assert sorted(read_only) == ["list_files", "read_file"]
 
 
 def test_file_system_empty_and_bad_inputs(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
-    tools, _ = toolkit(ctx(tmp_path, restrict=False), root_path=str(root))
+    tools, _ = toolkit(ctx(tmp_path, restrict=False), root_path="root")
     assert tools["list_files"].run({}) == []
     with pytest.raises(ComponentError, match="File not found"):
         tools["read_file"].run({"path": "nothing.txt"})
@@ -170,8 +169,9 @@ def test_file_system_empty_and_bad_inputs(tmp_path):
         tools["write_file"].run({"path": ".", "content": "x"})
     with pytest.raises(ValueError, match="unknown arguments"):
         tools["read_file"].run({"path": "a", "mode": "w"})
-    with pytest.raises(ComponentError, match="Directory not found"):
+    with pytest.raises(LocalAccessDenied, match="workspace"):  # a root outside the workspace, even opened
         toolkit(ctx(tmp_path, restrict=False), root_path=str(tmp_path / "missing"))[0]["list_files"].run({})
+    assert not (tmp_path / "missing").exists()
 
 
 def test_file_system_containment_and_isolation(tmp_path):

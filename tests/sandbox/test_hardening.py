@@ -154,29 +154,58 @@ def test_custom_component_update_allowed_for_everyone_and_code_never_runs(make_a
 
 # --- local files, file databases, git ------------------------------------------------------------------
 def test_local_paths_on_and_off(tmp_path):
-    inside = tmp_path / "data.txt"
+    config = tmp_path / "config"
+    workspace = config / "workspace" / "u1"
+    workspace.mkdir(parents=True)
+    inside = workspace / "data.txt"
     inside.write_text("x")
-    off = Hardening()
-    assert off.local_path("/etc/passwd") == __import__("pathlib").Path("/etc/passwd")
-    on = Hardening(restrict_local_files=True, config_dir=tmp_path)
-    assert on.local_path(str(inside)) == inside.resolve()
-    assert on.local_path("data.txt") == inside.resolve()  # relative paths are read from the config dir
-    for bad in ("/etc/passwd", "../outside", str(tmp_path) + "/../x"):
+    outside = tmp_path / "shared.txt"
+    outside.write_text("y")
+    # opened (the admin's opt-out): absolute paths outside the never-reachable ones; relative ones in the workspace
+    off = Hardening(restrict_local_files=False, config_dir=config, private_dir=config)
+    assert off.local_path(str(outside), "u1") == outside.resolve()
+    assert off.local_path("data.txt", "u1") == inside.resolve()
+    for never in ("/etc/passwd", "/proc/self/environ", str(config / "secret_key"), str(config / "workspace" / "u2")):
+        with pytest.raises(LocalAccessDenied, match="never reachable"):
+            off.local_path(never, "u1")
+    # restricted (the default): the user's workspace only
+    on = Hardening(restrict_local_files=True, config_dir=config, private_dir=config)
+    assert Hardening().restrict_local_files
+    assert on.local_path(str(inside), "u1") == inside.resolve()
+    assert on.local_path("data.txt", "u1") == inside.resolve()  # relative paths are read from the workspace
+    for bad in ("/etc/passwd", "../outside", str(workspace) + "/../x", str(outside), str(config / "secret_key")):
         with pytest.raises(LocalAccessDenied, match="SERVICE_RESTRICT_LOCAL_FILE_ACCESS"):
-            on.local_path(bad)
-    link = tmp_path / "link"
+            on.local_path(bad, "u1")
+    with pytest.raises(LocalAccessDenied, match="signed-in user"):
+        on.local_path("data.txt", None)
+    link = workspace / "link"
     link.symlink_to("/etc")
-    with pytest.raises(LocalAccessDenied):
-        on.local_path(str(link / "passwd"))
+    for hardening in (on, off):
+        with pytest.raises(LocalAccessDenied):
+            hardening.local_path(str(link / "passwd"), "u1")
 
 
-def test_file_databases_and_local_git_on_and_off():
-    on, off = Hardening(restrict_local_files=True, config_dir=__import__("pathlib").Path("/tmp")), Hardening()
-    for url in ("sqlite:///x.db", "sqlite+pysqlite:///:memory:", "duckdb:///f.duckdb", "SQLITE:///x"):
-        off.check_database_url(url)
-        with pytest.raises(LocalAccessDenied, match="dialect"):
-            on.check_database_url(url)
-    on.check_database_url("postgresql+psycopg://u@db.example.com/x")
+def test_file_databases_and_local_git_on_and_off(tmp_path):
+    config = tmp_path / "config"
+    on = Hardening(restrict_local_files=True, config_dir=config, private_dir=config)
+    off = Hardening(restrict_local_files=False, config_dir=config, private_dir=config)
+    workspace = on.workspace("u1")
+    for hardening in (on, off):
+        assert hardening.check_database_url("sqlite:///x.db", "u1") == workspace / "x.db"
+        assert hardening.check_database_url("sqlite+pysqlite:///:memory:", "u1") is None
+        assert hardening.check_database_url("sqlite://", "u1") is None
+        for url in (f"sqlite:///{config}/service.db", "duckdb:////etc/x.duckdb", "SQLITE:////proc/self/environ"):
+            with pytest.raises(LocalAccessDenied, match="Database file refused"):
+                hardening.check_database_url(url, "u1")
+        with pytest.raises(LocalAccessDenied, match="plain file path"):
+            hardening.check_database_url("sqlite:///file:x.db?uri=true", "u1")
+        hardening.check_database_url("postgresql+psycopg://u@db.example.com/x?sslmode=require", "u1")
+        for url in ("postgresql:///x", "postgresql://u@h/x?host=/run/postgresql", "mysql://h/x?read_default_file=/f"):
+            with pytest.raises(LocalAccessDenied, match="refused"):
+                hardening.check_database_url(url, "u1")
+    assert off.check_database_url(f"sqlite:///{tmp_path}/open.db", "u1") == tmp_path / "open.db"
+    with pytest.raises(LocalAccessDenied, match="SERVICE_RESTRICT_LOCAL_FILE_ACCESS"):
+        on.check_database_url(f"sqlite:///{tmp_path}/open.db", "u1")
     for repo in ("/srv/repo", "file:///srv/repo", "./repo", "../repo"):
         off.check_git_source(repo)
         with pytest.raises(LocalAccessDenied, match="local repository"):
@@ -204,14 +233,21 @@ def test_hardening_and_connector_settings_reach_the_run_context(make_app):
     assert ctx.child(flow_id="x", flow_name="x", session_id=None).hardening is ctx.hardening
     with make_app(plugins=PLUGINS).app_context():
         default = make_context(user_id="u", flow={"id": None, "data": {}})
-    assert not default.hardening.restrict_local_files and default.egress.connector_allow_loopback
+    # the defaults since issue 26: local files restricted, loopback connectors refused
+    assert default.hardening.restrict_local_files and not default.egress.connector_allow_loopback
+    assert default.hardening.tool_root is None  # the File System tool: each user's workspace
+    assert {e.name for e in default.hardening.service_endpoints} <= {"database"}  # no Redis configured here
 
 
 # --- connector SSRF -------------------------------------------------------------------------------------
 def test_connector_validation_and_loopback_switches():
     default = EgressPolicy()
-    assert str(check_connector_host("127.0.0.1", 5432, default)) == "127.0.0.1"  # loopback allowed by default
-    assert check_connector_host("localhost", 5432, default) is not None
+    for loopback in ("127.0.0.1", "localhost", "[::1]", "0177.0.0.1"):  # refused by default since issue 26
+        with pytest.raises(EgressBlocked, match="SERVICE_CONNECTOR_SSRF_ALLOW_LOOPBACK"):
+            check_connector_host(loopback, 5432, default)
+    opened = EgressPolicy(connector_allow_loopback=True)
+    assert str(check_connector_host("127.0.0.1", 5432, opened)) == "127.0.0.1"
+    assert check_connector_host("localhost", 5432, opened) is not None
     with pytest.raises(EgressBlocked, match="SERVICE_CONNECTOR_SSRF_VALIDATION_ENABLED"):
         check_connector_host("10.1.2.3", 5432, default)
     with pytest.raises(EgressBlocked):
@@ -225,6 +261,8 @@ def test_connector_validation_and_loopback_switches():
     with pytest.raises(EgressBlocked):
         check_url("http://127.0.0.1/", default)
     # HTTP connectors use the connector view of the policy
-    assert check_url("http://127.0.0.1/", default.for_connector())[3] is not None
+    assert check_url("http://127.0.0.1/", opened.for_connector())[3] is not None
+    with pytest.raises(EgressBlocked):
+        check_url("http://127.0.0.1/", default.for_connector())
     with pytest.raises(EgressBlocked):
         check_url("http://10.0.0.1/", default.for_connector())

@@ -16,6 +16,13 @@ from core.engine import ComponentError
 from tests.security.conftest import PG_URL, build, run_context
 
 HOST_PATHS = ["/etc/passwd", "/etc/shadow", "/proc/self/environ", "/proc/self/cwd/pyproject.toml", "./.env"]
+#: a relative path names a file of the user's workspace: "not found" there is the right answer
+REFUSED = ("SERVICE_RESTRICT_LOCAL_FILE_ACCESS", "File not found")
+
+
+def read_file(ctx, ref: str):
+    """The File component reading ``ref`` (unsupported extensions read too, so the path check is reached)."""
+    return build(ReadFile, ctx, file_path_str=ref, ignore_unsupported_extensions=False).load_files()
 
 
 def _refused(call, *rules: str) -> str:
@@ -30,17 +37,22 @@ def _refused(call, *rules: str) -> str:
 def test_sql_refuses_the_service_sqlite_database(app, alice):
     ctx = run_context(app, alice.id)
     config = app.config.get("SERVICE_CONFIG_DIR") or str(Path(ctx.hardening.private_dir))
-    for url in (f"sqlite:///{config}/service.db", f"sqlite:///{config}/../config/service.db", "sqlite:///service.db"):
+    urls = [f"sqlite:///{config}/service.db", f"sqlite:///{config}/../config/service.db", f"sqlite:///{config}/."]
+    urls += [f"sqlite+pysqlite:///{config}%2Fservice.db", f"sqlite:///file:{config}/service.db?uri=true"]
+    for url in urls:
         for query in ("select password from accounts_user", "update accounts_user set is_superuser=1"):
             sql = build(SQLComponent, ctx, database_url=url, query=query, allow_writes=True)
-            _refused(sql.run_sql_query, "SERVICE_RESTRICT_LOCAL_FILE_ACCESS", "workspace")
+            _refused(sql.run_sql_query, "SERVICE_RESTRICT_LOCAL_FILE_ACCESS", "refused")
+    # a relative name is a file of the user's own workspace, not the service's database
+    relative = build(SQLComponent, ctx, database_url="sqlite:///service.db", query="select * from accounts_user")
+    _refused(relative.run_sql_query, "no such table")
 
 
 def test_sql_refuses_the_loopback_postgresql_by_default(app, alice):
     ctx = run_context(app, alice.id)
     for url in (PG_URL, "postgresql+psycopg://postgres@localhost/test", "postgresql://postgres@[::1]:5432/test"):
         sql = build(SQLComponent, ctx, database_url=url, query="update accounts_user set is_superuser=true")
-        _refused(sql.run_sql_query, "SERVICE_CONNECTOR_SSRF_ALLOW_LOOPBACK", "SERVICE_SSRF_ALLOWED_HOSTS")
+        _refused(sql.run_sql_query, "SERVICE_CONNECTOR_SSRF_ALLOW_LOOPBACK", "service's own")
 
 
 @pytest.mark.parametrize(
@@ -95,13 +107,14 @@ def test_file_components_refuse_host_paths(app, alice, ref):
     ctx = run_context(app, alice.id)
     ref = ref.replace("<config>", str(ctx.hardening.private_dir))
     readers = [
-        lambda: build(ReadFile, ctx, file_path_str=ref).load_files(),
+        lambda: read_file(ctx, ref),
         lambda: build(CSVtoData, ctx, csv_path=ref).load_csv_to_data(),
-        lambda: build(JSONtoData, ctx, json_path=ref).load_json_to_data(),
+        lambda: build(JSONtoData, ctx, json_path=ref).convert_json_to_data(),
     ]
-    for read in readers:
-        text = _refused(read, "SERVICE_RESTRICT_LOCAL_FILE_ACCESS")
-        assert "root:" not in text
+    with app.app_context():
+        for read in readers:
+            text = _refused(read, *REFUSED)
+            assert "root:" not in text
 
 
 def test_knowledge_ingestion_refuses_host_paths(client, alice):
@@ -111,7 +124,7 @@ def test_knowledge_ingestion_refuses_host_paths(client, alice):
     for ref in ("/etc/passwd", "/proc/self/environ", "./.env"):
         job = wait_job(client, alice, "host", ingest(client, alice, "host", file_ids=[ref]))
         assert job["state"] == "failed", job
-        assert "SERVICE_RESTRICT_LOCAL_FILE_ACCESS" in str(job["error"]), job
+        assert any(rule in str(job["error"]) for rule in REFUSED), job
         chunks = client.get("/api/v1/knowledge_bases/host/chunks", headers=alice.bearer).get_json()
         assert "root:" not in str(chunks)
 
@@ -129,30 +142,37 @@ def test_opting_out_still_never_reaches_system_service_or_secret_paths(make_app,
     ctx = run_context(opened, bob.id)
     allowed = tmp_path / "shared.csv"
     allowed.write_text("a,b\n1,2\n")
-    assert build(CSVtoData, ctx, csv_path=str(allowed)).load_csv_to_data()[0].data["a"] == "1"
+    with opened.app_context():
+        assert build(CSVtoData, ctx, csv_path=str(allowed)).load_csv_to_data()[0].data["a"] == "1"
     link = tmp_path / "innocent.txt"
     link.symlink_to(server / ".env")
     never = [*HOST_PATHS, str(server / ".env"), str(link), str(ctx.hardening.private_dir / "service.db")]
-    never += [os.path.expanduser("~/.bashrc"), "/root/.profile", "/sys/kernel/hostname", "/dev/stdin", "%2Fetc%2Fpasswd"]
-    for ref in never:
-        for read in (
-            lambda: build(ReadFile, ctx, file_path_str=ref).load_files(),
-            lambda: build(CSVtoData, ctx, csv_path=ref).load_csv_to_data(),
-        ):
-            text = _refused(read, "never", "File not found")
-            assert "leaked-marker" not in text and "root:" not in text
+    never += [os.path.expanduser("~/.bashrc"), "/root/.profile", "/sys/kernel/hostname", "/dev/stdin"]
+    never += ["%2Fetc%2Fpasswd"]
+    with opened.app_context():
+        for ref in never:
+            for read in (
+                lambda ref=ref: read_file(ctx, ref),
+                lambda ref=ref: build(CSVtoData, ctx, csv_path=ref).load_csv_to_data(),
+            ):
+                text = _refused(read, "never", "File not found")
+                assert "leaked-marker" not in text and "root:" not in text
 
 
 # --- finding 6: the File System tool ---------------------------------------------------------------------
 def test_file_system_tool_writes_only_in_the_workspace(app, alice, tmp_path):
     ctx = run_context(app, alice.id)
     outside = tmp_path / "outside"
-    for root in ("", ".", str(outside), "/tmp/outside", "/"):
+    for root in ("", ".", "notes", str(outside), "/tmp/outside", "/", "../.."):
         tool = build(FileSystemTool, ctx, root_path=root)
-        for path in ("../escape.txt", "/tmp/outside/x.txt", str(outside / "x.txt"), "%2e%2e/x.txt"):
+        for path in ("../escape.txt", "/tmp/outside/x.txt", str(outside / "x.txt"), "%2e%2e/x.txt", "a/../../x"):
             with pytest.raises(ComponentError):
                 tool.write_file(path, "pwned")
-        tool.write_file("notes/ok.txt", "mine")
+        if root in ("", ".", "notes"):
+            tool.write_file("notes/ok.txt" if root != "notes" else "ok.txt", "mine")
+        else:  # a root outside the workspace is refused, whatever is written
+            with pytest.raises(ComponentError, match="workspace"):
+                tool.write_file("ok.txt", "pwned")
     assert not outside.exists() and not Path("/tmp/outside/x.txt").exists()
     assert (ctx.hardening.workspace(alice.id) / "notes" / "ok.txt").read_text() == "mine"
 
@@ -168,7 +188,10 @@ def test_file_system_tool_stays_in_the_workspace_when_local_access_is_opened(mak
     with pytest.raises(ComponentError):
         tool.write_file(str(tmp_path / "x.txt"), "pwned")
     assert not (tmp_path / "x.txt").exists()
-    assert tool.build_metadata().data["root_path"] == str(ctx.hardening.workspace(bob.id))
+    with pytest.raises(ComponentError, match="SERVICE_FILE_SYSTEM_TOOL_ROOT"):
+        tool.build_metadata()
+    own = build(FileSystemTool, ctx, root_path="")
+    assert own.build_metadata().data["root_path"] == str(ctx.hardening.workspace(bob.id))
 
 
 def test_file_system_tool_root_setting_confines_to_the_admins_root(make_app, tmp_path):

@@ -6,13 +6,17 @@ Safety, beyond the reference:
   MariaDB/MySQL ``SET SESSION TRANSACTION READ ONLY``, SQLite ``PRAGMA query_only``; the
   transaction is rolled back. Other dialects are refused unless ``allow_writes`` is on.
   ``allow_writes`` (advanced, default off) commits the statement instead.
-* **Embedded-file dialects** (``sqlite``, ``duckdb``...) are refused when
-  ``SERVICE_RESTRICT_LOCAL_FILE_ACCESS`` is on (``RunContext.hardening.check_database_url``), so a flow
-  cannot open server files; SQL cannot open other files either (SQLite ``ATTACH`` is denied).
-* **Network rules:** the database host passes ``check_connector_host`` (non-public addresses are refused
-  unless ``SERVICE_SSRF_ALLOWED_HOSTS`` lists them; a literal loopback host passes while
-  ``SERVICE_CONNECTOR_SSRF_ALLOW_LOOPBACK`` is on; ``SERVICE_CONNECTOR_SSRF_VALIDATION_ENABLED=false``
-  turns the check off); the connection is pinned to the checked address.
+* **Embedded-file dialects** (``sqlite``, ``duckdb``...) open files only in the run user's workspace
+  (relative paths are read there) while ``SERVICE_RESTRICT_LOCAL_FILE_ACCESS`` is on (the default); off,
+  anywhere but the never-reachable paths (``/etc``, the config directory with the service's own
+  ``service.db``...): ``RunContext.hardening.check_database_url``. SQL cannot open other files either
+  (SQLite ``ATTACH`` and ``VACUUM INTO`` are denied).
+* **Network rules:** never the service's own database or Redis (``hardening.check_service_endpoint``,
+  names resolved, whatever the settings); a host is required (no Unix sockets) and only harmless URL
+  options pass. The host then passes ``check_connector_host`` (non-public addresses are refused
+  unless ``SERVICE_SSRF_ALLOWED_HOSTS`` lists them; a literal loopback host passes only while
+  ``SERVICE_CONNECTOR_SSRF_ALLOW_LOOPBACK`` is on, default off; ``SERVICE_CONNECTOR_SSRF_VALIDATION_ENABLED=false``
+  turns that check off); the connection is pinned to the checked address.
 * Connect and statement timeouts follow the run deadline; at most ``MAX_ROWS`` rows are read.
   Errors never echo the URL's password.
 """
@@ -61,11 +65,13 @@ def _check_host(component: Component, url: Any) -> str | None:
         return None
     port = url.port or DEFAULT_PORTS.get(url.get_backend_name(), 5432)
     try:
-        return str(check_connector_host(url.host, port, component.context.egress))
+        address = str(check_connector_host(url.host, port, component.context.egress))
     except EgressBlocked as exc:
         raise ComponentError(f"Database host is not allowed: {exc}") from None
     except EgressError as exc:
         raise ComponentError(f"Database host cannot be resolved: {exc}") from None
+    component.context.hardening.check_service_endpoint(address, port)  # the address actually connected to
+    return address
 
 
 class SQLComponent(Component):
@@ -123,8 +129,12 @@ class SQLComponent(Component):
 
         url = parse_database_url(to_text(self.database_url))
         backend = url.get_backend_name()
-        # embedded-file dialects (sqlite, duckdb...) are refused under SERVICE_RESTRICT_LOCAL_FILE_ACCESS
-        self.context.hardening.check_database_url(url.render_as_string(hide_password=True))
+        # file dialects: the user's workspace; network ones: never the service's own database, no sockets
+        database_file = self.context.hardening.check_database_url(
+            url.render_as_string(hide_password=True), self.context.user_id
+        )
+        if database_file is not None:
+            url = url.set(database=str(database_file))
         if not self.allow_writes and backend not in READ_ONLY_DIALECTS:
             raise ComponentError(
                 f"Read-only mode cannot be enforced on '{backend}' databases; turn on Allow Writes to use them."

@@ -1,10 +1,12 @@
 """Local-directory components: Directory (``Directory``) and File System (``FileSystemTool``).
 
-Both work in one root directory given by ``RunContext.hardening.local_root``: with
-``SERVICE_RESTRICT_LOCAL_FILE_ACCESS`` on, the run user's own workspace
-``<config_dir>/workspace/<user_id>`` (paths resolved inside it); with it off, the path as given
-(the reference's default ``.`` is the server's working directory), never the config directory
-or a directory holding it. Every path inside the root goes through
+Directory reads one root from ``RunContext.hardening.local_root``: with
+``SERVICE_RESTRICT_LOCAL_FILE_ACCESS`` on (the default), inside the run user's own workspace
+``<config_dir>/workspace/<user_id>`` (relative paths, ``.`` included, are always read there); with it
+off, an absolute path too, never a never-reachable one (``/etc``, ``/proc``, home, the config and
+working directories) or a directory holding one. The File System tool (an agent's, so possibly steered
+by a prompt the user does not control) works in ``hardening.file_system_root``: the user's workspace
+whatever that switch says, or the admin's ``SERVICE_FILE_SYSTEM_TOOL_ROOT``. Every path inside the root goes through
 :func:`core.engine.hardening.contain` (``..``, encoded variants, absolute paths elsewhere,
 NUL bytes, symlinks out: refused).
 """
@@ -33,9 +35,13 @@ MAX_TOOL_BYTES = 1024 * 1024  # what one File System tool call reads or writes a
 MAX_LISTING = 500  # entries one list call answers at most
 
 
-def _root(component: Component, path: Any) -> Path:
+def _root(component: Component, path: Any, *, tool: bool = False) -> Path:
     ctx = component.context
-    root = ctx.hardening.local_root(to_text(path), ctx.user_id)
+    if tool:  # the File System tool: the user's workspace (or SERVICE_FILE_SYSTEM_TOOL_ROOT) whatever else is open
+        root = ctx.hardening.file_system_root(to_text(path), ctx.user_id)
+        root.mkdir(parents=True, exist_ok=True)
+    else:
+        root = ctx.hardening.local_root(to_text(path), ctx.user_id)
     if not root.is_dir():
         raise ComponentError(f"Directory not found: {to_text(path) or '.'}")
     return root
@@ -149,8 +155,7 @@ class FileSystemTool(Component):
             "root_path",
             "Root Path",
             "",
-            info="The directory the tools work in (empty: the server's working directory; restricted servers: "
-            "your workspace of the config directory).",
+            info="The directory the tools work in, inside your workspace (empty: the workspace itself).",
         ),
         BoolInput("read_only", "Read Only", False, advanced=True, info="Offer only the list and read tools."),
         StrInput("tool_mode_trigger", "Tool Mode Trigger", "", show=False),
@@ -158,7 +163,7 @@ class FileSystemTool(Component):
     outputs = [Output("metadata", "Metadata", "build_metadata", ["JSON"])]
 
     def _root(self) -> Path:
-        return _root(self, self.root_path)
+        return _root(self, self.root_path, tool=True)
 
     def build_metadata(self) -> Data:
         root = self._root()

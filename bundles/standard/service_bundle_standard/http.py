@@ -366,7 +366,10 @@ def _read_source(component: Component, file_value: Any, path_value: str) -> str 
     reader = component.context.read_file
     if reader is None:
         raise ComponentError("Reading files from the server is not available here; paste the content instead.")
-    return reader(target).decode("utf-8", "replace")
+    try:  # local paths: the user's workspace only by default (hardening.local_path, via the files plugin)
+        return reader(target).decode("utf-8", "replace")
+    except FileNotFoundError:
+        raise ComponentError(f"File not found: {target}") from None
 
 
 class CSVtoData(Component):

@@ -50,19 +50,13 @@ def read_user_file(user_id: str, ref: str) -> bytes | None:
 
     from core import db
     from core.app import state
+    from core.builtin.hardening import hardening_of
     from service_files import services
     from service_files.config import runtime
 
     rt = runtime()
-    return services.read_for_user(
-        db.session(),
-        rt.storage,
-        rt.root,
-        rt.config_dir,
-        uuid.UUID(str(user_id)),
-        ref,
-        restrict=state().settings.restrict_local_file_access,
-    )
+    hardening = hardening_of(state().settings)
+    return services.read_for_user(db.session(), rt.storage, rt.root, hardening, uuid.UUID(str(user_id)), ref)
 
 
 @hookimpl

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from core.db import utcnow
+from core.engine.hardening import Hardening
 from core.errors import ApiError, validation_error
 from service_files.models import StoredFile
 from service_files.storage import PathRefused, Storage, contained, storage_key
@@ -216,14 +217,15 @@ def find_for_user(s: Session, user_id: uuid.UUID, ref: str) -> StoredFile | None
 
 
 def read_for_user(
-    s: Session, storage: Storage, root: Path, config_dir: Path, user_id: uuid.UUID, ref: str, *, restrict: bool
+    s: Session, storage: Storage, root: Path, hardening: Hardening, user_id: uuid.UUID, ref: str
 ) -> bytes | None:
     """Bytes of ``ref`` for a run of ``user_id``, or None when it names nothing the user may read.
 
-    Stored files are matched by id or path, owner first. A local path is read
-    only when ``restrict`` is off, and never inside the config directory (other
-    users' files, keys and the database live there); with ``restrict`` on
-    (``SERVICE_RESTRICT_LOCAL_FILE_ACCESS``) nothing but the user's stored files is read.
+    Stored files are matched by id or path, owner first. Anything else is a local path checked by
+    ``hardening.local_path`` (:class:`core.engine.hardening.LocalAccessDenied`, a component error naming
+    the rule, when refused): with ``SERVICE_RESTRICT_LOCAL_FILE_ACCESS`` on (the default) only the
+    user's workspace; off, any path but the never-reachable ones (``/etc``, ``/proc``, home, the config
+    and working directories...). The storage directory is never read as a path (other users' bytes).
     """
     row = find_for_user(s, user_id, ref)
     if row is None and ref.startswith(str(root.resolve())):
@@ -233,17 +235,8 @@ def read_for_user(
     if row is not None:
         with storage.open(row.storage_key) as handle:
             return handle.read()
-    if restrict:
-        return None
-    candidate = Path(ref).expanduser()
-    if not candidate.is_absolute():
-        return None
-    try:
-        resolved = candidate.resolve(strict=True)
-    except OSError:
-        return None
-    private = (config_dir.resolve(), root.resolve())
-    if any(resolved.is_relative_to(p) for p in private) or not resolved.is_file():
+    resolved = hardening.local_path(ref, str(user_id))
+    if resolved.is_relative_to(root.resolve()) or not resolved.is_file():
         return None
     return resolved.read_bytes()
 
