@@ -170,6 +170,7 @@ def create_app(
         app.cli.add_command(command)
     sections: list[SettingsSection] = host.collect("register_settings", key=lambda s: s.name)
     startup.warn_unknown_names(environment(), startup.known_names(app, sections))
+    startup.warn_opened_host_reach(settings)
 
     host.hook.on_app_created(app=app)
     return app

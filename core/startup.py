@@ -5,6 +5,8 @@
   host, never the password, instead of a driver traceback on the first request.
 * :func:`warn_unknown_names` warns about ``SERVICE_*`` variables nobody reads, with the
   closest known name (``SERVICE_AUTOLOGIN`` -> ``SERVICE_AUTO_LOGIN``).
+* :func:`warn_opened_host_reach` warns when an admin opened what components may reach on the
+  host (issue 26: ``SERVICE_RESTRICT_LOCAL_FILE_ACCESS=false``, ``SERVICE_CONNECTOR_SSRF_ALLOW_LOOPBACK=true``).
 * :func:`summary` is the few lines ``service run`` logs: config dir, database, plugins,
   auth mode, job backend.
 """
@@ -125,6 +127,32 @@ def warn_unknown_names(environ: Mapping[str, str], known: set[str]) -> list[str]
         messages.append(message)
         if name not in _warned:
             _warned.add(name)
+            log.warning(message)
+    return messages
+
+
+#: (setting, opened value, what it lets every user's components reach)
+OPENED_HOST_REACH = (
+    ("restrict_local_file_access", False, "absolute local paths outside their workspace"),
+    ("connector_ssrf_allow_loopback", True, "database and other connectors on loopback hosts"),
+)
+
+
+def warn_opened_host_reach(settings: Settings) -> list[str]:
+    """Log (once per process) a warning for each host-reach default an admin opened; return the messages.
+
+    Until issue 26 these were the defaults; a deployment that relied on them sets them explicitly now
+    and is reminded at every start that every user's flows reach more of the host.
+    """
+    messages = []
+    for name, opened, what in OPENED_HOST_REACH:
+        if getattr(settings, name) != opened:
+            continue
+        var = Settings.env_name(name)
+        message = f"{var} is {str(opened).lower()}: every user's components may reach {what}"
+        messages.append(message)
+        if var not in _warned:
+            _warned.add(var)
             log.warning(message)
     return messages
 

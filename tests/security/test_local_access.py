@@ -223,3 +223,16 @@ def test_directory_reads_only_the_workspace_by_default(app, alice):
         except ComponentError:
             continue
         assert all(str(ctx.hardening.workspace(alice.id)) in r["file_path"] for r in rows), rows
+
+
+def test_an_opened_default_is_named_at_start_up(make_app):
+    from core import startup
+    from core.app import state
+
+    assert startup.warn_opened_host_reach(state(make_app(plugins=["accounts"])).settings) == []
+    opened = make_app(plugins=["accounts"], restrict_local_file_access=False, connector_ssrf_allow_loopback=True)
+    messages = startup.warn_opened_host_reach(state(opened).settings)
+    assert [m.split(" ", 1)[0] for m in messages] == [
+        "SERVICE_RESTRICT_LOCAL_FILE_ACCESS",
+        "SERVICE_CONNECTOR_SSRF_ALLOW_LOOPBACK",
+    ]
