@@ -59,7 +59,7 @@ class CodeExecutionDenied(ComponentError):
 
 
 def _default_never() -> tuple[Path, ...]:
-    return never_paths(os.environ.get("SERVICE_ENV_FILE"))
+    return never_paths(os.environ.get("SERVICE_ENV_FILE"), os.getcwd())
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ and the check every database connector calls); kept apart so the record stays sm
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import socket
@@ -52,9 +53,14 @@ def _resolved(path: str | os.PathLike[str]) -> Path | None:
 
 def never_paths(env_file: str | None = None, cwd: str | None = None) -> tuple[Path, ...]:
     """The system trees, home, working directory and ``.env`` directory (resolved, ``/`` left out)."""
+    return _never_paths(env_file, cwd or os.getcwd(), os.path.expanduser("~"))
+
+
+@functools.lru_cache(maxsize=16)
+def _never_paths(env_file: str | None, work: str, home: str) -> tuple[Path, ...]:
+    """:func:`never_paths` once per (env file, working directory, home): every run context builds one."""
     out: list[Path] = []
-    candidates: list[str | os.PathLike[str]] = [*SYSTEM_PATHS, "~"]
-    work = cwd or os.getcwd()
+    candidates: list[str | os.PathLike[str]] = [*SYSTEM_PATHS, home]
     env = Path(env_file or ".env")
     env_path = env if env.is_absolute() else Path(work) / env
     candidates += [work, env_path.parent, env_path]
@@ -109,8 +115,10 @@ def _addresses(host: str, port: int) -> set[str]:
     out: set[str] = set()
     own = _own_addresses()
     for ip in ips:
-        inner = _embedded_ipv4(ip) or ip
-        out.add("self" if inner.is_loopback or inner.is_unspecified or str(inner) in own else str(inner))
+        inner = _embedded_ipv4(ip) or ip  # ::ffff:127.0.0.1 is 127.0.0.1
+        forms = (ip, inner)
+        is_self = any(f.is_loopback or f.is_unspecified or str(f) in own for f in forms)
+        out.add("self" if is_self else str(inner))
     return out
 
 

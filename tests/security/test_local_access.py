@@ -69,21 +69,31 @@ def test_sql_refuses_sockets_and_connection_files(app, alice, url):
     _refused(sql.run_sql_query, "refused", "not allowed")
 
 
-def test_sql_never_reaches_the_service_database_even_with_loopback_allowed(make_app, client, alice):
-    """An admin who opens loopback for connectors still keeps the service's own database and Redis out."""
-    opened = make_app(
-        plugins=["accounts", "run", "data"],
-        connector_ssrf_allow_loopback=True,
-        database_url=PG_URL,
-        redis_url="redis://127.0.0.1:6379/0",
+def test_sql_never_reaches_the_service_database_even_with_loopback_allowed(tmp_path):
+    """An admin who opens loopback for connectors still keeps the service's own database and Redis out.
+
+    The record is built from settings naming the PostgreSQL test server as the service's database (no app
+    is started on it: the shared test database belongs to the suites).
+    """
+    from core.engine import RunContext
+    from core.engine.egress import EgressPolicy
+    from core.engine.hardening import Hardening
+    from core.settings import Settings
+
+    settings = Settings.load(
+        {"config_dir": tmp_path, "database_url": PG_URL, "redis_url": "redis://localhost:6379/0"}, environ={}
     )
-    ctx = run_context(opened, alice.id)
-    for url in (PG_URL, "postgresql://postgres@localhost:5432/postgres", "postgresql://postgres@127.0.0.2/test"):
-        sql = build(SQLComponent, ctx, database_url=url, query="select 1")
-        _refused(sql.run_sql_query, "service's own")
+    hardening = Hardening.from_settings(settings)
+    assert {e.name for e in hardening.service_endpoints} == {"database", "Redis"}
+    ctx = RunContext(user_id="u1", hardening=hardening, egress=EgressPolicy(connector_allow_loopback=True))
+    urls = [PG_URL, "postgresql://postgres@localhost:5432/postgres", "postgresql://postgres@127.0.0.2/test"]
+    urls += ["postgresql://postgres@[::1]:5432/test", "postgresql://postgres@[::ffff:127.0.0.1]/x"]
+    for url in urls:
+        sql = build(SQLComponent, ctx, database_url=url, query="update accounts_user set is_superuser=true")
+        _refused(sql.run_sql_query, "service's own database")
     ctx.hardening.check_service_endpoint("127.0.0.1", 3306)  # another loopback service is the loopback rule's
-    with pytest.raises(ComponentError, match="service's own"):
-        ctx.hardening.check_service_endpoint("localhost", 6379)
+    with pytest.raises(ComponentError, match="service's own Redis"):
+        ctx.hardening.check_service_endpoint("0.0.0.0", 6379)  # noqa: S104 - the unspecified address reaches it too
 
 
 def test_sql_sqlite_inside_the_workspace_still_works(app, alice):
@@ -236,3 +246,13 @@ def test_an_opened_default_is_named_at_start_up(make_app):
         "SERVICE_RESTRICT_LOCAL_FILE_ACCESS",
         "SERVICE_CONNECTOR_SSRF_ALLOW_LOOPBACK",
     ]
+
+
+def test_never_paths_never_hold_the_filesystem_root(tmp_path):
+    """A server started from ``/`` keeps ``/.env`` out without refusing every path."""
+    from core.engine.hostreach import never_paths
+
+    roots = never_paths(None, cwd="/")
+    assert Path("/") not in roots and Path("/.env") in roots and Path("/proc") in roots
+    env = tmp_path / "conf" / "service.env"
+    assert tmp_path / "conf" in never_paths(str(env), cwd=str(tmp_path / "srv"))
