@@ -96,6 +96,14 @@ def test_sql_never_reaches_the_service_database_even_with_loopback_allowed(tmp_p
         ctx.hardening.check_service_endpoint("0.0.0.0", 6379)  # noqa: S104 - the unspecified address reaches it too
 
 
+def test_sql_refuses_dialects_whose_sql_reads_host_files(app, alice):
+    ctx = run_context(app, alice.id)
+    for url in ("duckdb:///:memory:", "duckdb:///mine.duckdb"):
+        query = "select * from read_csv('/etc/passwd')"
+        sql = build(SQLComponent, ctx, database_url=url, query=query, allow_writes=True)
+        _refused(sql.run_sql_query, "can read and write any server file")
+
+
 def test_sql_sqlite_inside_the_workspace_still_works(app, alice):
     import sqlite3
 

@@ -36,6 +36,9 @@ DEFAULT_TIMEOUT = 30.0
 #: URL drivers used when the URL names none (maintained, pure-Python or binary wheels)
 DEFAULT_DRIVERS = {"postgresql": "psycopg", "postgres": "psycopg", "mysql": "pymysql", "mariadb": "pymysql"}
 READ_ONLY_DIALECTS = {"postgresql", "mysql", "mariadb", "sqlite"}
+#: dialects whose SQL itself opens host files (DuckDB's ``read_csv('/etc/passwd')``, ``COPY ... TO``) with no
+#: authorizer to deny it: refused whatever the URL says
+HOST_FILE_SQL_DIALECTS = {"duckdb"}
 DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306}
 
 
@@ -129,6 +132,8 @@ class SQLComponent(Component):
 
         url = parse_database_url(to_text(self.database_url))
         backend = url.get_backend_name()
+        if backend in HOST_FILE_SQL_DIALECTS:
+            raise ComponentError(f"'{backend}' databases are refused: their SQL can read and write any server file")
         # file dialects: the user's workspace; network ones: never the service's own database, no sockets
         database_file = self.context.hardening.check_database_url(
             url.render_as_string(hide_password=True), self.context.user_id
