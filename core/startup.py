@@ -135,6 +135,10 @@ def warn_unknown_names(environ: Mapping[str, str], known: set[str]) -> list[str]
 OPENED_HOST_REACH = (
     ("restrict_local_file_access", False, "absolute local paths outside their workspace"),
     ("connector_ssrf_allow_loopback", True, "database and other connectors on loopback hosts"),
+    ("connector_ssrf_validation_enabled", False, "database and other connectors on any private or loopback host"),
+    ("ssrf_protection_enabled", False, "private and loopback addresses over HTTP"),
+    ("sandbox_stdio_network", True, "the host's network, loopback services included, from stdio MCP servers"),
+    ("sandbox_stdio_unsandboxed", True, "the host's processes and files through stdio MCP servers (no sandbox)"),
 )
 
 
