@@ -147,6 +147,10 @@ def test_suspend_pending_and_resume(client, alice, admin):
     assert done["status"] == "completed" and done["output"]["text"].startswith("ship it:yes")
     r = client.post(f"{URL}/{job_id}/resume", json={"request_id": request_id, "decision": "no"}, headers=alice.key)
     assert r.status_code == 409
+    # issue 27: the paused job's status follows the run it was resumed as (a client polls the id it paused)
+    followed = _wait(client, alice, job_id)
+    assert followed["status"] == "completed" and followed["output"]["text"].startswith("ship it:yes")
+    assert client.get(f"{URL}?job_id={job_id}", headers=bob.key).status_code == 404
     assert client.get(f"{URL}/pending?flow_id={flow_id}", headers=alice.key).get_json()["pending"] == []
 
 
