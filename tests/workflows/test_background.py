@@ -160,3 +160,10 @@ def test_jobs_have_owners(app, client, alice):
     info = state(app).jobs.info(job_id)
     assert info.owner == alice.id and info.name == "workflows.run"
     _wait(client, alice, job_id)
+
+
+def test_an_odd_job_id_is_a_404_not_a_crash(client, alice):
+    """The paused-id lookup (issue 27) must not turn a job id with any characters into a shared-store key."""
+    for job_id in ("\x7f\U000f4a6f/..", "a:b c", "x" * 300):
+        response = client.get(URL, query_string={"job_id": job_id}, headers=alice.key)
+        assert response.status_code == 404, (job_id, response.get_json())

@@ -144,7 +144,13 @@ def _job(job_id: str, owner: str) -> Any:
 
 
 #: a paused run answered with ``/resume`` goes on as another job; this key names it, so the paused id follows
-RESUMED_AS = "workflows:resumed:{}:{}"  # owner, paused id
+RESUMED_AS = "workflows:resumed:{}:{}"  # owner, digest of the paused id (a path segment may hold anything)
+
+
+def _resumed_key(owner: str, job_id: str) -> str:
+    return RESUMED_AS.format(owner, hashlib.sha256(job_id.encode("utf-8", "replace")).hexdigest()[:40])
+
+
 #: a run can pause and be resumed again; the chain is followed this far at most
 MAX_RESUMES = 32
 
@@ -160,7 +166,7 @@ def _current(job_id: str, owner: str) -> Any:
     for _ in range(MAX_RESUMES):
         if info is not None and info.state.value != "suspended":
             break
-        following = st.shared.get(RESUMED_AS.format(owner, job_id))
+        following = st.shared.get(_resumed_key(owner, job_id))
         nxt = st.jobs.info_for(following, owner) if following else None
         if nxt is None:
             break
@@ -342,7 +348,7 @@ def resume_workflow(job_id: str):
         meta={"stream_protocol": protocol, "resumed_from": job_id, "session_id": session_id},
     )
     # the paused id keeps answering: its status and stop follow the job that continues the run
-    state().shared.put(RESUMED_AS.format(owner, job_id), new_job, ttl=float(state().settings.job_event_ttl_seconds))
+    state().shared.put(_resumed_key(owner, job_id), new_job, ttl=float(state().settings.job_event_ttl_seconds))
     return services.background_response(new_job, found.flow_id)
 
 
