@@ -109,3 +109,11 @@ def json_response(description: str, schema: Any) -> dict[str, Any]:
     members the schema does not declare, e.g. a stored config's own keys).
     """
     return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def error_response(description: str) -> dict[str, Any]:
+    """A documented error (``{detail: "..."}``) for ``@blp.doc(responses={"500": error_response(...)})``."""
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }

@@ -178,6 +178,13 @@ def test_download_and_upload_a_project(client, alice, bob):
     assert projects[flows[0]["folder_id"]] == "Exported _ Project"
     echo = next(f for f in flows if f["name"] == "chat-echo")
     assert echo["data"] == reference_flow("chat-echo.json")["data"]
+    # the ZIP as the whole body (langflow-sdk's upload_project) is read the same way
+    raw = client.post(
+        URL + "upload/", data=response.get_data(), headers=bob.bearer, content_type="application/octet-stream"
+    )
+    assert raw.status_code == 201, raw.get_json()
+    assert sorted(f["name"] for f in raw.get_json()) == ["chat-echo (1)", "webhook-flow (1)"]
+    assert client.post(URL + "upload/", data=b"", headers=bob.bearer, content_type="text/plain").status_code == 422
 
 
 def test_upload_a_project_json_and_all_or_nothing(client, alice):

@@ -227,11 +227,27 @@ def test_error_shapes_and_keys(served, llm):
         headers={"x-api-key": bob.api_key, "Authorization": f"Bearer {alice.api_key}"},
     )
     assert both.get_json()["error"]["code"] == "flow_not_found"
-    nokey = client.post("/api/v1/responses", json={"model": flow_id, "input": "x"})
-    assert nokey.status_code == 200 and nokey.get_json()["error"]["code"] == "invalid_api_key"
     sdk = openai.OpenAI(base_url=base, api_key=alice.api_key, max_retries=0)
     answer = sdk.responses.create(model="nope", input="x")
     assert answer.error.code == "flow_not_found"
+
+
+def test_a_missing_or_wrong_key_is_refused_before_the_handler(served, llm):
+    """Issue 27: no key (or a wrong one) is an HTTP error before the run, 401 for the openai SDK."""
+    _app, client, alice, _bob, base = served
+    flow_id = create_flow(client, alice, echo_flow())
+    for headers in ({}, {"x-api-key": "sk-not-a-key"}, {"Authorization": "Bearer sk-not-a-key"}):
+        refused = client.post("/api/v1/responses", json={"model": flow_id, "input": "x"}, headers=headers)
+        assert refused.status_code == 401, refused.get_json()
+        assert isinstance(refused.get_json()["detail"], str)
+        assert refused.headers["WWW-Authenticate"] == "Bearer"
+    assert llm.chat_requests == []  # the model was never asked
+    assert client.get("/api/v1/responses/some-id").status_code == 401
+    sdk = openai.OpenAI(base_url=base, api_key="sk-not-a-key", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        sdk.responses.create(model=flow_id, input="x")
+    with pytest.raises(openai.AuthenticationError):
+        sdk.responses.create(model=flow_id, input="x", stream=True)
 
 
 def test_background_response_is_pollable(env, llm):

@@ -214,6 +214,13 @@ def test_stream_framing_events_and_final_result(client, alice, recorder):
     assert raw.startswith('{"event": "add_message", "data": {')
     # the streamed answer is stored like a plain one
     assert recorder.texts(flow["id"]) == ["streamed", "streamed", "streamed", "streamed"]
+    # ``stream: true`` in the body streams too (langflow-sdk asks that way); false or absent does not
+    body_stream = client.post(url, json={"input_value": "b", "stream": True}, headers=alice.key)
+    assert body_stream.headers["Content-Type"] == "text/event-stream; charset=utf-8"
+    assert [e["event"] for e in frames(body_stream.get_data())][-1] == "end"
+    assert client.post(url, json={"input_value": "b", "stream": False}, headers=alice.key).is_json
+    bad = client.post(url, json={"input_value": "b", "stream": "maybe"}, headers=alice.key)
+    assert bad.status_code == 422 and bad.get_json()["detail"][0]["loc"] == ["body", "stream"]
 
 
 def test_stream_error_event(client, alice):

@@ -233,6 +233,9 @@ def test_sync_run_that_pauses_is_resumed_under_its_job_id(client, alice, llm):
     resumed = r.get_json()["job_id"]
     wait_for(lambda: client.get(f"{URL}?job_id={resumed}", headers=alice.key).get_json()["status"] == "completed")
     assert llm.chat_requests[-1]["messages"][-1]["content"] == "The user refused this tool call. Reason: no"
+    # the sync run's own id now reads the resumed run's state (issue 27)
+    followed = client.get(f"{URL}?job_id={body['job_id']}", headers=alice.key)
+    assert followed.status_code == 200 and followed.get_json()["status"] == "completed", followed.get_json()
 
 
 # --- run state ----------------------------------------------------------------------------------------

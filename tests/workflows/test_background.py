@@ -147,6 +147,10 @@ def test_suspend_pending_and_resume(client, alice, admin):
     assert done["status"] == "completed" and done["output"]["text"].startswith("ship it:yes")
     r = client.post(f"{URL}/{job_id}/resume", json={"request_id": request_id, "decision": "no"}, headers=alice.key)
     assert r.status_code == 409
+    # issue 27: the paused job's status follows the run it was resumed as (a client polls the id it paused)
+    followed = _wait(client, alice, job_id)
+    assert followed["status"] == "completed" and followed["output"]["text"].startswith("ship it:yes")
+    assert client.get(f"{URL}?job_id={job_id}", headers=bob.key).status_code == 404
     assert client.get(f"{URL}/pending?flow_id={flow_id}", headers=alice.key).get_json()["pending"] == []
 
 
@@ -156,3 +160,10 @@ def test_jobs_have_owners(app, client, alice):
     info = state(app).jobs.info(job_id)
     assert info.owner == alice.id and info.name == "workflows.run"
     _wait(client, alice, job_id)
+
+
+def test_an_odd_job_id_is_a_404_not_a_crash(client, alice):
+    """The paused-id lookup (issue 27) must not turn a job id with any characters into a shared-store key."""
+    for job_id in ("\x7f\U000f4a6f/..", "a:b c", "x" * 300):
+        response = client.get(URL, query_string={"job_id": job_id}, headers=alice.key)
+        assert response.status_code == 404, (job_id, response.get_json())

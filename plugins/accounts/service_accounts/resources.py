@@ -175,6 +175,12 @@ def login(form):
 
 @login_blp.route("/auto_login", methods=["GET"])
 @login_blp.response(200, schemas.TokenSchema)
+@login_blp.doc(
+    responses={
+        "400": openapi.response_name(400),
+        "403": openapi.error_response("auto-login is off: `{detail: {message, auto_login: false}}`"),
+    }
+)
 def auto_login():
     """Tokens for the configured superuser when auto-login is on."""
     cfg = services.settings()
@@ -227,6 +233,7 @@ def logout():
 
 @login_blp.route("/session", methods=["GET"])
 @login_blp.response(200, schemas.SessionSchema)
+@login_blp.doc(responses={"500": openapi.error_response("the user could not be read (database failure)")})
 def session_info():
     """Whether the caller is signed in, and as whom."""
     try:

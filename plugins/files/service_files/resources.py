@@ -310,6 +310,7 @@ def delete_flow_file(flow_id: str, file_name: str):
 # --- profile pictures (public) ---------------------------------------------------------
 @flow_files_blp.route("/files/profile_pictures/list", methods=["GET"])
 @flow_files_blp.response(200, schemas.FileNamesListSchema)
+@flow_files_blp.doc(responses={"500": openapi.error_response("the picture directories could not be read")})
 def list_profile_pictures():
     """Every profile picture as ``folder/file``: the config directory's first, then the shipped ones."""
     return {"files": services.list_pictures(runtime().picture_roots)}

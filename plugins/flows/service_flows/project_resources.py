@@ -103,17 +103,32 @@ def download_project(project_id):
     )
 
 
+#: a project upload may also be the archive itself as the body, with one of these types
+RAW_ARCHIVE_TYPES = ("application/octet-stream", "application/zip", "application/x-zip-compressed")
+
+
 @projects_blp.route("/upload/", methods=["POST"])
 @body_limit("upload")
 @projects_blp.response(201, schemas.FlowReadSchema(many=True))
 @projects_blp.doc(
-    requestBody=openapi.file_body("A project JSON, a flows JSON or a ZIP of flow JSON files."),
+    requestBody={
+        **openapi.file_body("A project JSON, a flows JSON or a ZIP of flow JSON files (or the ZIP as the body)."),
+        "content": {
+            **openapi.file_body("")["content"],
+            **{t: {"schema": {"type": "string", "format": "binary"}} for t in RAW_ARCHIVE_TYPES},
+        },
+    },
     responses={"422": openapi.response_name(422)},
 )
 @authenticated("user")
 def upload_project():
     """Create a new project from a project JSON, a flows JSON or a ZIP (flows get new ids); all or nothing."""
-    filename, raw = uploaded_file()
+    if "file" not in request.files and request.mimetype in RAW_ARCHIVE_TYPES:
+        # the published Python client (langflow-sdk) sends the ZIP as the whole body; the reference would
+        # refuse it (422: no ``file`` part), so this is an addition, read under the same body limit
+        filename, raw = "", request.get_data()
+    else:
+        filename, raw = uploaded_file()
     with db.transaction() as s:
         return [services.flow_out(f) for f in projects.import_project(s, current_actor().id, filename, raw)]
 

@@ -1,9 +1,13 @@
-"""HTTP endpoints of the monitor plugin, at the reference's paths (``/api/v1/monitor/...``, ``/logs``).
+"""HTTP endpoints of the monitor plugin at the reference's paths (``/api/v1/monitor/...``, ``/logs*``).
 
 Every route requires a signed-in caller and reads only the caller's rows.
 """
 
 from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
 
 from flask import Response
 from flask_smorest import Blueprint
@@ -218,25 +222,72 @@ def update_shared_message(query, body, message_id):
 
 
 # --- logs -------------------------------------------------------------------------------------------------------
+#: ``/logs-stream`` polls the buffer this often and writes ``keepalive`` after this many idle polls in all
+#: (the reference: every second, a keep-alive per five idle polls)
+STREAM_POLL_SECONDS = 1.0
+STREAM_IDLE_POLLS_BEFORE_KEEPALIVE = 5
+LOG_STREAM = {
+    "description": (
+        'blocks of `{"<epoch_ms>": "<line>"}` each followed by a blank line (no `data:` prefix, as the '
+        "reference writes them), starting with the lines logged after the stream opened; `keepalive` after "
+        "every five idle seconds. Each worker streams its own lines."
+    ),
+    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+}
+DISABLED = {"description": "Log retrieval is disabled (`SERVICE_ENABLE_LOG_RETRIEVAL`)"}
+
+
+def _log_buffer() -> logbuffer.LogBuffer:
+    if not monitor_settings().enable_log_retrieval:
+        raise ApiError(501, "Log retrieval is disabled")
+    return logbuffer.install(monitor_settings().log_retrieval_buffer_size)
+
+
 @logs_blp.route("/logs", methods=["GET"])
 @logs_blp.arguments(schemas.LogQuerySchema, location="query")
 @logs_blp.response(200)
-@logs_blp.doc(responses={"200": LOG_LINES})
+@logs_blp.doc(responses={"200": LOG_LINES, "400": {"description": "contradictory query"}, "501": DISABLED})
 @authenticated("superuser")
 def get_logs(query):
     """This worker's recent log lines as ``{epoch_ms: line}`` (``SERVICE_ENABLE_LOG_RETRIEVAL``)."""
-    if not monitor_settings().enable_log_retrieval:
-        raise ApiError(501, "Log retrieval is disabled")
+    buffer = _log_buffer()
     if query["lines_before"] and query["lines_after"]:
         raise ApiError(400, "Cannot request logs before and after the timestamp")
     if query["lines_after"] and not query["timestamp"]:
         raise ApiError(400, "Timestamp is required when requesting logs after the timestamp")
-    buffer = logbuffer.install(monitor_settings().log_retrieval_buffer_size)
     return buffer.read(
-        lines_before=query["lines_before"],
-        lines_after=query["lines_after"],
-        timestamp=query["timestamp"] or logbuffer.now_ms(),
+        lines_before=query["lines_before"], lines_after=query["lines_after"], timestamp=query["timestamp"]
     )
+
+
+def _stream_lines(buffer: logbuffer.LogBuffer, last: int) -> Iterator[str]:
+    idle = 0
+    yield ""  # the WSGI server sends the headers now, not with the first line (up to five seconds later)
+    while True:
+        fresh = buffer.since(last)
+        for stamp, line in fresh:
+            yield json.dumps({str(stamp): line}) + "\n\n"
+        if fresh:
+            last = fresh[-1][0]
+        else:
+            idle += 1
+            if idle == STREAM_IDLE_POLLS_BEFORE_KEEPALIVE:
+                idle = 0
+                yield "keepalive\n\n"
+        time.sleep(STREAM_POLL_SECONDS)  # cooperative under gevent; a closed client ends the generator
+
+
+@logs_blp.route("/logs-stream", methods=["GET"])
+@logs_blp.doc(responses={"200": LOG_STREAM, "501": DISABLED})
+@authenticated("superuser")
+def stream_logs():
+    """New log lines of this worker as they are written (``SERVICE_ENABLE_LOG_RETRIEVAL``)."""
+    buffer = _log_buffer()
+    db.release()  # the stream is long: the request's connection goes back to the pool now
+    response = Response(_stream_lines(buffer, buffer.latest()), mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
 
 
 # --- job queue metrics --------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from flask import Response, request, stream_with_context
 from flask_smorest import Blueprint
 
 from core.app import state
-from core.auth import authenticated, current_actor, resolve_actor
+from core.auth import SECURITY, resolve_actor
 from core.errors import ApiError
 from core.openapi import json_response
 from core.runs import jobs
@@ -27,20 +27,32 @@ def _key_from_bearer() -> None:
         request.environ["HTTP_X_API_KEY"] = auth[7:].strip()
 
 
-@blp.route("/responses", methods=["POST"])
-@blp.doc(requestBody=docs.REQUEST_BODY, responses={"200": json_response("a response or an error", docs.RESPONSE)})
-@blp.response(200, description="a response object, an SSE stream (`stream: true`), or `{error: {message, type, code}}`")
-def create_response():
-    """Run the flow named by ``model`` with ``input``; errors are HTTP 200 ``{error: {message, type, code}}``."""
+def _caller() -> Any:
+    """The key's owner, or 401 before anything runs.
+
+    The reference refuses a missing or wrong key before its handler (with 403); this endpoint answers
+    401 with ``WWW-Authenticate: Bearer`` instead, the status OpenAI-protocol clients read as a bad key
+    (the ``openai`` SDK raises ``AuthenticationError``). Every other error stays an HTTP 200 body.
+    """
     _key_from_bearer()
     try:
         actor = resolve_actor("api_key")
     except ApiError as exc:
-        return {"error": {"message": str(exc.detail), "type": "authentication_error", "code": "invalid_api_key"}}
+        if exc.status not in (401, 403):
+            raise
+        raise ApiError(401, str(exc.detail), {"WWW-Authenticate": "Bearer"}) from None
     if actor is None:
-        return {
-            "error": {"message": "An API key is required", "type": "authentication_error", "code": "invalid_api_key"}
-        }
+        raise ApiError(401, "An API key must be passed as query or header", {"WWW-Authenticate": "Bearer"})
+    return actor
+
+
+@blp.route("/responses", methods=["POST"])
+@blp.doc(security=SECURITY["api_key"])
+@blp.doc(requestBody=docs.REQUEST_BODY, responses={"200": json_response("a response or an error", docs.RESPONSE)})
+@blp.response(200, description="a response object, an SSE stream (`stream: true`), or `{error: {message, type, code}}`")
+def create_response():
+    """Run the flow named by ``model`` with ``input``; errors are HTTP 200 ``{error: {message, type, code}}``."""
+    actor = _caller()
     body: Any = request.get_json(silent=True)
     try:
         req = services.request_for(body, str(actor.owner_id))
@@ -67,12 +79,12 @@ def _chain(first: str, rest: Any) -> Any:
 
 
 @blp.route("/responses/<response_id>", methods=["GET"])
+@blp.doc(security=SECURITY["api_key"])
 @blp.doc(responses={"200": json_response("the background response or an error", docs.RESPONSE)})
 @blp.response(200, description="the background response, or `{error: {message, type, code}}`")
-@authenticated("api_key")
 def get_response(response_id: str):
     """A background response: ``queued``, ``in_progress``, ``completed`` (with the output) or ``failed``."""
-    actor = current_actor()
+    actor = _caller()
     info = state().jobs.info_for(response_id, str(actor.owner_id))
     if info is None:
         return {

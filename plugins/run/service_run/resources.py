@@ -84,7 +84,7 @@ def json_response(payload: Any, status: int = 200) -> Response:
 def simplified_run(flow_id_or_name: str) -> Response:
     """The simplified run for the authenticated caller (shared by the key and session variants)."""
     body = json_body(_SIMPLIFIED)
-    streaming = stream_flag()
+    streaming = stream_flag() or bool(body["stream"])
     actor = current_actor()
     input_type = body["input_type"] or "chat"
     prepared = runs.prepare(

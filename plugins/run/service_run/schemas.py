@@ -28,6 +28,11 @@ class SimplifiedRunSchema(Body):
         allow_none=True,
         metadata={"description": "merged with the X-SERVICE-GLOBAL-VAR-* request variables"},
     )
+    # the published Python client (langflow-sdk) asks for a stream in the body; the reference reads only the
+    # query and answers it with plain JSON (the client then yields nothing), so either one streams here
+    stream = fields.Boolean(
+        load_default=False, allow_none=True, metadata={"description": "as the `stream` query parameter"}
+    )
 
 
 class InputValueSchema(Body):

@@ -143,6 +143,39 @@ def _job(job_id: str, owner: str) -> Any:
     return info
 
 
+#: a paused run answered with ``/resume`` goes on as another job; this key names it, so the paused id follows
+RESUMED_AS = "workflows:resumed:{}:{}"  # owner, digest of the paused id (a path segment may hold anything)
+
+
+def _resumed_key(owner: str, job_id: str) -> str:
+    return RESUMED_AS.format(owner, hashlib.sha256(job_id.encode("utf-8", "replace")).hexdigest()[:40])
+
+
+#: a run can pause and be resumed again; the chain is followed this far at most
+MAX_RESUMES = 32
+
+
+def _current(job_id: str, owner: str) -> Any:
+    """The job that now carries the run ``job_id`` started: itself, or the job it was resumed as.
+
+    A paused background run (``suspended``) or a sync run that paused (no job of its own) reads the
+    state of the job that continued it, hop by hop; every hop is looked up under the caller's id.
+    """
+    st = state()
+    info = st.jobs.info_for(job_id, owner)
+    for _ in range(MAX_RESUMES):
+        if info is not None and info.state.value != "suspended":
+            break
+        following = st.shared.get(_resumed_key(owner, job_id))
+        nxt = st.jobs.info_for(following, owner) if following else None
+        if nxt is None:
+            break
+        job_id, info = following, nxt
+    if info is None or info.name not in _JOBS:
+        raise ApiError(404, services.job_not_found(job_id))
+    return info
+
+
 def sse(body: Iterator[str]) -> Response:
     db.release()  # a stream may be long: the request's connection goes back to the pool now
     response = Response(body, mimetype="text/event-stream")
@@ -229,7 +262,7 @@ def workflow_status():
     job_id = request.args.get("job_id") or ""
     if not job_id:
         raise ValidationFailed([{"loc": ["query", "job_id"], "msg": "Field required", "type": "missing"}])
-    info = _job(job_id, current_actor().owner_id)
+    info = _current(job_id, current_actor().owner_id)
     return streams.status(info)
 
 
@@ -269,7 +302,7 @@ def workflow_events(job_id: str):
 def stop_workflow():
     """Stop a background run (between components, on any process and either job backend)."""
     body = _load(schemas.StopSchema(), _json())
-    info = _job(body["job_id"], current_actor().owner_id)
+    info = _current(body["job_id"], current_actor().owner_id)
     stopped = state().jobs.cancel(info.id)
     return {
         "job_id": info.id,
@@ -314,6 +347,8 @@ def resume_workflow(job_id: str):
         job=RESUME_JOB,
         meta={"stream_protocol": protocol, "resumed_from": job_id, "session_id": session_id},
     )
+    # the paused id keeps answering: its status and stop follow the job that continues the run
+    state().shared.put(_resumed_key(owner, job_id), new_job, ttl=float(state().settings.job_event_ttl_seconds))
     return services.background_response(new_job, found.flow_id)
 
 
