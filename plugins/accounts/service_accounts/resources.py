@@ -15,7 +15,7 @@ from flask_smorest import Blueprint
 from core import db, openapi
 from core.auth import Actor, allowed, authenticated, current_actor, resolve_actor
 from core.errors import ApiError
-from core.limits import rate_limited
+from core.limits import hit, rate_limited
 from service_accounts import schemas, security, services, sessions
 
 users_blp = Blueprint("users", __name__, url_prefix="/api/v1/users", description="User accounts")
@@ -40,6 +40,8 @@ def create_user(body):
     actor: Actor | None = current_actor_or_none()
     if not allowed(actor, "users.create"):
         raise ApiError(403, "Public user registration is disabled.")
+    if actor is None or not actor.is_superuser:  # a sign-up: per address, like login
+        hit(services.settings().signup_rate_limit_per_minute, "signup")
     with db.transaction() as s:
         user = services.create_user(s, body["username"], body["password"], optins=body.get("optins"))
     return user
