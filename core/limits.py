@@ -129,10 +129,9 @@ def hit(per_minute: int, scope: str) -> None:
     For views that limit only some callers (anonymous sign-up, not a superuser creating accounts).
     """
     limiter: Limiter = current_app.extensions["service.limiter"]
-    if limiter.enabled:
-        # the limits strategy of Flask-Limiter, keyed by scope and client IP
-        if not limiter.limiter.hit(RateLimitItemPerMinute(per_minute), "service", scope, client_ip()):
-            raise TooManyRequests()
+    # the limits strategy of Flask-Limiter, keyed by scope and client IP
+    if limiter.enabled and not limiter.limiter.hit(RateLimitItemPerMinute(per_minute), "service", scope, client_ip()):
+        raise TooManyRequests()
 
 
 def rate_limited(per_minute: Callable[[Settings], int], scope: str) -> Callable[[F], F]:
