@@ -93,6 +93,9 @@ class AccountsConfig:
     cookie_domain: str | None = None
     #: longest time a process trusts its cached copy of a user's session facts (other hosts)
     session_cache_seconds: float = 5.0
+    #: how long a just-rotated refresh token still refreshes (to the same successor), for two tabs or
+    #: retries refreshing at once; after it, presenting it again is a reuse that ends the sign-in
+    refresh_reuse_grace_seconds: float = 10.0
 
     BOUNDS: ClassVar[dict[str, tuple[int, int | None]]] = {
         "rate_limit_per_minute": (1, None),
