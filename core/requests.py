@@ -10,7 +10,7 @@ integers longer than ``SERVICE_JSON_MAX_INT_DIGITS``, ``NaN``/``Infinity`` and
 overflowing floats, lone UTF-16 surrogates, bytes that are not UTF-8, and NUL
 characters (``\\u0000``) in any string or key: PostgreSQL cannot store them in
 text, so they are refused, at their location, before anything is stored
-(``type: string_nul``).
+(``type: value_error``).
 
 Body limits: a view declares its class with :func:`body_limit` (``json`` by
 default, ``flow`` for whole flows, ``upload`` for file uploads). The
@@ -116,7 +116,7 @@ def refuse_nul(value: Any, loc: list[str | int]) -> None:
     """422 at the first string of ``value`` (a JSON value; ``loc`` is where it is) holding a NUL character."""
     bad = first_nul(value, loc)
     if bad is not None:
-        raise validation_error(list(bad), NUL_MSG, "string_nul")
+        raise validation_error(list(bad), NUL_MSG, "value_error")
 
 
 def parse_json(

@@ -219,13 +219,13 @@ def check_text(req: RunRequest) -> None:
     for index, item in enumerate(req.inputs):
         if item.value is not None and "\x00" in item.value:
             loc: list[str | int] = ["body", "input_value"] if len(req.inputs) == 1 else ["body", "inputs", index]
-            raise validation_error(loc, NUL_MSG, "string_nul")
+            raise validation_error(loc, NUL_MSG, "value_error")
         if item.session and "\x00" in item.session:
-            raise validation_error(["body", "session_id"], NUL_MSG, "string_nul")
+            raise validation_error(["body", "session_id"], NUL_MSG, "value_error")
     if req.session_id and "\x00" in req.session_id:
-        raise validation_error(["body", "session_id"], NUL_MSG, "string_nul")
+        raise validation_error(["body", "session_id"], NUL_MSG, "value_error")
     if req.webhook_payload and "\x00" in req.webhook_payload:
-        raise validation_error(["body"], NUL_MSG, "string_nul")
+        raise validation_error(["body"], NUL_MSG, "value_error")
     refuse_nul(req.tweaks or {}, ["body", "tweaks"])
     refuse_nul(req.files or [], ["body", "files"])
     refuse_nul(req.request_vars, ["header"])
