@@ -4,15 +4,22 @@
 * everything else: ``{detail: "..."}`` with the right status
 * unexpected exceptions: logged with their traceback, answered 500 with a
   generic message; no stack trace ever reaches a client.
+* a uniqueness rule broken by a concurrent request (``IntegrityError`` no view handled): 409.
+* the database unreachable (SQLAlchemy ``OperationalError``/``InterfaceError``/``DisconnectionError``:
+  connection refused, server gone, SQLite busy): 503 ``{detail: "The database is unavailable; try
+  again shortly"}`` with ``Retry-After``. An outage is logged once per process: a warning at its first
+  failure, debug lines while it lasts, one info line when a request uses the database again.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from typing import Any
 
-from flask import Flask, jsonify, request
-from sqlalchemy.exc import DataError
+from flask import Flask, g, jsonify, request
+from sqlalchemy.exc import DataError, DisconnectionError, IntegrityError, InterfaceError, OperationalError
 from werkzeug.exceptions import BadRequest, HTTPException
 
 log = logging.getLogger(__name__)
@@ -133,6 +140,60 @@ def _is_json_decode_error(error: BadRequest) -> bool:
     return "json" in text and ("decode" in text or "invalid" in text)
 
 
+# --- database outages -------------------------------------------------------------------------
+DB_UNAVAILABLE = "The database is unavailable; try again shortly"
+DB_RETRY_AFTER = "5"
+#: SQLite errors that are its bugs or the schema's, not an outage (a 500 with a traceback, as before)
+_SQLITE_NOT_OUTAGE = ("no such table", "no such column", "syntax error", "has no column")
+
+
+class _Outage:
+    """When this process's database outage began (None: no outage), so it is logged once, not per request."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+        self.lock = threading.Lock()
+
+    def failed(self, error: Exception) -> None:
+        with self.lock:
+            first, self.since = self.since is None, self.since or time.monotonic()
+        if first:
+            cause = str(getattr(error, "orig", None) or error).strip().splitlines()
+            log.warning(
+                "database unavailable (%s: %s); answering 503 until it is back",
+                type(error).__name__,
+                cause[0] if cause else "",
+            )
+        else:
+            log.debug("database still unavailable on %s %s", request.method, request.path)
+
+    def succeeded(self) -> None:
+        with self.lock:
+            since, self.since = self.since, None
+        if since is not None:
+            log.info("database is back after %.1f s", time.monotonic() - since)
+
+
+_outage = _Outage()
+
+
+def reset_outage() -> None:
+    """Forget an outage in progress (tests)."""
+    _outage.since = None
+
+
+def is_outage(error: Exception) -> bool:
+    """Whether a database error means the database cannot be reached now (rather than a bug)."""
+    if isinstance(error, (DisconnectionError, InterfaceError)):
+        return True
+    if not isinstance(error, OperationalError):
+        return False
+    if type(error.orig).__module__ == "sqlite3":
+        text = str(error.orig).lower()
+        return not any(marker in text for marker in _SQLITE_NOT_OUTAGE)
+    return True
+
+
 def init_app(app: Flask) -> None:
     """Register the handlers that keep every error in the spec's shapes."""
 
@@ -167,6 +228,41 @@ def init_app(app: Flask) -> None:
             "type": "value_error",
         }
         return _detail_response(422, [item])
+
+    @app.errorhandler(IntegrityError)
+    def _conflict(error: IntegrityError):
+        # A uniqueness or reference rule a concurrent request won first (views that can clash handle
+        # their own case; this is the net under the others): the client may retry; nothing was written.
+        factory = app.extensions.get("service.db")
+        if factory is not None:
+            factory().rollback()
+        log.info("database refused a write on %s %s: %s", request.method, request.path, error.orig)
+        return _detail_response(409, "The request conflicts with data stored at the same time; try again")
+
+    @app.errorhandler(OperationalError)
+    @app.errorhandler(InterfaceError)
+    @app.errorhandler(DisconnectionError)
+    def _database_unavailable(error: Exception):
+        if not is_outage(error):
+            return _unexpected(error)
+        g.service_db_outage = True
+        factory = app.extensions.get("service.db")
+        if factory is not None:
+            try:
+                factory.remove()  # its connection is gone: rolled back and closed now, not reused
+            except Exception:  # closing a dead connection may fail too; nothing to keep
+                log.debug("could not close the session after a database error", exc_info=True)
+        _outage.failed(error)
+        return _detail_response(503, DB_UNAVAILABLE, {"Retry-After": DB_RETRY_AFTER})
+
+    @app.after_request
+    def _database_back(response: Any) -> Any:
+        # cheap on every request: a flag read; the database counts as back once a request used it
+        if _outage.since is not None and not g.get("service_db_outage"):
+            factory = app.extensions.get("service.db")
+            if factory is not None and factory.registry.has() and response.status_code < 500:
+                _outage.succeeded()
+        return response
 
     @app.errorhandler(Exception)
     def _unexpected(error: Exception):

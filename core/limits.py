@@ -123,19 +123,24 @@ def _skip_check_without_limits(app: Flask, limiter: Limiter) -> None:
         teardown[teardown.index(release)] = release_declared_limits
 
 
+def hit(per_minute: int, scope: str) -> None:
+    """Count one call of ``scope`` for the client IP; :class:`TooManyRequests` (429) past ``per_minute``.
+
+    For views that limit only some callers (anonymous sign-up, not a superuser creating accounts).
+    """
+    limiter: Limiter = current_app.extensions["service.limiter"]
+    # the limits strategy of Flask-Limiter, keyed by scope and client IP
+    if limiter.enabled and not limiter.limiter.hit(RateLimitItemPerMinute(per_minute), "service", scope, client_ip()):
+        raise TooManyRequests()
+
+
 def rate_limited(per_minute: Callable[[Settings], int], scope: str) -> Callable[[F], F]:
     """Limit a view to ``per_minute(settings)`` calls per minute per client IP, counting every call."""
 
     def decorator(func: F) -> F:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            limiter: Limiter = current_app.extensions["service.limiter"]
-            settings: Settings = current_app.extensions["service"].settings
-            if limiter.enabled:
-                item = RateLimitItemPerMinute(per_minute(settings))
-                # the limits strategy of Flask-Limiter, keyed by scope and client IP
-                if not limiter.limiter.hit(item, "service", scope, client_ip()):
-                    raise TooManyRequests()
+            hit(per_minute(current_app.extensions["service"].settings), scope)
             return func(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]

@@ -7,7 +7,10 @@ any view runs), and flow files or ZIP entries uploaded to the flows plugin.
 It refuses, with a 422 naming the problem, what :func:`json.loads` lets
 through or turns into a 500: nesting deeper than ``SERVICE_JSON_MAX_DEPTH``,
 integers longer than ``SERVICE_JSON_MAX_INT_DIGITS``, ``NaN``/``Infinity`` and
-overflowing floats, lone UTF-16 surrogates, and bytes that are not UTF-8.
+overflowing floats, lone UTF-16 surrogates, bytes that are not UTF-8, and NUL
+characters (``\\u0000``) in any string or key: PostgreSQL cannot store them in
+text, so they are refused, at their location, before anything is stored
+(``type: value_error``).
 
 Body limits: a view declares its class with :func:`body_limit` (``json`` by
 default, ``flow`` for whole flows, ``upload`` for file uploads). The
@@ -65,26 +68,55 @@ def _depth(text: str) -> int:
     return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
-def _first_lone_surrogate(value: Any, path: list[str]) -> list[str] | None:
-    """The path of the first string (key or value) that is not encodable UTF-8, else None."""
+def _first_string(value: Any, path: list[str], bad: Callable[[str], bool]) -> list[str] | None:
+    """The path of the first string (key or value) of a JSON ``value`` for which ``bad`` holds, else None."""
     stack: list[tuple[Any, list[str]]] = [(value, path)]
     while stack:
         node, where = stack.pop()
         if isinstance(node, str):
-            try:
-                node.encode("utf-8")
-            except UnicodeEncodeError:
+            if bad(node):
                 return where
         elif isinstance(node, dict):
             for key, item in node.items():
-                try:
-                    key.encode("utf-8")
-                except UnicodeEncodeError:
+                if bad(key):
                     return [*where, "(key)"]
                 stack.append((item, [*where, key]))
         elif isinstance(node, list):
             stack.extend((item, [*where, str(i)]) for i, item in enumerate(node))
     return None
+
+
+def _not_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _has_nul(text: str) -> bool:
+    return "\x00" in text
+
+
+def _first_lone_surrogate(value: Any, path: list[str]) -> list[str] | None:
+    """The path of the first string (key or value) that is not encodable UTF-8, else None."""
+    return _first_string(value, path, _not_utf8)
+
+
+#: the message of the 422 for a NUL character (PostgreSQL cannot store one in text)
+NUL_MSG = "Text must not contain NUL (\\u0000) characters"
+
+
+def first_nul(value: Any, path: list[str | int] | None = None) -> list[str] | None:
+    """The path (below ``path``) of the first string, key or value, of ``value`` holding a NUL, else None."""
+    return _first_string(value, [str(p) for p in path or []], _has_nul)
+
+
+def refuse_nul(value: Any, loc: list[str | int]) -> None:
+    """422 at the first string of ``value`` (a JSON value; ``loc`` is where it is) holding a NUL character."""
+    bad = first_nul(value, loc)
+    if bad is not None:
+        raise validation_error(list(bad), NUL_MSG, "value_error")
 
 
 def parse_json(
@@ -125,6 +157,8 @@ def parse_json(
     # the nesting can only exceed the limit when there are at least that many brackets (cheap pre-check)
     if text.count("[") + text.count("{") > depth_limit and _depth(text) > depth_limit:
         raise _too_deep(where, depth_limit)
+    if "\\u0000" in text:  # only escaped: json.loads refuses a raw NUL (a control character) in a string
+        refuse_nul(value, where)
     if _SURROGATE_ESCAPE.search(text):
         bad = _first_lone_surrogate(value, [])
         if bad is not None:

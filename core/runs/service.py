@@ -45,7 +45,8 @@ from core.engine import (
     VertexResult,
     run_graph,
 )
-from core.errors import ApiError, ValidationFailed
+from core.errors import ApiError, ValidationFailed, validation_error
+from core.requests import NUL_MSG, refuse_nul
 from core.runs import tweaks as tweak_rules
 from core.runs.context import make_context, registry
 from core.runs.subflows import check_subflows
@@ -191,6 +192,7 @@ def resolve(req: RunRequest, app: Flask | None = None, *, found: Mapping[str, An
     to the request's user; a public run is always looked up through its public grant.
     Raises :class:`FlowNotFound` (404) or whatever ``check_run`` raises (403).
     """
+    check_text(req)
     hook = state(app).host.hook
     flow: dict[str, Any] | None
     if (
@@ -209,6 +211,25 @@ def resolve(req: RunRequest, app: Flask | None = None, *, found: Mapping[str, An
         flow = {**flow, "data": req.data}
     hook.check_run(user_id=req.user_id, flow=flow, surface=req.surface)
     return PreparedRun(req, flow)
+
+
+def check_text(req: RunRequest) -> None:
+    """422 before anything runs or is stored when a run's text holds a NUL character (PostgreSQL cannot
+    store one in text): inputs, sessions, tweaks, files, the webhook payload. Every surface builds a
+    :class:`RunRequest`, so this one check covers those whose body is not JSON (webhooks, forms)."""
+    for index, item in enumerate(req.inputs):
+        if item.value is not None and "\x00" in item.value:
+            loc: list[str | int] = ["body", "input_value"] if len(req.inputs) == 1 else ["body", "inputs", index]
+            raise validation_error(loc, NUL_MSG, "value_error")
+        if item.session and "\x00" in item.session:
+            raise validation_error(["body", "session_id"], NUL_MSG, "value_error")
+    if req.session_id and "\x00" in req.session_id:
+        raise validation_error(["body", "session_id"], NUL_MSG, "value_error")
+    if req.webhook_payload and "\x00" in req.webhook_payload:
+        raise validation_error(["body"], NUL_MSG, "value_error")
+    refuse_nul(req.tweaks or {}, ["body", "tweaks"])
+    refuse_nul(req.files or [], ["body", "files"])
+    refuse_nul(req.request_vars, ["header"])
 
 
 def build(prepared: PreparedRun, app: Flask | None = None) -> PreparedRun:

@@ -42,6 +42,23 @@ class RevokedSession(Base):
     expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime)
 
 
+class RefreshFamily(Base):
+    """The refresh tokens of one sign-in (``sid``): only ``current_jti`` may refresh; ``previous_jti`` is the
+    one it replaced (honoured for ``SERVICE_REFRESH_REUSE_GRACE_SECONDS`` after ``rotated_at``, two tabs
+    refreshing at once); any other token of the family presented again is a reuse, which revokes the sid."""
+
+    __tablename__ = "accounts_refresh_family"
+
+    sid: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        sa.Uuid, sa.ForeignKey("accounts_user.id", ondelete="CASCADE"), index=True
+    )
+    current_jti: Mapped[str] = mapped_column(sa.String(64))
+    previous_jti: Mapped[str | None] = mapped_column(sa.String(64), default=None)
+    rotated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(UTCDateTime)
+
+
 class ApiKey(Base):
     __tablename__ = "accounts_api_key"
 

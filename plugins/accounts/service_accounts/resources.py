@@ -15,7 +15,7 @@ from flask_smorest import Blueprint
 from core import db, openapi
 from core.auth import Actor, allowed, authenticated, current_actor, resolve_actor
 from core.errors import ApiError
-from core.limits import rate_limited
+from core.limits import hit, rate_limited
 from service_accounts import schemas, security, services, sessions
 
 users_blp = Blueprint("users", __name__, url_prefix="/api/v1/users", description="User accounts")
@@ -40,6 +40,8 @@ def create_user(body):
     actor: Actor | None = current_actor_or_none()
     if not allowed(actor, "users.create"):
         raise ApiError(403, "Public user registration is disabled.")
+    if actor is None or not actor.is_superuser:  # a sign-up: per address, like login
+        hit(services.settings().signup_rate_limit_per_minute, "signup")
     with db.transaction() as s:
         user = services.create_user(s, body["username"], body["password"], optins=body.get("optins"))
     return user
@@ -154,8 +156,10 @@ def delete_api_key(key_id):
 
 
 # --- sign-in -------------------------------------------------------------------------------------------
-def _token_response(user_id: str, version: int, sid: str, *, session_access_cookie: bool = False):
-    tokens = security.make_tokens(user_id, version, sid)
+def _token_response(
+    user_id: str, version: int, sid: str, *, session_access_cookie: bool = False, refresh_jti: str | None = None
+):
+    tokens = security.make_tokens(user_id, version, sid, refresh_jti)
     response = make_response(jsonify(tokens))
     security.set_auth_cookies(response, services.settings(), tokens, session_access_cookie=session_access_cookie)
     return response
@@ -199,17 +203,29 @@ def auto_login():
     responses={"401": openapi.response_name(401)},
 )
 def refresh():
-    """New tokens from the ``refresh_token_svc`` cookie (a token in the body is ignored)."""
+    """New tokens from the ``refresh_token_svc`` cookie (a token in the body is ignored).
+
+    Refresh tokens rotate: the presented one is exchanged for a new one of the same sign-in, once; a used
+    one presented again (after ``SERVICE_REFRESH_REUSE_GRACE_SECONDS``) revokes the whole sign-in.
+    """
     token = request.cookies.get(security.REFRESH_COOKIE)
     if not token:
         raise ApiError(401, "Invalid refresh token")
     try:
         claims = services.token_claims(token, "refresh")
         user = services.session_of(db.session(), claims, fresh=True)
+        sid, jti = services.family_key(claims)
     except ApiError:
         raise ApiError(401, "Invalid refresh token") from None
-    sid = claims.get("sid") if isinstance(claims.get("sid"), str) else sessions.new_sid()
-    return _token_response(str(user.id), user.token_version, sid)
+    try:
+        with db.transaction() as s:
+            successor = services.rotate_refresh(s, user.id, sid, jti)
+    except services.RefreshReused:
+        with db.transaction() as s:
+            services.end_family(s, user.id, sid)
+        sessions.cache().changed(user.id)  # its access tokens are refused at once, in every process
+        raise ApiError(401, "Invalid refresh token") from None
+    return _token_response(str(user.id), user.token_version, sid, refresh_jti=successor)
 
 
 @login_blp.route("/logout", methods=["POST"])

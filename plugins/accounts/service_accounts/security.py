@@ -128,14 +128,16 @@ def configure_jwt(app: Flask, core: Settings, settings: AccountsConfig) -> None:
     JWTManager(app)
 
 
-def make_tokens(user_id: str, version: int, sid: str) -> dict[str, str]:
-    """An access and a refresh token of session ``sid`` at the user's token ``version`` (see ``sessions``)."""
+def make_tokens(user_id: str, version: int, sid: str, refresh_jti: str | None = None) -> dict[str, str]:
+    """An access and a refresh token of session ``sid`` at the user's token ``version`` (see ``sessions``);
+    ``refresh_jti``: the refresh token's id when rotation chose it (``services.rotate_refresh``)."""
     from flask_jwt_extended import create_access_token, create_refresh_token
 
-    claims = {"ver": version, "sid": sid}
+    claims: dict[str, Any] = {"ver": version, "sid": sid}
+    refresh_claims = {**claims, "jti": refresh_jti} if refresh_jti else claims
     return {
         "access_token": create_access_token(identity=user_id, additional_claims=claims),
-        "refresh_token": create_refresh_token(identity=user_id, additional_claims=claims),
+        "refresh_token": create_refresh_token(identity=user_id, additional_claims=refresh_claims),
         "token_type": "bearer",
     }
 

@@ -25,7 +25,7 @@ from core.auth import NO_CREDENTIALS, Actor
 from core.errors import ApiError, StartupError, validation_error
 from core.settings import Settings
 from service_accounts import security, sessions, usage
-from service_accounts.models import ApiKey, User
+from service_accounts.models import ApiKey, RefreshFamily, User
 from service_accounts.sessions import AccountsConfig, SessionUser
 
 log = logging.getLogger(__name__)
@@ -263,6 +263,80 @@ def session_of(s: Session, claims: dict[str, Any], *, fresh: bool = False) -> Se
 def user_from_token(s: Session, token: str, expected_type: str = "access") -> SessionUser:
     """Decode a JWT and check its session (see :func:`session_of`); 401 otherwise."""
     return session_of(s, token_claims(token, expected_type), fresh=expected_type != "access")
+
+
+# --- refresh-token rotation ------------------------------------------------------------------
+class RefreshReused(Exception):
+    """A refresh token that was already exchanged was presented again: its sign-in is revoked."""
+
+
+def reuse_grace_seconds() -> float:
+    return float(settings().refresh_reuse_grace_seconds)
+
+
+def family_key(claims: Mapping[str, Any]) -> tuple[str, str]:
+    """``(sid, jti)`` of a refresh token; a token from before session ids is its own family (``j<jti>``)."""
+    jti = str(claims.get("jti") or "")[:64]
+    if not jti:
+        raise ApiError(401, INVALID_TOKEN)
+    sid = claims.get("sid")
+    return (sid if isinstance(sid, str) and sid else f"j{jti}")[:64], jti
+
+
+def rotate_refresh(s: Session, user_id: uuid.UUID, sid: str, jti: str) -> str:
+    """The id of the refresh token that replaces ``jti`` in the family ``sid``; :class:`RefreshReused` when
+    ``jti`` was already exchanged (past the grace window).
+
+    Hand-written: flask-jwt-extended leaves storage and rotation to the application. One conditional
+    UPDATE (``current_jti = jti``) makes concurrent refreshes safe without locks: one wins and rotates;
+    the others find ``jti`` as ``previous_jti`` and, within ``SERVICE_REFRESH_REUSE_GRACE_SECONDS``, get
+    the same successor, so two tabs refreshing at once both stay signed in.
+    """
+    now = dt.datetime.now(dt.UTC)
+    expires = now + dt.timedelta(seconds=settings().refresh_token_expire_seconds)
+    successor = str(uuid.uuid4())
+    table = RefreshFamily.__table__
+    moved = s.execute(
+        sa.update(table)
+        .where(table.c.sid == sid, table.c.current_jti == jti, table.c.user_id == user_id)
+        .values(current_jti=successor, previous_jti=jti, rotated_at=now, expires_at=expires)
+    )
+    if moved.rowcount == 1:  # type: ignore[attr-defined]
+        return successor
+    row = s.execute(sa.select(table).where(table.c.sid == sid)).first()
+    if row is None:  # a token issued before rotation existed (or before its first refresh): adopted
+        s.execute(sa.delete(table).where(table.c.expires_at < now))  # forget expired families
+        try:
+            with s.begin_nested():
+                s.execute(
+                    sa.insert(table).values(
+                        sid=sid,
+                        user_id=user_id,
+                        current_jti=successor,
+                        previous_jti=jti,
+                        rotated_at=now,
+                        expires_at=expires,
+                    )
+                )
+            return successor
+        except IntegrityError:  # a concurrent refresh of the same token adopted it first
+            row = s.execute(sa.select(table).where(table.c.sid == sid)).first()
+            assert row is not None
+    rotated_at = row.rotated_at if row.rotated_at.tzinfo else row.rotated_at.replace(tzinfo=dt.UTC)
+    if (
+        row.user_id == user_id
+        and row.previous_jti == jti
+        and (now - rotated_at).total_seconds() <= reuse_grace_seconds()
+    ):
+        return str(row.current_jti)
+    raise RefreshReused(sid)
+
+
+def end_family(s: Session, user_id: uuid.UUID, sid: str) -> None:
+    """Revoke every token of the sign-in ``sid`` (a refresh token was reused: it may have been stolen)."""
+    lifetime = max(settings().refresh_token_expire_seconds, settings().access_token_expire_seconds)
+    sessions.revoke(s, user_id, sid, lifetime)
+    log.warning("a used refresh token was presented again: sign-in %s of user %s revoked", sid[:8], user_id)
 
 
 def logout(s: Session, tokens: list[tuple[str, str]]) -> list[uuid.UUID]:

@@ -70,6 +70,8 @@ class AccountsConfig:
     password_min_length: int = 8
     #: logins per minute per client address (``POST /api/v1/login``)
     rate_limit_per_minute: int = 5
+    #: sign-ups per minute per client address (``POST /api/v1/users/`` by anyone but a superuser)
+    signup_rate_limit_per_minute: int = 5
 
     # --- API keys -----------------------------------------------------------------------------
     api_key_source: str = field(default="db", metadata=_choice("db", "env"))
@@ -91,8 +93,14 @@ class AccountsConfig:
     cookie_domain: str | None = None
     #: longest time a process trusts its cached copy of a user's session facts (other hosts)
     session_cache_seconds: float = 5.0
+    #: how long a just-rotated refresh token still refreshes (to the same successor), for two tabs or
+    #: retries refreshing at once; after it, presenting it again is a reuse that ends the sign-in
+    refresh_reuse_grace_seconds: float = 10.0
 
-    BOUNDS: ClassVar[dict[str, tuple[int, int | None]]] = {"rate_limit_per_minute": (1, None)}
+    BOUNDS: ClassVar[dict[str, tuple[int, int | None]]] = {
+        "rate_limit_per_minute": (1, None),
+        "signup_rate_limit_per_minute": (1, None),
+    }
 
     def summary(self) -> str:
         """The ``auth:`` line of the start-up summary."""

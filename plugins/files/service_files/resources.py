@@ -225,7 +225,9 @@ def _flow_upload(flow_id: str) -> Response:
     try:
         with db.transaction() as s:
             path = services.flow_upload_path(key, received.filename)
-            row = services.store_upload(s, rt.storage, current_actor().id, received, flow_id=key, path=path)
+            row = services.store_upload(
+                s, rt.storage, current_actor().id, received, flow_id=key, path=path, unique=True
+            )
             out = {"flowId": str(key), "file_path": row.path}
     except BaseException:
         rt.storage.discard(received.token)

@@ -1,7 +1,7 @@
 """File logic: owner-scoped metadata in the database, bytes in the storage (no request objects).
 
 Every lookup is scoped by owner (another user's file answers 404 like a
-missing one). Bytes are written before their row and deleted after it, so a
+missing one). Bytes are in place before their row commits and deleted after it, so a
 row never points at a half-written file; a failure in between leaves at
 worst unreferenced bytes, never a readable half file.
 """
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.db import utcnow
@@ -87,6 +88,24 @@ def _free_path(s: Session, user_id: uuid.UUID, prefix: str, filename: str) -> st
     return candidate
 
 
+#: how many times a name taken by a concurrent upload (between choosing it and inserting) is chosen anew
+NAME_ATTEMPTS = 5
+
+
+def _name_taken(path: str) -> ApiError:
+    return ApiError(409, f"A file named {path.rsplit('/', 1)[-1]!r} is being stored at the same time; try again")
+
+
+def _insert(s: Session, row: StoredFile) -> bool:
+    """Insert ``row`` in a savepoint; False when its path is taken (the transaction stays usable)."""
+    try:
+        with s.begin_nested():
+            s.add(row)
+    except IntegrityError:  # the savepoint's rollback has made ``row`` transient again
+        return False
+    return True
+
+
 def store_upload(
     s: Session,
     storage: Storage,
@@ -97,34 +116,49 @@ def store_upload(
     ephemeral: bool = False,
     flow_id: uuid.UUID | None = None,
     path: str | None = None,
+    unique: bool = False,
 ) -> StoredFile:
-    """Keep ``upload`` for ``user_id``: a new file, or appended to the file of the same path when ``append``."""
+    """Keep ``upload`` for ``user_id``: a new file, or appended to the file of the same path when ``append``.
+
+    The stored path is unique per owner: without ``path`` (or with ``unique``, for ``path`` as a wish)
+    the first free ``name (n).ext`` is taken; a name a concurrent upload takes between that choice
+    and the insert is chosen again (``NAME_ATTEMPTS`` times, then 409). The row is inserted in a
+    savepoint before the bytes are moved in place, and becomes visible only when the caller's
+    transaction commits, after the bytes: no 500, and no row without its file.
+    """
     prefix = str(flow_id) if flow_id else str(user_id)
     wanted = path or f"{prefix}/{upload.filename}"
-    existing = s.scalar(_mine(user_id).where(StoredFile.path == wanted)) if append else None
-    if existing is not None:
-        existing.size = storage.commit(upload.token, existing.storage_key, append=True)
-        existing.updated_at = utcnow()
-        return existing
-    row = StoredFile(
-        id=uuid.uuid4(),
-        user_id=user_id,
-        flow_id=flow_id,
-        name=_split(upload.filename)[0] if flow_id is None else wanted.rsplit("/", 1)[-1],
-        path=wanted if path else _free_path(s, user_id, prefix, upload.filename),
-        provider="Local",
-        content_type=upload.content_type,
-        ephemeral=ephemeral,
-    )
-    row.storage_key = storage_key(user_id, row.id)
-    row.size = storage.commit(upload.token, row.storage_key)
-    s.add(row)
-    try:
-        s.flush()
-    except Exception:
-        storage.delete(row.storage_key)
-        raise
-    return row
+    folder, _, filename = wanted.rpartition("/")
+    for _attempt in range(NAME_ATTEMPTS):
+        existing = s.scalar(_mine(user_id).where(StoredFile.path == wanted)) if append else None
+        if existing is not None:
+            existing.size = storage.commit(upload.token, existing.storage_key, append=True)
+            existing.updated_at = utcnow()
+            return existing
+        chosen = wanted if (path and not unique) or append else _free_path(s, user_id, folder, filename)
+        row = StoredFile(
+            id=uuid.uuid4(),
+            user_id=user_id,
+            flow_id=flow_id,
+            name=_split(upload.filename)[0] if flow_id is None else chosen.rsplit("/", 1)[-1],
+            path=chosen,
+            provider="Local",
+            content_type=upload.content_type,
+            ephemeral=ephemeral,
+            size=upload.size,
+        )
+        row.storage_key = storage_key(user_id, row.id)
+        if not _insert(s, row):
+            if path and not unique and not append:
+                break  # an exact path was asked for (a run's Write File): the caller decides
+            continue
+        try:
+            row.size = storage.commit(upload.token, row.storage_key)
+        except BaseException:
+            storage.delete(row.storage_key)
+            raise
+        return row
+    raise _name_taken(wanted)
 
 
 def rename(s: Session, user_id: uuid.UUID, file_id: Any, name: str) -> StoredFile:
@@ -199,8 +233,13 @@ def flow_file(s: Session, user_id: uuid.UUID, flow_id: uuid.UUID, file_name: str
     return row
 
 
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
 def flow_upload_path(flow_id: uuid.UUID, filename: str) -> str:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d_%H-%M-%S")
+    """The reference's ``<flow_id>/<YYYY-MM-DD_HH-MM-SS>_<name>`` (made unique by :func:`store_upload`)."""
+    stamp = _now().strftime("%Y-%m-%d_%H-%M-%S")
     return f"{flow_id}/{stamp}_{filename}"
 
 
@@ -260,14 +299,21 @@ def write_for_user(
         storage.discard(token)
         raise
     path = f"{user_id}/{name}"
-    existing = s.scalar(_mine(user_id).where(StoredFile.path == path))
-    if existing is not None:
-        existing.size = storage.commit(token, existing.storage_key, append=append)
-        existing.updated_at = utcnow()
-        existing.ephemeral = False
-        return existing
     content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
-    return store_upload(s, storage, user_id, Received(name, token, len(content), content_type), path=path)
+    for _attempt in range(2):  # the second time, the file a concurrent write just created is found
+        existing = s.scalar(_mine(user_id).where(StoredFile.path == path))
+        if existing is not None:
+            existing.size = storage.commit(token, existing.storage_key, append=append)
+            existing.updated_at = utcnow()
+            existing.ephemeral = False
+            return existing
+        try:
+            return store_upload(s, storage, user_id, Received(name, token, len(content), content_type), path=path)
+        except ApiError as exc:
+            if exc.status != 409:
+                raise
+    storage.discard(token)
+    raise ValueError(f"The file {name!r} is being written at the same time; try again")
 
 
 # --- profile pictures -----------------------------------------------------------------
