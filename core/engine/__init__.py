@@ -46,10 +46,11 @@ from core.engine.results import (
     simplified_run_response,
 )
 from core.engine.runner import run_flow, run_graph
-from core.engine.types import JSON, Data, DataFrame, Message, Table
+from core.engine.types import JSON, AttachedText, Data, DataFrame, Message, Table
 
 __all__ = [
     "JSON",
+    "AttachedText",
     "BuildStarted",
     "Component",
     "ComponentError",

@@ -11,7 +11,7 @@ import copy
 import json
 from typing import Any
 
-from core.engine.types import Data, DataFrame, Message, to_text
+from core.engine.types import Data, DataFrame, Message, message_text, to_text
 
 __all__ = [
     "BoolInput",
@@ -147,7 +147,7 @@ class Input:
 
     def coerce_one(self, value: Any) -> Any:
         if self.text_like and isinstance(value, (Message, Data)):
-            return to_text(value)
+            return message_text(value)
         return value
 
 
@@ -161,7 +161,7 @@ class StrInput(Input):
 
     def coerce_one(self, value: Any) -> Any:
         if isinstance(value, (Message, Data)):
-            return to_text(value)
+            return message_text(value)
         if value is None:
             return ""
         if isinstance(value, (int, float, bool)):

@@ -377,6 +377,32 @@ class DataFrame:
 Table = DataFrame
 
 
+class AttachedText(str):
+    """A :class:`Message`'s text as a text input receives it, still carrying the message's ``files``.
+
+    Text inputs (``MessageTextInput`` and the like) turn a connected Message into its text; a chat input's
+    attachments would be lost on the way to a model. This ``str`` behaves as the text everywhere and keeps
+    the file references (``files``: stored-file paths or ids) for the components that send them on.
+    """
+
+    files: list[Any]
+
+    def __new__(cls, text: str, files: list[Any]) -> AttachedText:
+        obj = super().__new__(cls, text)
+        obj.files = list(files)
+        return obj
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (AttachedText, (str(self), self.files))
+
+
+def message_text(value: Any) -> str:
+    """:func:`to_text`, keeping a Message's attachments (:class:`AttachedText`) when it has any."""
+    if isinstance(value, Message) and value.files:
+        return AttachedText(to_text(value), value.files)
+    return to_text(value)
+
+
 def to_text(value: Any) -> str:
     """Best-effort plain text of any engine value (used for string inputs)."""
     if value is None:

@@ -174,10 +174,11 @@ def test_fresh_runtime_install_resolves_no_dev_tool(tmp_path):
     assert not drift, f"resolved versions differ from constraints.txt: {drift}"
     # third-party distributions of the runtime: 101 with every plugin and bundle of wave 2 (the MCP SDK
     # brings about 20, a2a-sdk about 18 with protobuf and google-api-core, the knowledge and documents
-    # parts numpy, pypdf, python-docx); a jump here is a heavy dependency slipping into the runtime
-    # instead of an extra
+    # parts numpy, pypdf, python-docx; the local embedding model without PyTorch tokenizers and
+    # safetensors, and with tokenizers huggingface-hub, hf-xet, fsspec, filelock, tqdm: 115 in all); a
+    # jump here is a heavy dependency slipping into the runtime instead of an extra
     third_party = [n for n in installed if not n.startswith("service-")]
-    assert len(third_party) < 110, sorted(third_party)
+    assert len(third_party) < 120, sorted(third_party)
 
 
 def _shipped_data(project: Path) -> dict[str, list[str]]:

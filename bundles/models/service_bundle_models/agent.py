@@ -40,6 +40,7 @@ from core.engine.inputs import (
 )
 from core.engine.tools import Tool, tool_result_text
 from core.engine.types import new_id, to_text
+from service_bundle_models import attachments
 from service_bundle_models.models import LanguageModel, ModelInput, _usage
 from service_bundle_models.provider import ChatModel
 
@@ -248,7 +249,7 @@ class Agent(Component):
         else:
             messages: list[dict[str, Any]] = [{"role": "system", "content": to_text(self.system_prompt)}]
             messages += self._history()
-            messages.append({"role": "user", "content": to_text(self.input_value) if self.input_value else ""})
+            messages.append({"role": "user", "content": attachments.user_content(self.context, self.input_value)})
             state = {"messages": messages, "iteration": 0, "pending": [], "blocks": [], "usage": {}}
         specs = [t.spec() for t in tools.values()]
         message_id = state.setdefault("message_id", new_id())

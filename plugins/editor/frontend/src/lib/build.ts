@@ -27,6 +27,8 @@ export interface ChatMessage {
   timestamp?: string;
   error?: boolean;
   streaming?: boolean;
+  /** paths of the files attached to the message */
+  files?: string[];
 }
 
 /** An agent's tool call as the playground shows it (from `tool_call` events). */
@@ -126,6 +128,7 @@ function toMessage(d: any): ChatMessage { // eslint-disable-line @typescript-esl
     session_id: d.session_id ?? d.data?.session_id,
     timestamp: d.timestamp,
     error: !!d.error,
+    files: Array.isArray(d.files ?? d.data?.files) ? (d.files ?? d.data?.files).map((f: unknown) => (typeof f === "string" ? f : String((f as { path?: unknown })?.path ?? ""))).filter(Boolean) : undefined,
   };
 }
 

@@ -551,7 +551,7 @@ function EditorInner({
 
   // ---- build -----------------------------------------------------------------------------------------
   const runBuild = useCallback(
-    async (opts: { input?: string; session?: string; stopId?: string }) => {
+    async (opts: { input?: string; session?: string; stopId?: string; files?: string[] }) => {
       if (jobRef.current) return notify("info", "A build is already running.");
       const prev = buildStore.state.messages;
       if (prev.length) setArchive((a) => [...a, ...prev]);
@@ -561,7 +561,11 @@ function EditorInner({
       abortRef.current = abort;
       let finished = false;
       try {
-        const body = { inputs: { input_value: opts.input ?? "", session: opts.session ?? flowId }, data: currentData() };
+        const body = {
+          inputs: { input_value: opts.input ?? "", session: opts.session ?? flowId },
+          data: currentData(),
+          ...(opts.files?.length ? { files: opts.files } : {}),
+        };
         const { job_id } = await api.startBuild(flowId, body, { stop_component_id: opts.stopId });
         jobRef.current = job_id;
         const res = await eventsWithRetry(job_id, abort.signal);
@@ -880,7 +884,7 @@ function EditorInner({
                 flowId={flowId}
                 hasChatInput={hasChatInput}
                 archive={archive}
-                onRun={(input, s) => runBuild({ input, session: s })}
+                onRun={(input, s, files) => runBuild({ input, session: s, files })}
                 onStop={() => void stopBuild()}
                 onClose={() => setShowPlayground(false)}
                 onDecide={async (requestId, actionId, values) => {
