@@ -271,4 +271,4 @@ def test_mock_data():
     assert all(1 <= r["quantity"] <= 10 and r["email"].endswith("@example.com") for r in frame.rows)
     assert c.generate_message_output().text
     data = c.generate_data_output().data
-    assert data["summary"]["count"] == len(data["records"]) == 10
+    assert data["summary"]["total_count"] == len(data["records"]) == 1

@@ -13,14 +13,54 @@ from typing import Any
 from core.engine import Component, Data, DataFrame, Message, Output
 
 MOCK_ROWS = 50
-MOCK_COLUMNS = ["customer_id", "first_name", "last_name", "email", "product", "category", "price", "quantity", "date"]
+#: the reference's table columns (its generated base columns, then its derived ones)
+MOCK_COLUMNS = [
+    "customer_id",
+    "first_name",
+    "last_name",
+    "email",
+    "age",
+    "city",
+    "country",
+    "product",
+    "order_date",
+    "order_value",
+    "quantity",
+    "discount",
+    "is_premium",
+    "satisfaction_score",
+    "last_contact",
+    "full_name",
+    "discounted_value",
+    "total_value",
+    "age_group",
+]
+#: the reference's JSON record fields and summary fields
+RECORD_FIELDS = [
+    "id",
+    "name",
+    "company",
+    "department",
+    "status",
+    "category",
+    "value",
+    "quantity",
+    "rating",
+    "is_active",
+    "created_date",
+    "tags",
+]
+SUMMARY_FIELDS = ["total_count", "active_count", "total_value", "average_rating", "categories", "companies"]
 _FIRST = ["Ada", "Grace", "Alan", "Linus", "Margaret", "Dennis", "Barbara", "Ken", "Frances", "Edsger"]
 _LAST = ["Lovelace", "Hopper", "Turing", "Torvalds", "Hamilton", "Ritchie", "Liskov", "Thompson", "Allen", "Dijkstra"]
-_PRODUCTS = {
-    "Electronics": ["Laptop", "Headphones", "Monitor", "Keyboard"],
-    "Books": ["Novel", "Cookbook", "Atlas", "Biography"],
-    "Home": ["Lamp", "Chair", "Kettle", "Rug"],
-}
+_CITIES = ["Lisbon", "Oslo", "Toronto", "Osaka", "Lyon", "Austin", "Melbourne", "Recife", "Pune", "Leeds"]
+_COUNTRIES = ["Portugal", "Norway", "Canada", "Japan", "France", "USA", "Australia", "Brazil", "India", "UK"]
+_PRODUCTS = ["Laptop", "Headphones", "Monitor", "Keyboard", "Novel", "Lamp", "Chair", "Kettle"]
+_COMPANIES = ["Northwind", "Contoso", "Initech", "Globex", "Umbrella", "Hooli"]
+_DEPARTMENTS = ["Engineering", "Sales", "Marketing", "Finance", "Support", "Research"]
+_STATUSES = ["active", "pending", "completed", "cancelled", "in_progress"]
+_TAGS = ["important", "urgent", "review", "approved", "draft", "final"]
+_AGE_GROUPS = ((25, "18-25"), (35, "26-35"), (50, "36-50"), (65, "51-65"))
 _SENTENCES = [
     "The quarterly report shows steady growth across all regions.",
     "Customer feedback highlights fast delivery and friendly support.",
@@ -30,20 +70,54 @@ _SENTENCES = [
 ]
 
 
+def _day(within_days: int = 365) -> datetime:
+    return datetime.now(UTC) - timedelta(days=secrets.randbelow(within_days + 1))
+
+
 def _row(index: int) -> dict[str, Any]:
     first, last = secrets.choice(_FIRST), secrets.choice(_LAST)
-    category = secrets.choice(list(_PRODUCTS))
-    day = datetime.now(UTC).date() - timedelta(days=secrets.randbelow(365))
+    age = 18 + secrets.randbelow(63)
+    order_value = round(10 + secrets.randbelow(99000) / 100, 2)
+    quantity = 1 + secrets.randbelow(10)
+    discount = round(secrets.randbelow(31) / 100, 2)
+    discounted = order_value * (1 - discount)
     return {
-        "customer_id": f"CUST-{index + 1:04d}",
+        "customer_id": f"CUST-{10000 + index}",
         "first_name": first,
         "last_name": last,
         "email": f"{first.lower()}.{last.lower()}@example.com",
-        "product": secrets.choice(_PRODUCTS[category]),
-        "category": category,
-        "price": round(5 + secrets.randbelow(99500) / 100, 2),
-        "quantity": 1 + secrets.randbelow(10),
-        "date": day.isoformat(),
+        "age": age,
+        "city": secrets.choice(_CITIES),
+        "country": secrets.choice(_COUNTRIES),
+        "product": secrets.choice(_PRODUCTS),
+        "order_date": _day().date().isoformat(),
+        "order_value": order_value,
+        "quantity": quantity,
+        "discount": discount,
+        "is_premium": secrets.choice([True, False]),
+        "satisfaction_score": 1 + secrets.randbelow(10),
+        "last_contact": _day().date().isoformat(),
+        "full_name": f"{first} {last}",
+        "discounted_value": discounted,
+        "total_value": discounted * quantity,
+        "age_group": next((label for bound, label in _AGE_GROUPS if age <= bound), "65+"),
+    }
+
+
+def _record(index: int) -> dict[str, Any]:
+    return {
+        "id": f"REC-{1000 + index}",
+        "name": f"Sample Record {index + 1}",
+        "company": secrets.choice(_COMPANIES),
+        "department": secrets.choice(_DEPARTMENTS),
+        "status": secrets.choice(_STATUSES),
+        "category": secrets.choice("ABCD"),
+        "value": round(100 + secrets.randbelow(990000) / 100, 2),
+        "quantity": 1 + secrets.randbelow(100),
+        "rating": round(1 + secrets.randbelow(41) / 10, 1),
+        "is_active": secrets.choice([True, False]),
+        "created_date": _day().isoformat(),
+        "tags": [secrets.choice(_TAGS) for _ in range(1 + secrets.randbelow(3))],
     }
 
 
@@ -72,12 +146,18 @@ class MockDataGenerator(Component):
         return Message(text=text)
 
     def generate_data_output(self) -> Data:
-        rows = [_row(i) for i in range(10)]
-        total = round(sum(r["price"] * r["quantity"] for r in rows), 2)
+        records = [_record(0)]  # the reference's JSON output holds one record
         return Data(
             {
-                "records": rows,
-                "summary": {"count": len(rows), "total_revenue": total, "generated_at": datetime.now(UTC).isoformat()},
+                "records": records,
+                "summary": {
+                    "total_count": len(records),
+                    "active_count": sum(1 for r in records if r["is_active"]),
+                    "total_value": sum(r["value"] for r in records),
+                    "average_rating": round(sum(r["rating"] for r in records) / len(records), 2),
+                    "categories": sorted({r["category"] for r in records}),
+                    "companies": sorted({r["company"] for r in records}),
+                },
             }
         )
 

@@ -203,20 +203,18 @@ class APIRequest(Component):
                 result = resp.text
         else:
             result = resp.text
-        out: dict[str, Any] = {"source": url}
+        # The reference's fields: source, status_code, response_headers, result (the decoded body),
+        # redirection_history when redirected, headers with include_httpx_metadata.
+        out: dict[str, Any] = {"source": url, "status_code": resp.status_code, "response_headers": dict(resp.headers)}
+        if resp.redirects:
+            out["redirection_history"] = [{"url": hop} for hop in resp.redirects]
+        out["result"] = result
         if self.include_httpx_metadata:
-            out.update(
-                {
-                    "headers": headers,
-                    "status_code": resp.status_code,
-                    "response_headers": resp.headers,
-                    "redirection_history": resp.redirects,
-                }
-            )
+            out["headers"] = headers
         if isinstance(result, dict):
-            out.update(result)
-        else:
-            out["result"] = result
+            # Compatibility (not the reference's): our stored example flow (examples/api-request.json)
+            # reads a JSON object's keys at the top level ({full_name}); the reference's keys win.
+            out = {**result, **out}
         data = Data(out)
         self.status = data
         return data
@@ -355,8 +353,10 @@ class URLComponent(Component):
         return frame
 
     def fetch_content_as_message(self) -> Message:
-        text = "\n\n".join(to_text(r.get("text")) for r in self._fetch().rows)
-        return Message(text=text)
+        rows = self._fetch().rows
+        message = Message(text="\n\n".join(to_text(r.get("text")) for r in rows))
+        message.data["data"] = [dict(r) for r in rows]  # the reference keeps the pages beside the text
+        return message
 
 
 def _read_source(component: Component, file_value: Any, path_value: str) -> str | None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pprint
 import re
 from typing import Any
 from urllib.parse import quote
@@ -76,7 +77,12 @@ class WikipediaAPI(SearchTool):
             if not page or "missing" in page:
                 continue
             text = to_text(page.get("extract"))[: max(0, self.doc_content_chars_max)]
-            meta: dict[str, Any] = {"title": page.get("title", title), "source": page.get("fullurl", "")}
+            # the reference's document fields: text, title, summary (the lead section), source
+            meta: dict[str, Any] = {
+                "title": page.get("title", title),
+                "summary": _lead_section(to_text(page.get("extract"))),
+                "source": page.get("fullurl", ""),
+            }
             if self.load_all_available_meta:
                 meta.update({k: v for k, v in page.items() if k not in ("extract", "title")})
             out.append(Data({"text": text, **meta}))
@@ -103,18 +109,9 @@ class WikidataAPI(SearchTool):
         )
         out = []
         for hit in (found or {}).get("search") or []:
-            label, description = to_text(hit.get("label")), to_text(hit.get("description"))
-            out.append(
-                Data(
-                    {
-                        "text": f"{label}: {description}",
-                        "label": label,
-                        "id": to_text(hit.get("id")),
-                        "url": to_text(hit.get("concepturi") or hit.get("url")),
-                        "description": description,
-                    }
-                )
-            )
+            if isinstance(hit, dict):
+                # the reference's row: the label as text, the entity as Wikidata returns it under metadata
+                out.append(Data({"text": to_text(hit.get("label")), "metadata": hit}))
         if not out:
             raise ComponentError("No search results found.")
         return out
@@ -183,17 +180,9 @@ class YahooFinanceTool(SearchTool):
                 f"{YAHOO_QUERY1}/v1/finance/search",
                 params={"q": symbol, "newsCount": max(0, self.num_news), "quotesCount": 0},
             )
-            return [
-                Data(
-                    {
-                        "text": f"{to_text(n.get('title'))}: {to_text(n.get('link'))}",
-                        "title": to_text(n.get("title")),
-                        "link": to_text(n.get("link")),
-                        "publisher": to_text(n.get("publisher")),
-                    }
-                )
-                for n in ((found or {}).get("news") or [])[: max(0, self.num_news)]
-            ]
+            # the reference's rows: each article as Yahoo! returns it (title, link, publisher...)
+            news = ((found or {}).get("news") or [])[: max(0, self.num_news)]
+            return [Data(dict(n)) for n in news if isinstance(n, dict)]
         if method in CHART_EVENTS:
             found = get_json(
                 self,
@@ -209,7 +198,7 @@ class YahooFinanceTool(SearchTool):
                 if isinstance(value, dict)
             ]
             rows.sort(key=lambda r: r.get("date", 0))
-            return [Data({"text": to_text(r), **r}) for r in rows]
+            return [Data({"result": pprint.pformat(rows)})]
         if method not in SUMMARY_MODULES:
             raise ValueError(f"Invalid method '{method}'. Use one of: {', '.join(YAHOO_METHODS)}")
         found = get_json(
@@ -221,7 +210,13 @@ class YahooFinanceTool(SearchTool):
         if summary.get("error"):
             raise ComponentError(f"Yahoo! Finance: {to_text((summary['error'] or {}).get('description'))}")
         result = (summary.get("result") or [{}])[0] or {}
-        return [Data({"text": to_text(result), "symbol": symbol, "method": method, **result})]
+        # the reference's row: one ``result`` field holding the pretty-printed answer
+        return [Data({"result": pprint.pformat(result)})]
+
+
+def _lead_section(text: str) -> str:
+    """The extract up to its first section heading (``== ... ==``), as a page summary."""
+    return re.split(r"\n+==[^=\n].*?==\s*\n", text, maxsplit=1)[0].strip()
 
 
 COMPONENTS = [WikipediaAPI, WikidataAPI, YahooFinanceTool]
