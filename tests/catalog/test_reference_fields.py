@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from service_bundle_data.mock import MockDataGenerator
 from service_bundle_standard.http import APIRequest, URLComponent
+from service_bundle_standard.processing import SplitText
 from service_bundle_tools import lookup
 from service_bundle_tools.lookup import WikidataAPI, WikipediaAPI, YahooFinanceTool
 
@@ -68,6 +69,19 @@ CASES: list[tuple[str, type, str, dict[str, Any], list[tuple[str, str, Any, str]
             *("order_date", "order_value", "quantity", "discount", "is_premium", "satisfaction_score"),
             *("last_contact", "full_name", "discounted_value", "total_value", "age_group"),
         ],
+    ),
+    (
+        "SplitText.dataframe (text_key=body)",
+        SplitText,
+        "split_text",
+        {
+            "data_inputs": Data({"body": "aaaa bbbb", "source": "s"}),
+            "text_key": "body",
+            "chunk_size": 4,
+            "chunk_overlap": 0,
+        },
+        [],
+        ["text", "source"],
     ),
     ("MockDataGenerator.data_output", MockDataGenerator, "generate_data_output", {}, [], ["records", "summary"]),
     (

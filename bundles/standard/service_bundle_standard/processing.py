@@ -440,7 +440,9 @@ class SplitText(Component):
                 separator=separator,
                 keep_separator=str(self.keep_separator),
             ):
-                rows.append({key: chunk} if self.clean_output else {key: chunk, **meta})
+                # the reference names the chunk column ``text`` whatever the input's text key
+                rest = {} if self.clean_output else {k: v for k, v in meta.items() if k != "text"}
+                rows.append({"text": chunk, **rest})
         frame = DataFrame(rows)
         self.status = frame
         return frame
