@@ -160,6 +160,9 @@ def test_llm_selector_routes_to_the_judged_model(llm, monkeypatch):
         assert llm.chat_requests[1]["model"] == "test-model-large"
         info = comp.get_selected_model_info().data
         assert info["selected_model"] == "test-model-large" and info["model_index"] == 1
+        # the reference's fields (issue 27 #3)
+        assert {"id", "name", "description", "langflow_model_name_used_for_lookup"} <= set(info)
+        assert info["langflow_model_name_used_for_lookup"] == "test-model-large"
         assert "test-model-large (index 1)" in comp.get_routing_decision().text
         assert len(llm.chat_requests) == 2  # the decision is made once
         assert specs_server.requests and specs_server.requests[0]["path"].endswith("/models")

@@ -433,8 +433,15 @@ class LLMSelector(Component):
 
     def get_selected_model_info(self) -> Data:
         d = self._decide()
+        name = d["model"].model
+        # the reference's fields: the model's specs (id, name, description... or these three when
+        # no specs are known) and the name looked up; ours follow (not the reference's)
+        specs = d["specs"] if isinstance(d["specs"], dict) and d["specs"].get("id") else {}
+        reference = specs or {"id": name, "name": name, "description": "Specifications not available."}
         return Data(
             {
+                **reference,
+                "langflow_model_name_used_for_lookup": name,
                 "selected_model": d["model"].model,
                 "provider": d["model"].provider_id,
                 "model_index": d["index"],
