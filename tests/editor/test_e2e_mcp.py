@@ -210,3 +210,37 @@ def test_flows_as_mcp_tools_and_an_mcp_server_in_a_flow(page, server, sdk_server
     )
     assert status == 200, result
     assert "QUIET PLEASE" in result["outputs"][0]["outputs"][0]["results"]["message"]["text"]
+
+
+def test_an_ordinary_user_is_told_stdio_servers_are_a_superusers(page, server):  # noqa: F811
+    """Issue 26: the dialog says who may add a command server; the server's 403 reaches the user as a toast,
+    and nothing is stored (the command never runs)."""
+    admin = _token(server)
+    created = api(server, "POST", "/api/v1/users/", body={"username": "mallory", "password": PASSWORD}, headers=admin)
+    assert created[0] == 201, created
+    api(server, "PATCH", f"/api/v1/users/{created[1]['id']}", body={"is_active": True}, headers=admin)
+
+    page.goto("/")
+    page.get_by_label("Username").fill("mallory")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("button", name="New flow")).to_be_visible()
+    page.goto("/settings/mcp-servers")
+    page.get_by_role("button", name="Add MCP server").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_role("radio", name="Command (stdio)").click()
+    expect(dialog.get_by_role("note")).to_contain_text("Only superusers may add one")
+    dialog.get_by_label("Server name").fill("evil")
+    dialog.get_by_label("Server command").fill("sh")
+    dialog.get_by_label("Server arguments").fill("-c\necho pwned > /tmp/e2e-stdio-pwned")
+    dialog.get_by_role("button", name="Add").click()
+    expect(page.get_by_text("Only superusers may define stdio MCP servers")).to_be_visible()
+    shot(page, "mcp-03-stdio-refused")
+    req = urllib.request.Request(  # noqa: S310 - local server
+        server + "/api/v1/login", data=f"username=mallory&password={PASSWORD}".encode(), method="POST"
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:  # noqa: S310 - local server
+        mallory = {"Authorization": f"Bearer {json.loads(r.read())['access_token']}"}
+    status, listed = api(server, "GET", "/api/v2/mcp/servers", headers=mallory)[:2]
+    assert status == 200 and all(s.get("name") != "evil" for s in listed), listed  # nothing was stored
+    assert not Path("/tmp/e2e-stdio-pwned").exists()  # the audit's marker path

@@ -5,6 +5,7 @@ import { api, type McpServer, type McpServerBody } from "../api/client";
 import { ConfirmDialog, Modal } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
 import { latestOnly } from "../lib/latest";
+import { useSession } from "../session";
 
 function pairs(text: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -24,6 +25,7 @@ function AddServerDialog({ onClose, onSaved }: { onClose: () => void; onSaved: (
   const [args, setArgs] = useState("");
   const [env, setEnv] = useState("");
   const [busy, setBusy] = useState(false);
+  const admin = Boolean(useSession().user?.is_superuser);
 
   async function save() {
     const body: McpServerBody =
@@ -70,6 +72,13 @@ function AddServerDialog({ onClose, onSaved }: { onClose: () => void; onSaved: (
         </>
       ) : (
         <>
+          <p className="muted small" role="note">
+            A command server runs a program on this server, always inside the sandbox (no host files, no network
+            unless an admin allows them).{" "}
+            {admin
+              ? "As a superuser you may add one."
+              : "Only superusers may add one, unless an admin allows the command (SERVICE_MCP_STDIO_ALLOWED_COMMANDS); ask an admin, or use an HTTP server."}
+          </p>
           <label className="field">
             <span>Command</span>
             <input aria-label="Server command" value={command} onChange={(e) => setCommand(e.target.value)} placeholder="uvx" />
