@@ -123,12 +123,16 @@ def warn_unknown_names(environ: Mapping[str, str], known: set[str]) -> list[str]
             continue
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
         hint = f"; did you mean {close[0]}?" if close else ""
-        message = f"{name} is not a setting of this service and is ignored{hint}"
-        messages.append(message)
-        if name not in _warned:
-            _warned.add(name)
-            log.warning(message)
+        messages.append(_warn_once(name, f"{name} is not a setting of this service and is ignored{hint}"))
     return messages
+
+
+def _warn_once(key: str, message: str) -> str:
+    """Log ``message`` as a warning the first time this process sees ``key``; return it."""
+    if key not in _warned:
+        _warned.add(key)
+        log.warning(message)
+    return message
 
 
 #: (setting, opened value, what it lets every user's components reach)
@@ -153,11 +157,7 @@ def warn_opened_host_reach(settings: Settings) -> list[str]:
         if getattr(settings, name) != opened:
             continue
         var = Settings.env_name(name)
-        message = f"{var} is {str(opened).lower()}: every user's components may reach {what}"
-        messages.append(message)
-        if var not in _warned:
-            _warned.add(var)
-            log.warning(message)
+        messages.append(_warn_once(var, f"{var} is {str(opened).lower()}: every user's components may reach {what}"))
     return messages
 
 

@@ -77,12 +77,9 @@ def _flow() -> dict:
 SLOW_IDS = {"SlowIOPass-AAAAA", "SlowIOPass-BBBBB"}
 
 
-def _app(make_app):
-    return make_app(plugins=[*PLUGINS, "run", "variables", ("slowio", _Bundle())])
-
-
-def test_run_api_runs_the_layer_concurrently_and_records_both(make_app):
-    client = _app(make_app).test_client()
+def _client_with_flow(make_app, name: str):
+    """A client, its superuser, and the two-slow flow stored under ``name`` (its variable set)."""
+    client = make_app(plugins=[*PLUGINS, "run", "variables", ("slowio", _Bundle())]).test_client()
     admin = superuser(client)
     made = client.post(
         "/api/v1/variables/",
@@ -90,7 +87,11 @@ def test_run_api_runs_the_layer_concurrently_and_records_both(make_app):
         headers=admin.bearer,
     )
     assert made.status_code == 201, made.get_json()
-    flow_id = create_flow(client, admin, _flow(), name="two-slow")
+    return client, admin, create_flow(client, admin, _flow(), name=name)
+
+
+def test_run_api_runs_the_layer_concurrently_and_records_both(make_app):
+    client, admin, flow_id = _client_with_flow(make_app, "two-slow")
     started = time.monotonic()
     response = client.post(f"/api/v1/run/{flow_id}", json={"input_value": "hi"}, headers=admin.key)
     took = time.monotonic() - started
@@ -108,15 +109,7 @@ def test_run_api_runs_the_layer_concurrently_and_records_both(make_app):
 
 
 def test_build_stream_runs_the_layer_concurrently_and_records_both(make_app):
-    client = _app(make_app).test_client()
-    admin = superuser(client)
-    made = client.post(
-        "/api/v1/variables/",
-        json={"name": "SLOW_PREFIX", "value": "v:", "type": "Generic", "default_fields": []},
-        headers=admin.bearer,
-    )
-    assert made.status_code == 201, made.get_json()
-    flow_id = create_flow(client, admin, _flow(), name="two-slow-build")
+    client, admin, flow_id = _client_with_flow(make_app, "two-slow-build")
     started = time.monotonic()
     response = client.post(
         f"/api/v1/build/{flow_id}/flow", json={"inputs": {"input_value": "hi"}}, headers=admin.bearer
