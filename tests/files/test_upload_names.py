@@ -61,9 +61,9 @@ def test_a_name_taken_between_the_check_and_the_insert_is_retried(client, alice,
     real = services._free_path
     calls = []
 
-    def stale(s, user_id, prefix, filename):
+    def stale(s, user_id, prefix, filename, lost):
         calls.append(filename)
-        return f"{prefix}/{filename}" if len(calls) == 1 else real(s, user_id, prefix, filename)
+        return f"{prefix}/{filename}" if len(calls) == 1 else real(s, user_id, prefix, filename, lost)
 
     monkeypatch.setattr(services, "_free_path", stale)
     second = upload(client, alice, b"second", "race.txt")
@@ -75,7 +75,7 @@ def test_a_name_taken_between_the_check_and_the_insert_is_retried(client, alice,
 
 def test_a_name_that_stays_taken_is_409_and_leaves_nothing(client, alice, app, monkeypatch):
     assert upload(client, alice, b"first", "busy.txt").status_code == 201
-    monkeypatch.setattr(services, "_free_path", lambda s, user_id, prefix, filename: f"{prefix}/{filename}")
+    monkeypatch.setattr(services, "_free_path", lambda s, user_id, prefix, filename, lost: f"{prefix}/{filename}")
     refused = upload(client, alice, b"second", "busy.txt")
     assert refused.status_code == 409, refused.get_json()
     assert "busy.txt" in refused.get_json()["detail"]

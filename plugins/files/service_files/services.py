@@ -78,18 +78,20 @@ def _split(filename: str) -> tuple[str, str]:
     return (stem, dot + ext) if dot and stem else (filename, "")
 
 
-def _free_path(s: Session, user_id: uuid.UUID, prefix: str, filename: str) -> str:
-    """``prefix/filename``, or ``prefix/stem (n).ext`` with the first free ``n``."""
+def _free_path(s: Session, user_id: uuid.UUID, prefix: str, filename: str, lost: set[str]) -> str:
+    """``prefix/filename``, or ``prefix/stem (n).ext`` with the first free ``n``; never one of ``lost`` (names
+    this upload lost to concurrent ones that have not committed yet, so they are not visible here)."""
     stem, ext = _split(filename)
-    taken = set(s.scalars(sa.select(StoredFile.path).where(StoredFile.user_id == user_id)))
+    taken = set(s.scalars(sa.select(StoredFile.path).where(StoredFile.user_id == user_id))) | lost
     candidate, n = f"{prefix}/{filename}", 1
     while candidate in taken:
         candidate, n = f"{prefix}/{stem} ({n}){ext}", n + 1
     return candidate
 
 
-#: how many times a name taken by a concurrent upload (between choosing it and inserting) is chosen anew
-NAME_ATTEMPTS = 5
+#: how many times a name taken by a concurrent upload (between choosing it and inserting) is chosen anew;
+#: each loss moves to the next free name, so N uploads of one name at once need at most N attempts
+NAME_ATTEMPTS = 16
 
 
 def _name_taken(path: str) -> ApiError:
@@ -129,13 +131,14 @@ def store_upload(
     prefix = str(flow_id) if flow_id else str(user_id)
     wanted = path or f"{prefix}/{upload.filename}"
     folder, _, filename = wanted.rpartition("/")
+    lost: set[str] = set()
     for _attempt in range(NAME_ATTEMPTS):
         existing = s.scalar(_mine(user_id).where(StoredFile.path == wanted)) if append else None
         if existing is not None:
             existing.size = storage.commit(upload.token, existing.storage_key, append=True)
             existing.updated_at = utcnow()
             return existing
-        chosen = wanted if (path and not unique) or append else _free_path(s, user_id, folder, filename)
+        chosen = wanted if (path and not unique) or append else _free_path(s, user_id, folder, filename, lost)
         row = StoredFile(
             id=uuid.uuid4(),
             user_id=user_id,
@@ -151,6 +154,7 @@ def store_upload(
         if not _insert(s, row):
             if path and not unique and not append:
                 break  # an exact path was asked for (a run's Write File): the caller decides
+            lost.add(chosen)
             continue
         try:
             row.size = storage.commit(upload.token, row.storage_key)
