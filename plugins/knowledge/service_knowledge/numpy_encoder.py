@@ -138,11 +138,19 @@ class NumpyEncoder:
                     # x @ W: weights transposed once (row-major, what BLAS reads fastest)
                     "qkv": np.ascontiguousarray(
                         np.concatenate(
-                            [w[att + "query.weight"] * scale, w[att + "key.weight"], w[att + "value.weight"]]
+                            [
+                                w[att + "query.weight"] * scale,
+                                w[att + "key.weight"],
+                                self._ones_column(w[att + "value.weight"], 0),
+                            ]
                         ).T
                     ),
                     "qkv_bias": np.concatenate(
-                        [w[att + "query.bias"] * scale, w[att + "key.bias"], w[att + "value.bias"]]
+                        [
+                            w[att + "query.bias"] * scale,
+                            w[att + "key.bias"],
+                            self._ones_column(w[att + "value.bias"], 1),
+                        ]
                     ),
                     "out": np.ascontiguousarray(w[p + "attention.output.dense.weight"].T),
                     "out_bias": w[p + "attention.output.dense.bias"],
@@ -157,6 +165,15 @@ class NumpyEncoder:
                     "norm2_b": w[p + "output.LayerNorm.bias"],
                 }
             )
+
+    def _ones_column(self, value: np.ndarray, fill: float) -> np.ndarray:
+        """The value projection's weights (or bias) with one more output per head, always 1 (weights 0,
+        bias 1): the attention's product of the unnormalised probabilities with the values then also
+        gives each row's sum of probabilities (see _attention)."""
+        heads = self.heads
+        grouped = value.reshape(heads, -1, *value.shape[1:])
+        extra = np.full((heads, 1, *value.shape[1:]), fill, dtype=np.float32)
+        return np.concatenate([grouped, extra], axis=1).reshape(-1, *value.shape[1:])
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids per text as sentence-transformers makes them (stripped, special tokens, truncated)."""
@@ -182,8 +199,9 @@ class NumpyEncoder:
 
     def _need(self, rows: int, length: int) -> int:
         m, width = rows * length, self.width
-        sizes = [m * 3 * width, rows * self.heads * length * length, m * width * 4, m * self.inner * 4]
-        return sum(_Arena.rounded(n) for n in [*sizes, rows * self.heads * length])
+        summed = m * (width + self.heads)
+        sizes = [m * 2 * width + summed, rows * self.heads * length * length, summed, m * width * 4, m * self.inner * 4]
+        return sum(_Arena.rounded(n) for n in sizes)
 
     def _block(self, batch: Sequence[Sequence[int]], arena: _Arena) -> np.ndarray:
         rows, length = len(batch), max(len(ids) for ids in batch)
@@ -197,13 +215,13 @@ class NumpyEncoder:
         m = rows * length
         f32 = np.float32
         arena.used = 0
-        qkv = arena.take(m, 3 * width)
+        qkv = arena.take(m, 2 * width + heads * (head + 1))
         scores = arena.take(rows, heads, length, length)
+        summed = arena.take(rows, length, heads, head + 1)  # the values, and the probabilities' sum
         context = arena.take(rows, length, heads, head)
         x, h, y = arena.take(m, width), arena.take(m, width), arena.take(m, width)
         up = arena.take(m, self.inner)
         scratch = [arena.take(m, self.inner) for _ in range(3)]
-        row_max = arena.take(rows, heads, length, 1)
         x3 = x.reshape(rows, length, width)
         np.take(self.word, ids, axis=0, out=x3)
         x3 += self.position[:length]
@@ -211,13 +229,14 @@ class NumpyEncoder:
         _layer_norm(x, *self.norm, self.eps)
         # padded keys get -inf before the softmax (none when no row is padded)
         bias = None if mask.all() else np.where(mask, f32(0), f32(-np.inf))[:, None, None, :]
-        context_heads = context.transpose(0, 2, 1, 3)  # (rows, heads, length, head): a view
         for layer in self.layers:
             np.matmul(x, layer["qkv"], out=qkv)
             qkv += layer["qkv_bias"]
-            q, k, v = qkv.reshape(rows, length, 3, heads, head).transpose(2, 0, 3, 1, 4)
-            _softmax(q, k, bias, scores, row_max)
-            np.matmul(scores, v, out=context_heads)
+            # (rows, heads, length, head) views
+            q = qkv[:, :width].reshape(rows, length, heads, head).transpose(0, 2, 1, 3)
+            k = qkv[:, width : 2 * width].reshape(rows, length, heads, head).transpose(0, 2, 1, 3)
+            v = qkv[:, 2 * width :].reshape(rows, length, heads, head + 1).transpose(0, 2, 1, 3)
+            _attention(q, k, v, bias, scores, summed, context)
             np.matmul(context.reshape(m, width), layer["out"], out=h)
             h += layer["out_bias"]
             h += x
@@ -259,31 +278,43 @@ class _Arena:
 _TINY, _HUGE = np.float32(1e-30), np.float32(1e30)
 
 
-def _softmax(q: np.ndarray, k: np.ndarray, bias: np.ndarray | None, scores: np.ndarray, sums: np.ndarray) -> None:
-    """softmax(q k^T + bias) over the keys, into ``scores``; ``sums`` is scratch of shape (..., 1). The
-    query comes scaled by log2 e (with 1/sqrt(head)): the exponentials are exp2's.
+def _attention(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    bias: np.ndarray | None,
+    scores: np.ndarray,
+    summed: np.ndarray,
+    context: np.ndarray,
+) -> None:
+    """softmax(q k^T + bias) v into ``context`` (rows, length, heads, head); ``scores`` and ``summed``
+    (rows, length, heads, head + 1) are scratch.
 
-    The exponentials are taken without subtracting each row's maximum first (a pass and a reduction
-    saved: softmax does not change with a constant per row): float32 holds them exactly as well while
-    every row's sum stays in [1e-30, 1e30], which this model's logits keep far from (|logit| < 30); a
-    block where a row's sum leaves that range is computed again the usual way.
+    The query comes scaled by log2 e (with 1/sqrt(head)): the exponentials are exp2's. ``v`` carries a
+    last column of ones, so the product of the unnormalised probabilities with it also gives each row's
+    sum, and the division happens on the (head-wide) result instead of the (length-wide) probabilities:
+    two passes over the scores saved. The exponentials are taken without subtracting each row's maximum
+    first (softmax does not change with a constant per row): float32 holds them as exactly while every
+    row's sum stays in [1e-30, 1e30], which this model's logits keep far from (|logit| < 30); a block
+    where a row's sum leaves that range is computed again the usual way.
     """
-    np.matmul(q, k.transpose(0, 1, 3, 2), out=scores)  # the query is already scaled
+    head = context.shape[-1]
+    np.matmul(q, k.transpose(0, 1, 3, 2), out=scores)
     if bias is not None:
         scores += bias
     with np.errstate(over="ignore", under="ignore"):
         np.exp2(scores, out=scores)
-    np.sum(scores, axis=-1, keepdims=True, out=sums)
+    per_head = summed.transpose(0, 2, 1, 3)  # (rows, heads, length, head + 1): a view
+    np.matmul(scores, v, out=per_head)
+    sums = summed[..., head:]
     if not ((sums > _TINY) & (sums < _HUGE)).all():
         np.matmul(q, k.transpose(0, 1, 3, 2), out=scores)
         if bias is not None:
             scores += bias
-        np.max(scores, axis=-1, keepdims=True, out=sums)
-        scores -= sums
+        scores -= scores.max(axis=-1, keepdims=True)
         np.exp2(scores, out=scores)
-        np.sum(scores, axis=-1, keepdims=True, out=sums)
-    np.divide(_ONE, sums, out=sums)
-    scores *= sums
+        np.matmul(scores, v, out=per_head)
+    np.divide(summed[..., :head], sums, out=context)
 
 
 def load() -> NumpyEncoder:
