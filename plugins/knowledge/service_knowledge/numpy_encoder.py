@@ -302,12 +302,13 @@ def _attention(
     np.matmul(q, k.transpose(0, 1, 3, 2), out=scores)
     if bias is not None:
         scores += bias
-    with np.errstate(over="ignore", under="ignore"):
-        np.exp2(scores, out=scores)
     per_head = summed.transpose(0, 2, 1, 3)  # (rows, heads, length, head + 1): a view
-    np.matmul(scores, v, out=per_head)
+    # an overflow gives inf (and inf * 0 NaN) in the sums: caught below
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        np.exp2(scores, out=scores)
+        np.matmul(scores, v, out=per_head)
     sums = summed[..., head:]
-    if not ((sums > _TINY) & (sums < _HUGE)).all():
+    if not ((sums > _TINY) & (sums < _HUGE)).all():  # False for NaN too
         np.matmul(q, k.transpose(0, 1, 3, 2), out=scores)
         if bias is not None:
             scores += bias
