@@ -127,3 +127,21 @@ def test_batches_run_on_worker_threads_with_one_blas_thread_each(monkeypatch):
     alone = embeddings.LocalMiniLM(backend="numpy", batch_size=1, workers=1).embed(SENTENCES)
     assert seen and all(threads == before for threads in seen)  # inline: BLAS keeps its own threads
     assert np.abs(parallel - alone).max() < 1e-6
+
+
+def test_the_numpy_backend_needs_no_huggingface_hub():
+    # make install puts tokenizers in with --no-deps: its huggingface-hub (downloads) must not be needed
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "for m in ('huggingface_hub', 'hf_xet', 'fsspec', 'filelock', 'tqdm', 'torch', 'transformers'):\n"
+        "    sys.modules[m] = None  # import fails\n"
+        "from service_knowledge import embeddings\n"
+        "v = embeddings.LocalMiniLM(backend='numpy', workers=2, batch_size=1).embed(['hello world', 'a b c'])\n"
+        "assert v.shape == (2, 384), v.shape\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

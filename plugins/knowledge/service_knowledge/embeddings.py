@@ -53,7 +53,10 @@ class LocalMiniLM:
     cores) with one intra-op thread each; a call of one batch (a query) runs on the caller's thread. When
     that encoder cannot be used (checked once at load, logged), sentence-transformers' ``encode`` runs the
     same batches. Either way each text's vector is the one ``encode`` gives it alone, up to float rounding
-    (about 1e-7, checked by ``tests/knowledge/test_embeddings_equivalence.py``).
+    (about 1e-7, checked by ``tests/knowledge/test_embeddings_equivalence.py``). Without PyTorch the same
+    batches run through :mod:`service_knowledge.numpy_encoder`, on ``workers`` threads (0: the cores this
+    process may use) with one OpenBLAS thread each while they run (threadpoolctl; the process's setting is
+    restored after the last concurrent call).
     """
 
     provider: str = LOCAL_PROVIDER
