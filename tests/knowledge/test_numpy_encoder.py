@@ -63,7 +63,7 @@ def test_numpy_vectors_match_sentence_transformers():
 def test_twice_gelu_is_the_exact_erf_gelu():
     import math
 
-    x = np.concatenate([np.linspace(-12, 12, 20001), [0.0, -0.0, 1e-30, -1e-30]]).astype(np.float32)
+    x = np.concatenate([np.linspace(-12, 12, 20001), [0.0, -0.0, 1e-30, -1e-30, 1e20, -1e20]]).astype(np.float32)
     want = x.astype(np.float64) * (1 + np.vectorize(math.erf)(x.astype(np.float64) / math.sqrt(2))) / 2
     scratch = [np.empty_like(x) for _ in range(3)]
     got = numpy_encoder._twice_gelu(x.copy(), *scratch).astype(np.float64) / 2

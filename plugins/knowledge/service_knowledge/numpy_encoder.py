@@ -73,21 +73,23 @@ def _twice_gelu(x: np.ndarray, a: np.ndarray, t: np.ndarray, q: np.ndarray) -> n
     """2 GELU(x) = x (1 + erf(x / sqrt 2)) = x + |x| erf(|x| / sqrt 2), in place on a float32 array, with
     three scratch arrays of its shape: 19 passes, no temporary. The caller's next product takes the 1/2
     (the feed-forward's output weights are stored halved: exact, a power of two)."""
-    np.abs(x, out=a)
-    np.multiply(a, _P, out=t)
-    t += _ONE
-    np.divide(_ONE, t, out=t)  # (np.reciprocal is twice as slow here)
-    np.multiply(t, _A[0], out=q)  # P(t) by Horner's rule
-    for c in _A[1:]:
-        q += c
-        q *= t
-    np.multiply(a, _MINUS_HALF_LOG2E, out=t)
-    t *= a
-    np.exp2(t, out=t)  # exp(-x^2 / 2)
-    q *= t  # 1 - erf(|x| / sqrt 2)
-    np.subtract(_ONE, q, out=q)
-    q *= a
-    x += q
+    # |x| above ~1e19 overflows x^2 to inf: exp2(-inf) is 0 and the result is still x + |x|, exact
+    with np.errstate(over="ignore"):
+        np.abs(x, out=a)
+        np.multiply(a, _P, out=t)
+        t += _ONE
+        np.divide(_ONE, t, out=t)  # (np.reciprocal is twice as slow here)
+        np.multiply(t, _A[0], out=q)  # P(t) by Horner's rule
+        for c in _A[1:]:
+            q += c
+            q *= t
+        np.multiply(a, _MINUS_HALF_LOG2E, out=t)
+        t *= a
+        np.exp2(t, out=t)  # exp(-x^2 / 2)
+        q *= t  # 1 - erf(|x| / sqrt 2)
+        np.subtract(_ONE, q, out=q)
+        q *= a
+        x += q
     return x
 
 
