@@ -95,7 +95,8 @@ def _twice_gelu(x: np.ndarray, a: np.ndarray, t: np.ndarray, q: np.ndarray) -> n
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: np.float32) -> np.ndarray:
     """LayerNorm over the last axis, in place on a float32 (tokens, width) array."""
-    x -= x.mean(axis=-1, keepdims=True)
+    # the row means as a matrix-vector product: BLAS's, faster than NumPy's pairwise sums along rows
+    x -= (x @ np.full(x.shape[-1], 1.0 / x.shape[-1], dtype=np.float32))[:, None]
     var = np.einsum("ij,ij->i", x, x)[:, None]
     var *= np.float32(1.0 / x.shape[-1])
     var += eps
