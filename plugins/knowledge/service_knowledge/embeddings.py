@@ -15,6 +15,7 @@ forward pass of :mod:`service_knowledge.numpy_encoder` (``tokenizers`` and
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
@@ -52,7 +53,10 @@ class LocalMiniLM:
     cores) with one intra-op thread each; a call of one batch (a query) runs on the caller's thread. When
     that encoder cannot be used (checked once at load, logged), sentence-transformers' ``encode`` runs the
     same batches. Either way each text's vector is the one ``encode`` gives it alone, up to float rounding
-    (about 1e-7, checked by ``tests/knowledge/test_embeddings_equivalence.py``).
+    (about 1e-7, checked by ``tests/knowledge/test_embeddings_equivalence.py``). Without PyTorch the same
+    batches run through :mod:`service_knowledge.numpy_encoder`, on ``workers`` threads (0: the cores this
+    process may use) with one OpenBLAS thread each while they run (threadpoolctl; the process's setting is
+    restored after the last concurrent call).
     """
 
     provider: str = LOCAL_PROVIDER
@@ -90,8 +94,6 @@ class LocalMiniLM:
         """Unit vectors of ``texts`` (in their order), computed by batches of similar token counts;
         ``check`` is called before each batch (it may raise to stop), ``progress`` after it with the
         number of texts embedded so far."""
-        import contextlib
-
         from service_knowledge import encoder as fast
 
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
@@ -101,12 +103,19 @@ class LocalMiniLM:
             numpy_model = _load_numpy()
             ids = numpy_model.tokenize(texts)
             groups = fast.batches([len(i) for i in ids], max_rows=self.batch_size, max_tokens=self.batch_tokens)
+            batches = [[ids[i] for i in rows] for rows in groups]
+            workers = min(self.workers or _cores(), len(batches))
+            if workers > 1:
+                computed = contextlib.closing(_numpy_parallel(numpy_model.forward, batches, workers, check))
+            else:
+                computed = contextlib.closing(_inline(numpy_model.forward, batches, check))
             done = 0
-            for index, vectors in _inline(numpy_model.forward, [[ids[i] for i in rows] for rows in groups], check):
-                out[groups[index]] = vectors
-                done += len(groups[index])
-                if progress is not None:
-                    progress(done)
+            with computed as results:
+                for index, vectors in results:
+                    out[groups[index]] = vectors
+                    done += len(groups[index])
+                    if progress is not None:
+                        progress(done)
             return out
         import torch
 
@@ -149,6 +158,51 @@ def _inline(
         if check is not None:
             check()
         yield index, run(item)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+# OpenBLAS's thread count is one setting for the whole process: the first of concurrent embedding calls
+# sets it to 1 (each worker thread runs whole batches on one core: with OpenBLAS's own two threads every
+# product ends in a barrier, and on a loaded machine a worker spins while the other core is away:
+# 2.5x the wall time measured) and the last one restores it
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_limiter: Any = None
+
+
+@contextlib.contextmanager
+def _single_threaded_blas() -> Generator[None]:
+    global _blas_users, _blas_limiter
+    from threadpoolctl import threadpool_limits
+
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_limiter = threadpool_limits(limits=1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_limiter.restore_original_limits()
+                _blas_limiter = None
+
+
+def _numpy_parallel(
+    run: Callable[[Any], np.ndarray], items: list[Any], workers: int, check: Callable[[], None] | None
+) -> Generator[tuple[int, np.ndarray]]:
+    """The batches on ``workers`` threads, one BLAS thread each (NumPy releases the GIL in its kernels)."""
+    from service_knowledge import encoder as fast
+
+    with _single_threaded_blas():
+        yield from fast.parallel(run, items, workers, check=check)
 
 
 _model: Any = None

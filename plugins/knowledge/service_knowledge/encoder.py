@@ -23,6 +23,7 @@ vectors differ.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 from collections import deque
@@ -206,21 +207,37 @@ def run_parallel(
     *,
     check: Callable[[], None] | None = None,
 ) -> Generator[tuple[int, np.ndarray]]:
-    """``(index, fn(item))`` for each item in order, computed by ``workers`` OS threads with one intra-op
-    thread each (PyTorch releases the GIL in its kernels). ``check`` runs on the caller's thread before each
-    item is handed out; it may raise, and then the items not started are dropped and the running ones are
-    awaited. Under gevent's monkey-patching, gevent's pool of native threads is used (the caller's greenlet
-    waits cooperatively); the intra-op thread count of the process is restored afterwards."""
+    """:func:`parallel` with one PyTorch intra-op thread per worker (PyTorch releases the GIL in its
+    kernels); the intra-op thread count of the process is restored afterwards."""
     import torch
 
     saved = torch.get_num_threads()
+    try:
+        yield from parallel(functools.partial(_one_thread, fn), items, workers, check=check)
+    finally:
+        # set_num_threads(1) in the workers also changed the default that threads created later start with
+        torch.set_num_threads(saved)
+
+
+def parallel(
+    fn: Callable[[Any], np.ndarray],
+    items: Sequence[Any],
+    workers: int,
+    *,
+    check: Callable[[], None] | None = None,
+) -> Generator[tuple[int, np.ndarray]]:
+    """``(index, fn(item))`` for each item in order, computed by ``workers`` OS threads (``fn`` must
+    release the GIL in its kernels, as PyTorch's and NumPy's do). ``check`` runs on the caller's thread
+    before each item is handed out; it may raise, and then the items not started are dropped and the
+    running ones are awaited. Under gevent's monkey-patching, gevent's pool of native threads is used
+    (the caller's greenlet waits cooperatively)."""
     executor = _executor(workers)
     inflight: deque[tuple[int, Any]] = deque()
     try:
         for index, item in enumerate(items):
             if check is not None:
                 check()
-            inflight.append((index, executor.submit(_one_thread, fn, item)))
+            inflight.append((index, executor.submit(fn, item)))
             if len(inflight) >= 2 * workers:  # a second item queued per worker: none waits for the caller
                 done, future = inflight.popleft()
                 yield done, future.result()
@@ -233,8 +250,6 @@ def run_parallel(
                 with contextlib.suppress(Exception):
                     future.exception()
         executor.shutdown(wait=True)
-        # set_num_threads(1) in the workers also changed the default that threads created later start with
-        torch.set_num_threads(saved)
 
 
 def _executor(workers: int) -> Any:
