@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 
 from mcp.server.mcpserver import MCPServer
 
@@ -51,12 +52,14 @@ def probe(paths: str = "", port: int = 0) -> str:
 
 @server.tool()
 def fill(megabytes: int) -> str:
-    """Write ``megabytes`` MB to /tmp in 64 KB files."""
+    """Write ``megabytes`` MB to /tmp in 64 KB files, then keep them for up to 10 s: a quota watched from
+    outside (polling) must kill the server while it holds them, however fast the disk wrote them."""
     os.makedirs("/tmp/fill", exist_ok=True)
     chunk = b"x" * 65536
     for i in range(megabytes * 16):
         with open(f"/tmp/fill/{i}", "wb") as f:
             f.write(chunk)
+    time.sleep(10)
     return "filled"
 
 
