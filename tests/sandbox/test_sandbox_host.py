@@ -85,13 +85,16 @@ def _leftovers() -> set[str]:
     return set(glob.glob(os.path.join(tempfile.gettempdir(), "service-sandbox-*")))
 
 
+# After writing, the code keeps its files 5 s before it says so: a quota watched from outside (polling)
+# may let a fast disk finish the writes between two polls, but must kill the run while it holds them.
 WRITER = """
-import os
+import os, time
 os.makedirs('/tmp/d', exist_ok=True)
 chunk = b'x' * 65536
 for i in range(3200):  # 200 MB in 64 KB files
     with open(f'/tmp/d/f{i}', 'wb') as f:
         f.write(chunk)
+time.sleep(5)
 print('wrote everything')
 """
 
