@@ -109,14 +109,7 @@ class LocalMiniLM:
                 computed = contextlib.closing(_numpy_parallel(numpy_model.forward, batches, workers, check))
             else:
                 computed = contextlib.closing(_inline(numpy_model.forward, batches, check))
-            done = 0
-            with computed as results:
-                for index, vectors in results:
-                    out[groups[index]] = vectors
-                    done += len(groups[index])
-                    if progress is not None:
-                        progress(done)
-            return out
+            return _collect(out, groups, computed, progress)
         import torch
 
         model = _load_local()
@@ -141,14 +134,21 @@ class LocalMiniLM:
             results = contextlib.closing(fast.run_parallel(run, items, workers, check=check))
         else:
             results = contextlib.closing(_inline(run, items, check))
-        done = 0
-        with results as computed:
-            for index, vectors in computed:
-                out[groups[index]] = vectors
-                done += len(groups[index])
-                if progress is not None:
-                    progress(done)
-        return out
+        return _collect(out, groups, results, progress)
+
+
+def _collect(
+    out: np.ndarray, groups: list[list[int]], results: Any, progress: Callable[[int], None] | None
+) -> np.ndarray:
+    """Place each batch's vectors (``(index, vectors)`` as they finish) at its rows of ``out``, reporting progress."""
+    done = 0
+    with results as computed:
+        for index, vectors in computed:
+            out[groups[index]] = vectors
+            done += len(groups[index])
+            if progress is not None:
+                progress(done)
+    return out
 
 
 def _inline(
