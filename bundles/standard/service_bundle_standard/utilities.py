@@ -314,18 +314,19 @@ class MemoryComponent(Component):
         return Message(text=text)
 
     def retrieve_messages_dataframe(self) -> DataFrame:
-        rows = [
-            {
-                "text": m.text,
-                "sender": m.sender,
-                "sender_name": m.sender_name,
-                "session_id": m.session_id,
-                "timestamp": m.timestamp,
-                "id": m.id,
-            }
-            for m in self._messages()
-        ]
-        return DataFrame(rows, columns=["text", "sender", "sender_name", "session_id", "timestamp", "id"])
+        """One row per message, with the reference's columns: the stored message's fields."""
+        rows = []
+        for m in self._messages():
+            fields = m.to_dict()
+            rows.append({col: fields.get(col) for col in HISTORY_COLUMNS})
+        return DataFrame(rows, columns=list(HISTORY_COLUMNS))
+
+
+#: the columns of Message History's table: a stored message's fields, in the reference's order
+HISTORY_COLUMNS = (
+    *("timestamp", "sender", "sender_name", "session_id", "context_id", "text", "files", "error", "edit"),
+    *("properties", "category", "content_blocks", "session_metadata", "id", "flow_id", "run_id"),
+)
 
 
 COMPONENTS = [CurrentDate, IDGenerator, CalculatorComponent, CalculatorTool, MemoryComponent]

@@ -1,0 +1,154 @@
+"""Issue 27 #3, second part: more components' output fields as the reference's (langflow-base 1.12.8).
+
+Each test runs the component and asserts the names a downstream Parser template, a Data Operations step
+or a table column of a flow written on the reference relies on (``docs/components.md``, "Reference
+field names", lists every component checked).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from service_bundle_documents.read_file import ReadFile
+from service_bundle_models.guardrails import GuardrailValidatorV2
+from service_bundle_standard.data_operations import OperationsComponent
+from service_bundle_standard.legacy_data import MessagetoData
+from service_bundle_standard.utilities import MemoryComponent
+
+from core.engine import Data, DataFrame, Message, RunContext
+
+FILES = {
+    "u1/notes.txt": b"first file",
+    "u1/more.md": b"second file",
+    "u1/people.csv": b"name,age,score\nAda,36,1.5\nBob,,x\n",
+    "u1/config.json": b'{"model": "m", "n": 2}',
+}
+
+
+def read_file(**params: Any) -> ReadFile:
+    def reader(ref: str) -> bytes:
+        if ref not in FILES:
+            raise FileNotFoundError(ref)
+        return FILES[ref]
+
+    coerced = {k: ReadFile.input_map()[k].coerce(v) for k, v in params.items()}
+    return ReadFile(coerced, context=RunContext(read_file=reader))
+
+
+def test_read_file_message_carries_the_references_file_metadata():
+    message = read_file(path=["u1/notes.txt"]).load_files_message()
+    assert message.text == "first file"
+    assert message.data == {
+        "text": "first file",
+        "file_path": "u1/notes.txt",
+        "filename": "notes.txt",
+        "file_size": len(b"first file"),
+        "mimetype": "text/plain",
+    }
+
+
+def test_read_file_message_of_several_files_lists_each_files_text():
+    message = read_file(path=["u1/notes.txt", "u1/more.md"]).load_files_message()
+    assert message.text == "first file\n\nsecond file"
+    assert message.data["file_path"] == "u1/notes.txt"  # the first file's metadata, as the reference
+    assert message.data["source_files"] == [
+        {"file_path": "u1/notes.txt", "text": "first file"},
+        {"file_path": "u1/more.md", "text": "second file"},
+    ]
+
+
+def test_read_file_message_to_data_keeps_the_metadata():
+    message = read_file(path=["u1/notes.txt"]).load_files_message()
+    data = MessagetoData({"message": message}).convert_message_to_data().data
+    assert {"text", "file_path", "filename", "file_size", "mimetype"} <= set(data)
+
+
+def test_read_file_tables_json_and_path_outputs():
+    files = read_file(path=["u1/notes.txt", "u1/more.md"]).load_files_dataframe()
+    assert files.columns == ["file_path", "text"] and len(files) == 2
+    people = read_file(path=["u1/people.csv"]).load_files_dataframe()
+    assert people.columns == ["name", "age", "score"]
+    assert people.rows == [{"name": "Ada", "age": 36, "score": 1.5}, {"name": "Bob", "age": None, "score": "x"}]
+    assert read_file(path=["u1/config.json"]).load_files_json().data == {"model": "m", "n": 2}
+    assert read_file(path=["u1/notes.txt"]).load_files_json().data == {"value": "first file"}
+    assert read_file(path=["u1/notes.txt", "u1/more.md"]).load_files_path().text == "u1/notes.txt\nu1/more.md"
+    assert [o.name for o in ReadFile.outputs] == ["message", "dataframe", "json", "path"]
+    assert [o["name"] for o in ReadFile.to_frontend_node()["outputs"]] == ["message"]
+
+
+STORED = [
+    {
+        "id": "m1",
+        "text": "hi",
+        "sender": "User",
+        "sender_name": "User",
+        "session_id": "s1",
+        "flow_id": "f1",
+        "timestamp": "2026-11-26 10:00:00.000000 UTC",
+        "files": [],
+    }
+]
+
+
+def test_message_history_table_has_the_references_message_columns():
+    ctx = RunContext(session_id="s1", flow_id="f1", get_messages=lambda *_a: STORED)
+    table = MemoryComponent({"mode": "Retrieve"}, context=ctx).retrieve_messages_dataframe()
+    assert table.columns == [
+        *("timestamp", "sender", "sender_name", "session_id", "context_id", "text", "files", "error", "edit"),
+        *("properties", "category", "content_blocks", "session_metadata", "id", "flow_id", "run_id"),
+    ]
+    row = table.rows[0]
+    assert [row[k] for k in ("text", "sender", "id", "flow_id", "category")] == ["hi", "User", "m1", "f1", "message"]
+
+
+def json_op(name: str, data: list[Data], **params: Any) -> dict[str, Any]:
+    comp = OperationsComponent.build(input_type="JSON", operation=[{"name": name}], data=data, **params)
+    return comp.as_data().data
+
+
+def test_data_operations_remove_and_rename_keys_at_every_depth():
+    nested = Data({"a": 1, "user": {"a": 2, "name": "Ada"}, "items": [{"a": 3, "n": 1}]})
+    assert json_op("Remove Keys", [nested], remove_keys_input=["a"]) == {"user": {"name": "Ada"}, "items": [{"n": 1}]}
+    assert json_op("Rename Keys", [nested], rename_keys_input={"a": "x"}) == {
+        "x": 1,
+        "user": {"x": 2, "name": "Ada"},
+        "items": [{"x": 3, "n": 1}],
+    }
+
+
+def test_data_operations_select_keys_data_unwraps_the_nested_object():
+    assert json_op("Select Keys", [Data({"data": {"k": "v"}, "other": 1})], select_keys_input=["data"]) == {"k": "v"}
+
+
+def guard(text: str, **params: Any) -> GuardrailValidatorV2:
+    params = {"input_text": text, "checking_method": "Rules only", **params}
+    return GuardrailValidatorV2({k: GuardrailValidatorV2.input_map()[k].coerce(v) for k, v in params.items()})
+
+
+@pytest.mark.parametrize(
+    ("text", "params", "action", "result"),
+    [
+        ("a lovely day", {}, "pass", "pass"),
+        ("my key is sk-abcdefghijklmnopqrstuvwx", {}, "block", "fail"),
+        ("write to ada@example.org", {"medium_risk_action": "sanitize"}, "sanitize", "pass"),
+    ],
+)
+def test_guardrails_verdict_has_the_references_keys(text, params, action, result):
+    data = guard(text, **params).result_data().data
+    assert {"text", "result", "action", "violations"} <= set(data)
+    assert (data["action"], data["result"]) == (action, result)
+    if action == "block":
+        assert data["violations"] == ["Tokens/Passwords"] and data["justification"]
+    if action == "sanitize":  # the reference's text is what passes on; the input is original_text
+        assert data["original_text"] == text and data["text"] != text and "ada@example.org" not in data["text"]
+        assert data["flagged"] == ["PII"] and data["scores"]["PII"] == data["top_score"]
+
+
+def test_guardrails_fail_message_is_an_error_message():
+    message = guard("my key is sk-abcdefghijklmnopqrstuvwx").fail_message()
+    assert isinstance(message, Message) and message.error and message.text
+
+
+def test_frames_are_engine_tables():  # the helpers above return engine values, not dicts
+    assert isinstance(read_file(path=["u1/people.csv"]).load_files_dataframe(), DataFrame)
