@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 from service_bundle_documents.read_file import ReadFile
+from service_bundle_documents.write_file import SaveToFile
 from service_bundle_models.guardrails import GuardrailValidatorV2
 from service_bundle_standard.data_operations import OperationsComponent
 from service_bundle_standard.legacy_data import MessagetoData
-from service_bundle_standard.utilities import MemoryComponent
+from service_bundle_standard.processing import RegexExtractorComponent
+from service_bundle_standard.utilities import CalculatorComponent, MemoryComponent
 
 from core.engine import Data, DataFrame, Message, RunContext
 
@@ -94,10 +96,12 @@ STORED = [
 def test_message_history_table_has_the_references_message_columns():
     ctx = RunContext(session_id="s1", flow_id="f1", get_messages=lambda *_a: STORED)
     table = MemoryComponent({"mode": "Retrieve"}, context=ctx).retrieve_messages_dataframe()
-    assert table.columns == [
-        *("timestamp", "sender", "sender_name", "session_id", "context_id", "text", "files", "error", "edit"),
-        *("properties", "category", "content_blocks", "session_metadata", "id", "flow_id", "run_id"),
-    ]
+    assert sorted(table.columns) == sorted(
+        [
+            *("timestamp", "sender", "sender_name", "session_id", "context_id", "text", "files", "error", "edit"),
+            *("properties", "category", "content_blocks", "session_metadata", "id", "flow_id", "run_id"),
+        ]
+    )
     row = table.rows[0]
     assert [row[k] for k in ("text", "sender", "id", "flow_id", "category")] == ["hi", "User", "m1", "f1", "message"]
 
@@ -152,3 +156,41 @@ def test_guardrails_fail_message_is_an_error_message():
 
 def test_frames_are_engine_tables():  # the helpers above return engine values, not dicts
     assert isinstance(read_file(path=["u1/people.csv"]).load_files_dataframe(), DataFrame)
+
+
+def save_file(value: Any, **params: Any) -> str:
+    stored: dict[str, bytes] = {}
+
+    def write(name: str, content: bytes, append: bool) -> dict[str, Any]:
+        stored[name] = stored.get(name, b"") + content if append else content
+        return {"path": f"u1/{name}"}
+
+    def read(ref: str) -> bytes:
+        if ref.removeprefix("u1/") not in stored:
+            raise FileNotFoundError(ref)
+        return stored[ref.removeprefix("u1/")]
+
+    ctx = RunContext(user_id="u1", write_file=write, read_file=read)
+    params = {"input": value, "file_name": "out", **params}
+    coerced = {k: SaveToFile.input_map()[k].coerce(v) for k, v in params.items()}
+    SaveToFile(coerced, context=ctx).save_to_file()  # once, so that append mode finds the file
+    return SaveToFile(coerced, context=ctx).save_to_file().text
+
+
+def test_save_file_confirmation_is_the_references_text():
+    table = DataFrame([{"a": 1}])
+    assert save_file(table, local_format="csv") == "DataFrame saved successfully as 'u1/out.csv'"
+    assert save_file(Data({"a": 1}), local_format="json") == "Data saved successfully as 'u1/out.json'"
+    assert save_file(Message(text="hi"), local_format="txt") == "Message saved successfully as 'u1/out.txt'"
+    assert save_file(Message(text="hi"), local_format="txt", append_mode=True) == "Message appended to 'u1/out.txt'"
+
+
+def test_regex_extractor_without_matches_says_so():
+    comp = RegexExtractorComponent.build(input_text="abc", pattern=r"\d")
+    assert comp.extract_matches() == [] and comp.get_matches_text().text == "No matches found"
+
+
+def test_calculator_invalid_expression_text():
+    data = CalculatorComponent.build(expression="2 +").evaluate_expression().data
+    assert set(data) == {"error", "input"} and data["error"].startswith("Invalid expression: ")
+    assert CalculatorComponent.build(expression="4*4*(33/22)+12-20").evaluate_expression().data == {"result": "16"}

@@ -482,7 +482,7 @@ class RegexExtractorComponent(Component):
         return found
 
     def get_matches_text(self) -> Message:
-        text = "\n".join(m for m in self._matches() if m)
+        text = "\n".join(m for m in self._matches() if m) or "No matches found"  # the reference's text
         self.status = text
         return Message(text=text)
 

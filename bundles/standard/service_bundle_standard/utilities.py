@@ -156,7 +156,7 @@ def calculate(expression: str) -> Data:
     except ZeroDivisionError:
         return Data({"error": "Error: Division by zero", "input": expression})
     except (ValueError, OverflowError) as exc:
-        return Data({"error": f"Error: {exc}", "input": expression})
+        return Data({"error": f"Invalid expression: {exc}", "input": expression})
     return Data({"result": f"{float(value):.6f}".rstrip("0").rstrip(".")})
 
 
@@ -322,9 +322,9 @@ class MemoryComponent(Component):
         return DataFrame(rows, columns=list(HISTORY_COLUMNS))
 
 
-#: the columns of Message History's table: a stored message's fields, in the reference's order
+#: the columns of Message History's table: the reference's, a stored message's fields (the text first)
 HISTORY_COLUMNS = (
-    *("timestamp", "sender", "sender_name", "session_id", "context_id", "text", "files", "error", "edit"),
+    *("text", "sender", "sender_name", "session_id", "context_id", "timestamp", "files", "error", "edit"),
     *("properties", "category", "content_blocks", "session_metadata", "id", "flow_id", "run_id"),
 )
 
