@@ -15,7 +15,12 @@ from service_bundle_documents.write_file import SaveToFile
 from service_bundle_models.guardrails import GuardrailValidatorV2
 from service_bundle_standard.data_operations import OperationsComponent
 from service_bundle_standard.legacy_data import MessagetoData
-from service_bundle_standard.processing import RegexExtractorComponent
+from service_bundle_standard.processing import (
+    DataToDataFrame,
+    ParserComponent,
+    RegexExtractorComponent,
+    TypeConverterComponent,
+)
 from service_bundle_standard.utilities import CalculatorComponent, MemoryComponent
 
 from core.engine import Data, DataFrame, Message, RunContext
@@ -194,3 +199,24 @@ def test_calculator_invalid_expression_text():
     data = CalculatorComponent.build(expression="2 +").evaluate_expression().data
     assert set(data) == {"error", "input"} and data["error"].startswith("Invalid expression: ")
     assert CalculatorComponent.build(expression="4*4*(33/22)+12-20").evaluate_expression().data == {"result": "16"}
+
+
+def test_data_to_dataframe_adds_the_text_of_any_text_key():
+    rows = [Data({"content": "hello", "n": 1}, text_key="content"), Data({"n": 2})]
+    table = DataToDataFrame.build(data_list=rows).build_dataframe()
+    assert table.rows == [{"content": "hello", "n": 1, "text": "hello"}, {"n": 2}]
+
+
+def test_type_convert_auto_parse_puts_a_list_under_records():
+    def to_json(text: str) -> dict[str, Any]:
+        return TypeConverterComponent.build(input_data=Message(text=text), auto_parse=True).convert_to_data().data
+
+    assert to_json('[{"a": 1}, {"a": 2}]') == {"records": [{"a": 1}, {"a": 2}]}
+    assert to_json("a,b\n1,2") == {"records": [{"a": "1", "b": "2"}]}
+    assert to_json("[1, 2]") == {"text": "[1, 2]"}  # not a list of objects: the text, as the reference
+
+
+def test_parser_reads_the_read_file_metadata_of_a_message():
+    message = read_file(path=["u1/notes.txt"]).load_files_message()
+    parsed = ParserComponent.build(input_data=message, mode="Parser", pattern="{filename} ({mimetype}): {text}")
+    assert parsed.parse_combined_text().text == "notes.txt (text/plain): first file"
