@@ -14,6 +14,7 @@ from service_bundle_documents.read_file import ReadFile
 from service_bundle_documents.write_file import SaveToFile
 from service_bundle_models.guardrails import GuardrailValidatorV2
 from service_bundle_standard.data_operations import OperationsComponent
+from service_bundle_standard.embeddings import EmbeddingSimilarityComponent
 from service_bundle_standard.legacy_data import MessagetoData
 from service_bundle_standard.processing import (
     DataToDataFrame,
@@ -22,8 +23,10 @@ from service_bundle_standard.processing import (
     TypeConverterComponent,
 )
 from service_bundle_standard.utilities import CalculatorComponent, MemoryComponent
+from service_bundle_tools import search
 
 from core.engine import Data, DataFrame, Message, RunContext
+from tests.catalog.apiserver import allowlisted, recorded_api
 
 FILES = {
     "u1/notes.txt": b"first file",
@@ -220,3 +223,25 @@ def test_parser_reads_the_read_file_metadata_of_a_message():
     message = read_file(path=["u1/notes.txt"]).load_files_message()
     parsed = ParserComponent.build(input_data=message, mode="Parser", pattern="{filename} ({mimetype}): {text}")
     assert parsed.parse_combined_text().text == "notes.txt (text/plain): first file"
+
+
+def test_embedding_similarity_text_is_the_score():
+    vectors = [Data({"embeddings": [1.0, 0.0]}), Data({"embeddings": [1.0, 0.0]})]
+    data = EmbeddingSimilarityComponent.build(embedding_vectors=vectors).compute_similarity()
+    assert sorted(data.data) == ["embedding_1", "embedding_2", "similarity_score"]
+    assert data.text_key == "similarity_score" and data.get_text() == {"cosine_similarity": pytest.approx(1.0)}
+
+
+def test_google_search_and_serper_rows_carry_the_references_text(monkeypatch):
+    item = {"position": 1, "title": "T", "link": "https://t", "snippet": "S", "date": "1 day ago"}
+    with recorded_api() as api:
+        api.route("GET", "/customsearch/v1", {"items": [item]})
+        api.route("POST", "/search", {"organic": [item]})
+        monkeypatch.setattr(search, "GOOGLE_CSE_URL", api.base + "/customsearch/v1")
+        monkeypatch.setattr(search, "SERPER_URL", api.base)
+        params = {"google_api_key": "g", "google_cse_id": "cx", "input_value": "x", "k": 1}
+        google = search.GoogleSearchAPI(params, context=allowlisted()).run_model()
+        params = {"serper_api_key": "s", "query": "x", "query_type": "search", "k": 1}
+        serper = search.GoogleSerperAPI(params, context=allowlisted()).run_model()
+    assert google[0].data == {"title": "T", "link": "https://t", "snippet": "S", "text": "S"}
+    assert serper[0].data == {"position": 1, "title": "T", "link": "https://t", "date": "1 day ago", "text": "S"}
