@@ -85,6 +85,7 @@ def test_read_file_tables_json_and_path_outputs():
     assert read_file(path=["u1/notes.txt", "u1/more.md"]).load_files_path().text == "u1/notes.txt\nu1/more.md"
     assert [o.name for o in ReadFile.outputs] == ["message", "dataframe", "json", "path"]
     assert [o["name"] for o in ReadFile.to_frontend_node()["outputs"]] == ["message"]
+    assert [o.name for o in ReadFile.outputs if o.tool_mode] == ["message"]  # one tool, as before
 
 
 STORED = [

@@ -94,12 +94,13 @@ class ReadFile(Component):
     ]
     # The reference shows these by file type (one CSV/XLSX: "Structured Content" table; one JSON: its object;
     # several files: the "Files" table; "File Path" beside "Raw Content"): a flow saved on it keeps the
-    # output it connected, so each runs here; the catalog node shows "Raw Content".
+    # output it connected, so each runs here; the catalog node shows "Raw Content", and as a tool the
+    # component stays one tool (Raw Content)
     outputs = [
         Output("message", "Raw Content", "load_files_message", ["Message"]),
-        Output("dataframe", "Files", "load_files_dataframe", ["Table"]),
-        Output("json", "Structured Content", "load_files_json", ["JSON"]),
-        Output("path", "File Path", "load_files_path", ["Message"]),
+        Output("dataframe", "Files", "load_files_dataframe", ["Table"], tool_mode=False),
+        Output("json", "Structured Content", "load_files_json", ["JSON"], tool_mode=False),
+        Output("path", "File Path", "load_files_path", ["Message"], tool_mode=False),
     ]
     frontend_outputs = ("message",)
 
