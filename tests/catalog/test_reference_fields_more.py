@@ -163,10 +163,6 @@ def test_guardrails_fail_message_is_an_error_message():
     assert isinstance(message, Message) and message.error and message.text
 
 
-def test_frames_are_engine_tables():  # the helpers above return engine values, not dicts
-    assert isinstance(read_file(path=["u1/people.csv"]).load_files_dataframe(), DataFrame)
-
-
 def save_file(value: Any, **params: Any) -> str:
     stored: dict[str, bytes] = {}
 
