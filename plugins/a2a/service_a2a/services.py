@@ -25,8 +25,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 from a2a.compat.v0_3 import types as v03
 
-from core import db, groupcommit, runs
-from core.app import state
+from core import appstate, db, groupcommit, runs
 from core.engine import RunResult
 from core.engine import events as run_events
 from core.engine.results import last_chat_text
@@ -70,7 +69,7 @@ def _with_auth_type(flow_id: str, user_id: str | None) -> dict[str, Any] | None:
         uuid_of(str(flow_id))
     except ValueError:
         return None
-    found = state().host.hook.find_flow_with_auth_type(flow_id=flow_id, user_id=user_id)
+    found = appstate.hooks().find_flow_with_auth_type(flow_id=flow_id, user_id=user_id)
     if found is None:
         return None
     flow, auth_type = found
@@ -84,7 +83,7 @@ uuid_of = functools.lru_cache(maxsize=4096)(uuid.UUID)
 
 
 def agents_of(user_id: str) -> list[dict[str, Any]]:
-    return list(state().host.hook.published_agents(user_id=user_id) or [])
+    return list(appstate.hooks().published_agents(user_id=user_id) or [])
 
 
 def public_principal(flow_id: str) -> str:
@@ -307,7 +306,7 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
             _end(row, "failed", status_text=failure_text(row, runs.failure_text(result)))
         # written with the run's messages, in their commit (core.groupcommit: in a group with the runs that end
         # now, on the driver): no session begun for one insert (bench/NOTES.md, issue 14)
-        groupcommit.defer(state().engine, _TASK_INSERT, [_columns(row)])
+        groupcommit.defer(appstate.engine(), _TASK_INSERT, [_columns(row)])
         row.stored = written = True
 
     try:
@@ -320,7 +319,7 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
         row.stored = False
         return stored or finish(row, "failed", status_text=failure_text(row, None))
     if written:
-        groupcommit.flush(state().engine)  # no message to store: nothing committed the row yet
+        groupcommit.flush(appstate.engine())  # no message to store: nothing committed the row yet
         return row
     return finish_outcome(row, outcome)
 
@@ -489,7 +488,7 @@ def sync(row: Row) -> Row:
     """Bring a running task's row up to date with its job (the job may have ended on another process)."""
     if row.state in TERMINAL or not row.job_id:
         return row
-    info = state().jobs.info(row.job_id)
+    info = appstate.jobs().info(row.job_id)
     if info is None:
         return finish(row, "failed", status_text="Task interrupted: its run is gone (the server restarted)")
     if info.state is JobState.FINISHED:
@@ -510,7 +509,7 @@ def cancel(row: Row) -> Row:
     row = sync(row)
     if row.state in TERMINAL:
         raise TaskNotCancelable()
-    state().jobs.cancel(str(row.job_id))
+    appstate.jobs().cancel(str(row.job_id))
     return finish(row, "canceled", status_text="Task canceled")
 
 
@@ -546,7 +545,7 @@ def follow(row: Row, *, block_seconds: float = READ_BLOCK_SECONDS) -> Iterator[U
     Yields ``working``, the answer's token chunks as artifact chunks (or the whole answer at the
     end when the flow did not stream), and the final status; the row is finished on the way.
     """
-    jobs = state().jobs
+    jobs = appstate.jobs()
     seen = _Follow()
     cursor: str | None = None
     ended = False

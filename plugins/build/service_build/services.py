@@ -19,8 +19,7 @@ from typing import Any
 
 from flask import Flask
 
-from core import runs
-from core.app import state
+from core import appstate, runs
 from core.engine import Graph, RunEvent, RunFailed, VertexResult
 from core.errors import ApiError, ValidationFailed
 from core.runs import public
@@ -226,7 +225,7 @@ def _cache_get(store: Any, key: str) -> dict[str, Any] | None:
 def start_build(app: Flask, req: BuildRequest, delivery: str) -> str:
     """Enqueue the build job; polling builds are watched for abandonment from this moment."""
     rt = runtime(app)
-    jobs = state(app).jobs
+    jobs = appstate.jobs(app)
     job_id = str(uuid.uuid4())
     meta = {
         "flow_id": req.flow_id,
