@@ -31,8 +31,8 @@ from core.engine import events as run_events
 from core.engine.results import last_chat_text
 from core.errors import ApiError
 from core.jobs import JobState
+from core.runs import admission
 from core.runs import jobs as run_jobs
-from core.runs import public
 from service_a2a.models import Task
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ def agents_of(user_id: str) -> list[dict[str, Any]]:
 
 def public_principal(flow_id: str) -> str:
     """The stable non-user principal anonymous callers of agent ``flow_id`` run as (nobody's variables)."""
-    return public.principal(f"a2a:{flow_id}")  # the run service's one naming rule for anonymous principals
+    return admission.anonymous_principal(flow_id)  # the run service's one rule for MCP and A2A
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class Access:
 
     @property
     def job_owner(self) -> str:
-        return public.job_owner(f"a2a:{self.flow_id}") if self.public else self.owner_id
+        return admission.anonymous_job_owner(self.flow_id) if self.public else self.owner_id
 
     def run_request(self, text: str, session: str) -> runs.RunRequest:
         return runs.RunRequest(

@@ -19,7 +19,7 @@ from typing import Any
 
 from flask import Flask
 
-from core import appstate, runs
+from core import appstate, db, runs
 from core.engine import Graph, RunEvent, RunFailed, VertexResult
 from core.errors import ApiError, ValidationFailed
 from core.runs import public
@@ -92,28 +92,7 @@ class BuildRequest:
         return prepared
 
 
-# --- public principals ------------------------------------------------------------------------
-# one naming of anonymous visitors for every public surface: core.runs.public
-public_principal = public.principal
-public_owner = public.job_owner
-virtual_flow_id = public.virtual_flow_id
-public_session = public.session
-
-
 # --- running ----------------------------------------------------------------------------------
-def release_db(app: Flask) -> None:
-    """End this thread's database session now, returning its connection to the pool.
-
-    Called before anything long (a run, a blocking read of events): a session
-    that only read something would otherwise hold its connection until the
-    request or job ends (with SQLite's single connection, blocking every
-    other request; with PostgreSQL, exhausting the pool under many streams).
-    """
-    factory = app.extensions.get("service.db")
-    if factory is not None:
-        factory.remove()
-
-
 def graph_error_text(errors: list[dict[str, Any]]) -> str:
     first = errors[0] if errors else {"msg": "Invalid flow"}
     where = ".".join(str(p) for p in first.get("loc") or [])
@@ -153,7 +132,7 @@ def prepare(app: Flask, req: BuildRequest, emit: Callable[[RunEvent], Any]) -> P
     """The run and its graph; on failure send the ``error`` event and return None."""
     try:
         prepared = runs.PreparedRun(req.run_request(), req.flow) if req.flow is not None else req.resolve(app)
-        release_db(app)
+        db.release(app)
         runs.build(prepared, app)
     except runs.FlowNotFound:
         _error(emit, req, f"Flow with id {req.flow_id} not found")

@@ -15,12 +15,12 @@ from typing import Any
 from flask import Blueprint as FlaskBlueprint
 from flask import Response, request
 from flask_smorest import Blueprint
-from marshmallow import Schema, ValidationError
 
 from core import appstate, jsoncodec, openapi, runs
 from core.auth import allowed, authenticated, current_actor, resolve_actor
-from core.errors import ApiError, ValidationFailed, flatten_marshmallow
-from core.runs import registry, request_variables
+from core.errors import ApiError, ValidationFailed
+from core.requests import load_body
+from core.runs import registry, request_variables, sse
 from service_run import catalog, schemas, services, validate
 from service_run.config import settings as run_settings
 from service_run.jobs import WEBHOOK_JOB
@@ -31,7 +31,6 @@ base_blp = Blueprint("components", __name__, url_prefix="/api/v1", description="
 #: routes the reference keeps out of its OpenAPI document
 hidden_bp = FlaskBlueprint("run_hidden", __name__, url_prefix="/api/v1")
 
-STREAM_MIMETYPE = "text/event-stream"
 _SIMPLIFIED = schemas.SimplifiedRunSchema()
 _ADVANCED = schemas.AdvancedRunSchema()
 _STREAM_TRUE = {"true", "1", "yes", "on"}
@@ -39,22 +38,6 @@ _STREAM_FALSE = {"false", "0", "no", "off", ""}
 
 
 # --- request helpers ---------------------------------------------------------------------------------
-def json_body(schema: Schema) -> dict[str, Any]:
-    """The JSON body (any content type; empty means ``{}``) loaded with ``schema``; 422 otherwise."""
-    raw = request.get_data(cache=True)
-    # any content type; parsed by core.requests.parse_json (through Flask's JSON provider), at most once
-    body: Any = request.get_json(force=True) if raw.strip() else {}
-    if body is None:
-        body = {}
-    if not isinstance(body, dict):
-        raise ValidationFailed([{"loc": ["body"], "msg": "Input should be an object", "type": "model_attributes_type"}])
-    try:
-        loaded: dict[str, Any] = schema.load(body)
-    except ValidationError as exc:
-        raise ValidationFailed(flatten_marshmallow(exc.messages, "body")) from None
-    return loaded
-
-
 def stream_flag() -> bool:
     value = request.args.get("stream")
     if value is None:
@@ -68,11 +51,7 @@ def stream_flag() -> bool:
 
 
 def stream_response(prepared: runs.PreparedRun, respond: services.Respond) -> Response:
-    response = Response(services.stream(prepared, respond), mimetype=STREAM_MIMETYPE)
-    response.headers["Content-Type"] = "text/event-stream; charset=utf-8"
-    response.headers["Cache-Control"] = "no-cache"
-    response.headers["X-Accel-Buffering"] = "no"
-    return response
+    return sse.response(services.stream(prepared, respond))
 
 
 def json_response(payload: Any, status: int = 200) -> Response:
@@ -82,7 +61,7 @@ def json_response(payload: Any, status: int = 200) -> Response:
 # --- simplified run ---------------------------------------------------------------------------------
 def simplified_run(flow_id_or_name: str) -> Response:
     """The simplified run for the authenticated caller (shared by the key and session variants)."""
-    body = json_body(_SIMPLIFIED)
+    body = load_body(_SIMPLIFIED)
     streaming = stream_flag() or bool(body["stream"])
     actor = current_actor()
     input_type = body["input_type"] or "chat"
@@ -145,7 +124,7 @@ def run_flow_session(flow_id_or_name: str):
 @authenticated("api_key")
 def run_flow_advanced(flow_id_or_name: str):
     """Run a flow with the complete request: several inputs, chosen outputs, tweaks, session (API key only)."""
-    body = json_body(_ADVANCED)
+    body = load_body(_ADVANCED)
     actor = current_actor()
     inputs = (
         body["inputs"]

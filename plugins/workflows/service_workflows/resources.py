@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, request
+from flask import request
 from flask_smorest import Blueprint
-from marshmallow import Schema, ValidationError
 
-from core import appstate, db, openapi, runs
-from core.auth import authenticated, current_actor, resolve_actor
-from core.errors import ApiError, ValidationFailed, flatten_marshmallow
-from core.limits import rate_limited
-from core.runs import checkpoints, public, request_variables
+from core import appstate, openapi, runs
+from core.auth import authenticated, current_actor
+from core.errors import ApiError, ValidationFailed
+from core.requests import load, request_json
+from core.runs import checkpoints, public, request_variables, sse
 from core.runs.jobs import resume as resume_checkpoint
 from service_workflows import schemas, services, streams
 from service_workflows.jobs import RESUME_JOB, RUN_JOB
@@ -32,7 +30,6 @@ blp = Blueprint("workflows", __name__, url_prefix="/api/v2/workflows", descripti
 _RUN = schemas.WorkflowRunSchema()
 _LEGACY = schemas.LegacyWorkflowRunSchema()
 _JOBS = (RUN_JOB, RESUME_JOB)
-NO_CLIENT_ID = "No client_id cookie found"
 #: members an anonymous caller may not send (the stored flow runs as it is)
 PUBLIC_FORBIDDEN = ("tweaks", "data", "files", "globals", "start_component_id", "stop_component_id", "idempotency_key")
 
@@ -86,34 +83,13 @@ def _ok(description: str, *, json_body: Any = None, stream: bool = False, protoc
 
 
 # --- request helpers ---------------------------------------------------------------------------------
-def _load(schema: Schema, body: Any) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise ValidationFailed([{"loc": ["body"], "msg": "Input should be an object", "type": "model_attributes_type"}])
-    try:
-        loaded: dict[str, Any] = schema.load(body)
-    except ValidationError as exc:
-        raise ValidationFailed(flatten_marshmallow(exc.messages, "body")) from None
-    return loaded
-
-
-def _json() -> Any:
-    raw = request.get_data(cache=True)
-    if not raw.strip():
-        return {}
-    try:
-        return json.loads(raw)
-    except ValueError:
-        msg = "Invalid JSON: the request body could not be decoded"
-        raise ValidationFailed([{"loc": ["body"], "msg": msg, "type": "json_invalid"}]) from None
-
-
 def run_body() -> dict[str, Any]:
     """The 1.11 body, or the 1.10 body (``background`` / ``inputs``) translated; 422 otherwise."""
-    raw = _json()
+    raw = request_json(empty={})
     if isinstance(raw, dict) and ("background" in raw or "inputs" in raw) and "mode" not in raw:
-        body = services.translate_legacy(_load(_LEGACY, raw))
+        body = services.translate_legacy(load(_LEGACY, raw))
     else:
-        body = _load(_RUN, raw)
+        body = load(_RUN, raw)
     if body["stream_protocol"] not in schemas.PROTOCOLS:
         raise ApiError(
             422,
@@ -175,14 +151,6 @@ def _current(job_id: str, owner: str) -> Any:
     return info
 
 
-def sse(body: Iterator[str]) -> Response:
-    db.release()  # a stream may be long: the request's connection goes back to the pool now
-    response = Response(body, mimetype="text/event-stream")
-    response.headers["Cache-Control"] = "no-cache"
-    response.headers["X-Accel-Buffering"] = "no"
-    return response
-
-
 # --- run ------------------------------------------------------------------------------------------------
 @blp.route("", methods=["POST"])
 @blp.doc(
@@ -204,7 +172,7 @@ def run_workflow():
         return _background(req, body, owner)
     prepared = _prepare(req, body["flow_id"])
     if body["mode"] == "stream":
-        return sse(streams.live(prepared, body["stream_protocol"], body["output_ids"]))
+        return sse.response(streams.live(prepared, body["stream_protocol"], body["output_ids"]))
     run_id = services.new_run_id()  # a paused run is resumed under it: POST /{run_id}/resume
     outcome = runs.execute(prepared, job_id=run_id)
     return services.response(
@@ -289,7 +257,7 @@ def workflow_events(job_id: str):
             },
         )
     after = request.headers.get("Last-Event-ID") or request.args.get("last_event_id") or None
-    return sse(streams.replay(appstate.jobs(), info, protocol, after))
+    return sse.response(streams.replay(appstate.jobs(), info, protocol, after))
 
 
 @blp.route("/stop", methods=["POST"])
@@ -300,7 +268,7 @@ def workflow_events(job_id: str):
 @authenticated("user")
 def stop_workflow():
     """Stop a background run (between components, on any process and either job backend)."""
-    body = _load(schemas.StopSchema(), _json())
+    body = load(schemas.StopSchema(), request_json(empty={}))
     info = _current(body["job_id"], current_actor().owner_id)
     stopped = appstate.jobs().cancel(info.id)
     return {
@@ -331,7 +299,7 @@ def pending_requests():
 @authenticated("user")
 def resume_workflow(job_id: str):
     """Answer a paused run: it continues as a new background job (404 foreign, 409 answered, 410 expired)."""
-    body = _load(schemas.ResumeSchema(), _json())
+    body = load(schemas.ResumeSchema(), request_json(empty={}))
     owner = current_actor().owner_id
     found = checkpoints.get(body["request_id"], owner)
     if found is None or (found.job_id and found.job_id != job_id):
@@ -358,13 +326,11 @@ def resume_workflow(job_id: str):
     requestBody={"content": {"application/json": {"schema": schemas.WorkflowRunSchema}}, "required": True},
     responses=_ok("text/event-stream", stream=True, protocol=True),
 )
-@rate_limited(lambda s: s.public_flow_rate_limit_per_minute, scope="workflows_public")
+@public.rate_limited("workflows_public")
 def run_public_workflow():
     """Run a publicly shared flow anonymously: stream mode only, stored flow only, ``client_id`` cookie."""
-    client_id = request.cookies.get("client_id")
-    if not client_id:
-        raise ApiError(400, NO_CLIENT_ID)
-    raw = _json()
+    visitor = public.visitor()
+    raw = request_json(empty={})
     if isinstance(raw, dict):
         sent = [name for name in PUBLIC_FORBIDDEN if raw.get(name) not in (None, {}, [])]
         if sent:
@@ -382,29 +348,18 @@ def run_public_workflow():
         surface="workflows_public",
         inputs=[runs.RunInput(body.get("input_value") or "", "chat")],
         public=True,
-        principal=public.principal(client_id),
+        principal=visitor.principal,
     )
     try:
         prepared = runs.resolve(req)
     except runs.FlowNotFound:
         raise ApiError(404, services.not_found(body["flow_id"])) from None
     stored_id = str(prepared.flow["id"])
-    visitor = _signed_in_visitor()
-    if visitor is not None:
-        # a signed-in visitor keeps the conversation in their shared messages; the run still acts anonymously
-        virtual = str(runs.shared_flow_id(visitor, stored_id))
-        req.messages_as = visitor
-    else:
-        virtual = public.virtual_flow_id(client_id, stored_id)
+    # a signed-in visitor keeps the conversation in their shared messages; the run still acts anonymously
+    virtual, messages_as = visitor.conversation(stored_id)
+    if messages_as is not None:
+        req.messages_as = messages_as
     req.run_flow_id = virtual
     req.session_id = public.session(virtual, body.get("session_id")) or virtual
     runs.build(prepared)
-    return sse(streams.live(prepared, body["stream_protocol"], None, public=True))
-
-
-def _signed_in_visitor() -> str | None:
-    try:
-        actor = resolve_actor("user")
-    except ApiError:
-        return None
-    return str(actor.id) if actor is not None else None
+    return sse.response(streams.live(prepared, body["stream_protocol"], None, public=True))
