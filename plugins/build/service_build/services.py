@@ -31,7 +31,6 @@ from service_build.events import error_payload
 log = logging.getLogger(__name__)
 
 BUILD_JOB = "build.flow"
-PUBLIC_OWNER_PREFIX = public.JOB_OWNER_PREFIX
 
 
 @dataclass

@@ -52,10 +52,6 @@ class AdvancedRunSchema(Body):
     session_id = fields.String(load_default=None, allow_none=True)
 
 
-class StreamQuerySchema(Schema):
-    stream = fields.Boolean(load_default=False)
-
-
 class RunOutputsSchema(Schema):
     class Meta:
         unknown = INCLUDE
