@@ -17,7 +17,8 @@ PIP_INSTALL := $(PIP) install --quiet -c constraints.txt
 
 .PHONY: install install-dev constraints browser run test test-sqlite test-postgres lint typecheck bench clean
 
-# The runtime only: the core, every plugin and bundle (editable), and what they need to serve.
+# The runtime only: the core, every plugin and bundle (editable), and what they need to serve. A plugin added
+# under plugins/ is in PACKAGES and its setup.cfg in SETUP_FILES, so an existing .venv reinstalls on the next make.
 install: $(STAMP)
 
 $(STAMP): $(SETUP_FILES)
@@ -66,11 +67,12 @@ run: install
 # (RQ tests use the real Redis either way).
 test: install-dev lint typecheck test-sqlite test-postgres
 
+# pytest.ini's testpaths: tests/ and the tests each plugin ships (plugins/*/tests)
 test-sqlite: install-dev
-	$(PYTEST) tests
+	$(PYTEST)
 
 test-postgres: install-dev
-	SERVICE_TEST_DATABASE_URL=$(PG_TEST_URL) $(PYTEST) tests
+	SERVICE_TEST_DATABASE_URL=$(PG_TEST_URL) $(PYTEST)
 
 lint: install-dev
 	$(BIN)/ruff check .

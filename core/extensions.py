@@ -80,9 +80,6 @@ class BundleError(Exception):
         self.location = location
         self.hint = hint
 
-    def as_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message, "location": self.location, "hint": self.hint}
-
 
 @dataclass
 class BundleLoad:

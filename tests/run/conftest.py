@@ -10,7 +10,7 @@ from core import hookimpl
 
 #: what the run tests need installed (the monitor plugin, when installed, is left out on purpose:
 #: the recorder below answers the message hooks so the tests see exactly what a run stored)
-PLUGINS = ["accounts", "flows", "variables", "run", "standard"]
+PLUGINS = ["accounts", "flows", "variables", "run", "catalog", "standard"]
 
 
 class MessageRecorder:

@@ -22,7 +22,6 @@ from flask import Flask
 from core import appstate, db, runs
 from core.engine import Graph, RunEvent, RunFailed, VertexResult
 from core.errors import ApiError, ValidationFailed
-from core.runs import public
 from service_build import cache
 from service_build.config import runtime
 from service_build.events import error_payload
@@ -30,7 +29,6 @@ from service_build.events import error_payload
 log = logging.getLogger(__name__)
 
 BUILD_JOB = "build.flow"
-PUBLIC_OWNER_PREFIX = public.JOB_OWNER_PREFIX
 
 
 @dataclass

@@ -117,11 +117,6 @@ def _cache_key(key: str) -> str:
     return "cache:" + "".join(c if c.isalnum() or c in "_.:-" else "_" for c in key)[:180]
 
 
-def memory_store(ttl: int = 3600) -> BuildStore:
-    """Everything in the memory of one process (embedding and tests)."""
-    return BuildStore(MemoryState(), MemoryState(), ttl)
-
-
 _local_cache = MemoryState()  # the in-process backend's partial-build cache: one per process, every app
 
 

@@ -82,13 +82,6 @@ def _store_secret(s: Session, user_id: str, project_id: str, secret: str) -> Non
         row.oauth_client_secret, row.updated_at = token, utcnow()
 
 
-def has_secret(s: Session, project_id: str) -> bool:
-    return (
-        s.scalar(sa.select(ProjectSecret.project_id).where(ProjectSecret.project_id == uuid.UUID(project_id)))
-        is not None
-    )
-
-
 def base_url(host_url: str) -> str:
     from service_mcp.config import settings
 

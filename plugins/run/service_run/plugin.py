@@ -1,4 +1,4 @@
-"""Hook implementations of the run plugin (thin: the logic is in services, tweaks, validate, jobs)."""
+"""Hook implementations of the run plugin (thin: the logic is in services and jobs)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from core.records import Job
 
 @hookimpl
 def register_blueprints():
-    from service_run.resources import base_blp, hidden_bp, run_blp, webhook_blp
+    from service_run.resources import hidden_bp, run_blp, webhook_blp
 
-    return [run_blp, webhook_blp, base_blp, hidden_bp]
+    return [run_blp, webhook_blp, hidden_bp]
 
 
 @hookimpl
