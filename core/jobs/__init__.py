@@ -102,6 +102,8 @@ class JobInfo:
     result: Any = None
     error: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    #: someone asked to cancel the job (it may still be running until it notices, or have ended)
+    cancel_requested: bool = False
 
 
 @dataclass(frozen=True)

@@ -360,7 +360,12 @@ class InProcessQueue(JobQueue):
             record = self._get(job_id)
         if record is None:
             data = self._remote(job_id)
-            return None if data is None else info_from_file(data)
+            if data is None:
+                return None
+            info = info_from_file(data)
+            if not info.cancel_requested and self.files.cancel_requested(job_id):  # asked from another process
+                info.cancel_requested = True
+            return info
         self._check_hard_limit(record)
         with record.lock:
             i = record.info
@@ -375,6 +380,8 @@ class InProcessQueue(JobQueue):
                 result=i.result,
                 error=i.error,
                 meta=dict(i.meta),
+                cancel_requested=record.cancel_requested
+                or (not i.state.terminal and record.files.cancel_requested(i.id)),
             )
 
     def emit(self, job_id: str, name: str, data: Any = None) -> str:
@@ -456,6 +463,10 @@ class InProcessQueue(JobQueue):
                 return False
             record.cancel_requested = True
             queued = record.info.state is JobState.QUEUED
+        try:
+            self.files.request_cancel(job_id)  # other processes see the request too
+        except OSError:
+            log.warning("job %s: could not write its cancel marker", job_id, exc_info=True)
         self._count("cancel_requested")
         if queued:
             self._end(record, JobState.CANCELLED)

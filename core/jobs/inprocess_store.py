@@ -72,6 +72,7 @@ class Record:
             "result": i.result,
             "error": i.error,
             "meta": i.meta,
+            "cancel_requested": self.cancel_requested,
             "ttl": self.ttl,
             **identity(),
         }
@@ -132,6 +133,7 @@ def info_from_file(data: dict[str, Any]) -> JobInfo:
         result=data.get("result"),
         error=data.get("error"),
         meta=dict(data.get("meta") or {}),
+        cancel_requested=bool(data.get("cancel_requested")),
     )
 
 

@@ -262,6 +262,7 @@ def info_of(job_id: str, f: dict[str, str]) -> JobInfo:
         result=json.loads(result) if result else None,
         error=f.get("error") or None,
         meta=json.loads(f.get("meta") or "{}"),
+        cancel_requested=bool(f.get("cancel_requested")),
     )
 
 
