@@ -65,6 +65,7 @@ __all__ = [
     "job_emitter",
     "legacy_resume",
     "legacy_run",
+    "restore",
     "resume",
     "run_job",
 ]
@@ -177,29 +178,38 @@ def _prepare(run: ShapedRun, spec: RunJobArgs) -> Resume | None:
 
 
 def _from_checkpoint(run: ShapedRun, checkpoint_id: str, answer: Any, data: dict[str, Any]) -> Resume:
-    """Rebuild the checkpointed graph and restore its results; the paused vertex is built again with the answer.
+    run.prepared, resumed = restore(checkpoint_id, answer, data, run.app)
+    run.request = run.prepared.request
+    run.resumed, run.checkpoint = True, data
+    return resumed
+
+
+def restore(
+    checkpoint_id: str, answer: Any, data: dict[str, Any], app: Flask | None = None
+) -> tuple[PreparedRun, Resume]:
+    """A claimed checkpoint's run, rebuilt (``data``: what :func:`core.runs.checkpoints.claim` returned), and how it
+    goes on: its results restored, the paused vertex built again with ``answer``.
 
     The flow is checked again (``check_run``: a policy or a revoked share stops a resume too), but the
-    graph that runs is the one checkpointed, not the flow as edited since.
+    graph that runs is the one checkpointed, not the flow as edited since. The run job resumes through
+    this; a surface may run the result in its request (``execute(prepared, resume=...)``).
     """
-    req = run.request
+    req = RunRequest.from_json(data["request"])
     flow = dict(data["flow"])
-    hook = state(run.app).host.hook
+    hook = state(app).host.hook
     if req.public and hook.find_flow(user_id=None, flow_id_or_name=str(flow.get("id")), public=True) is None:
         raise FlowNotFound(str(flow.get("id")))  # the public grant was revoked since the run paused
     hook.check_run(user_id=req.user_id, flow=flow, surface=req.surface)
     req.inputs = [RunInput(**data["input"])]
     req.tweaks = None  # already part of the checkpointed graph
     req.data = None
-    run.prepared = build(PreparedRun(req, flow), run.app)
-    run.resumed, run.checkpoint = True, data
+    prepared = build(PreparedRun(req, flow), app)
     results, inactive, _order = decode_results(data["results"])
-    return Resume(
+    paused = {"request_id": checkpoint_id, "answer": answer, "state": data.get("state") or {}}
+    return prepared, Resume(
         results=results,
         inactive=inactive,
-        answers={
-            str(data["vertex_id"]): {"request_id": checkpoint_id, "answer": answer, "state": data.get("state") or {}}
-        },
+        answers={str(data["vertex_id"]): paused},
         session_id=data.get("session_id"),
     )
 
@@ -259,13 +269,15 @@ def enqueue(
     prefix: str = "",
     hold_end: bool = False,
     args: Mapping[str, Any] | None = None,
+    base_meta: bool = True,
     app: Flask | None = None,
 ) -> str:
     """Start the run job for ``req`` as job ``job``; its owner is ``owner`` (default: the request's user).
 
     ``job_id`` chooses the job's id (a surface that stores it with its own record before the job starts);
     ``events`` keeps only those run events in the job's stream (a surface that translates a few of them
-    spares writing the big ``end_vertex`` payloads); ``flow`` is the flow the request resolved.
+    spares writing the big ``end_vertex`` payloads); ``flow`` is the flow the request resolved. The job's
+    meta is ``meta`` over ``{flow_id, surface}`` (``base_meta=False``: ``meta`` only).
     """
     spec = RunJobArgs(
         shaper=shaper,
@@ -282,7 +294,7 @@ def enqueue(
             owner=owner or str(req.user_id),
             job_id=job_id,
             kwargs=spec.kwargs(),
-            meta={"flow_id": req.flow, "surface": req.surface, **(meta or {})},
+            meta={**({"flow_id": req.flow, "surface": req.surface} if base_meta else {}), **(meta or {})},
         )
     )
 

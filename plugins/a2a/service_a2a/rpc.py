@@ -198,13 +198,13 @@ def _task_or_error(flow_id: str, task_id: str) -> Any:
 def _start(access: Access, params: v03.MessageSendParams, *, inline: bool = False, flow: Any = None) -> Any:
     """A new task, or the answer to an ``input-required`` one (``message.taskId``): resumed through the run service.
 
-    ``inline``: run the new task in this request (a blocking send); otherwise it is a job.
+    ``inline``: run the new task (or the answered one) in this request (a blocking send); otherwise it is a job.
     """
     try:
         if params.message.task_id:
             row = _task_or_error(access.flow_id, params.message.task_id)
             try:
-                return tasks.resume(row, access, params.message)
+                return tasks.resume(row, access, params.message, inline=inline)
             except tasks.NotWaiting as exc:
                 raise RpcError(INVALID_PARAMS, str(exc)) from None
         if inline:
@@ -219,8 +219,8 @@ def handle(call: Call, access: Access, flow: Any = None) -> dict[str, Any]:
     if call.handler == "send":
         config = call.params.configuration
         blocking = config is None or config.blocking is not False
-        # a blocking send without a push notification config runs in this request (no job); the others, and
-        # a resumed task (its resume job), are jobs, followed to their end when the caller waits
+        # a blocking send without a push notification config runs in this request (no job), a new task or the
+        # answer of one waiting for input; the others are jobs, followed to their end when the caller waits
         inline = blocking and (config is None or config.push_notification_config is None)
         row = _start(access, call.params, inline=inline, flow=flow)
         if blocking and row.state not in services.TERMINAL:

@@ -25,7 +25,6 @@ points to that job. :func:`follow` translates the job's stream into the task's A
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import logging
 import time
@@ -44,6 +43,7 @@ from core.engine import events as run_events
 from core.engine.results import last_chat_text
 from core.errors import ApiError
 from core.jobs import JobInfo, JobState
+from core.runs import checkpoints
 from core.runs import jobs as run_jobs
 from service_a2a.models import Task
 from service_a2a.services import (
@@ -337,11 +337,13 @@ class TaskNotCancelable(Exception):
     pass
 
 
-def resume(row: Row, access: Access, message: v03.Message) -> Row:
-    """Answer an ``input-required`` task: its checkpoint resumed through ``core.runs`` (a ``runs.resume`` job).
+def resume(row: Row, access: Access, message: v03.Message, *, inline: bool = False) -> Row:
+    """Answer an ``input-required`` task: its checkpoint resumed through ``core.runs``.
 
     The message's text is the answer. The checkpoint is claimed exactly once (a second answer
-    fails); the row then points to the job that continues the run, whose state the task shows.
+    fails). ``inline`` (a blocking send): the run goes on in this request and the row records its
+    ending, as for a new blocking send; otherwise as a ``runs.resume`` job, which the row then
+    points to and whose state the task shows.
     """
     task = view(row)
     if task.state != "input-required" or not task.checkpoint_id:
@@ -349,20 +351,54 @@ def resume(row: Row, access: Access, message: v03.Message) -> Row:
     if message.context_id and message.context_id != task.context_id:
         raise NotWaiting(f"Task {task.id} belongs to another context")
     answer = message_text(message)
+    if inline:
+        return _resume_here(task, access, answer)
     db.release()
     try:
         job_id = run_jobs.resume(task.checkpoint_id, access.job_owner, answer, meta={"a2a_task": str(task.id)})
     except ApiError as exc:  # 404 foreign or missing, 409 already answered, 410 expired
         raise NotWaiting(_detail(exc)) from None
-    t = Task.__table__.c
-    cleared = {"state": "submitted", "answer": None, "status_text": None, "checkpoint_id": None, "input_request": None}
-    with db.transaction() as s:  # the task now maps to the resume job (an in-request ending no longer applies)
-        s.execute(sa.update(Task).where(t.id == task.id).values(job_id=job_id, updated_at=db.utcnow(), **cleared))
-    resumed = dataclasses.replace(
-        NewTask(**_columns(task), stored=True), job_id=job_id, updated_at=db.utcnow(), **cleared
-    )
+    resumed = _point(task, job_id=job_id, state="submitted")  # the task now maps to the resume job
     db.release()  # the caller follows the job next: the job needs the connection (SQLite keeps one)
     return view(resumed)
+
+
+def _resume_here(task: Row, access: Access, answer: str) -> Row:
+    """The answered run, in this request: the row records its ending (no job, as a blocking ``message/send``)."""
+    run_id = str(uuid.uuid4())
+    try:
+        data = checkpoints.claim(str(task.checkpoint_id), access.job_owner, run_id)
+    except ApiError as exc:  # 404 foreign or missing, 409 already answered, 410 expired
+        raise NotWaiting(_detail(exc)) from None
+    ended = NewTask(**_columns(task), stored=True)
+    try:
+        prepared, resumed = run_jobs.restore(str(task.checkpoint_id), answer, data)
+        outcome = runs.execute(prepared, resume=resumed, job_id=run_id)
+    except ApiError as exc:  # refused since it paused (check_run, a revoked share): a failed task
+        _ended(ended, "failed", status_text=failure_text(task, _detail(exc)))
+    except Exception:
+        log.exception("A2A task %s of flow %s failed", task.id, access.flow_id)
+        db.session().rollback()
+        _ended(ended, "failed", status_text=failure_text(task, None))
+    else:
+        if outcome.suspended is not None:
+            _paused(ended, outcome.suspended)
+        elif outcome.failed is not None:
+            _ended(ended, "failed", status_text=failure_text(task, runs.failure_text(outcome.failed)))
+        else:
+            _ended(ended, "completed", answer=last_chat_text(outcome.results[-1]))
+    return _point(ended, job_id=None, state=ended.state, **_ending(ended))
+
+
+def _point(task: Row, *, job_id: str | None, state: str, **ending: Any) -> NewTask:
+    """Write what the row holds: the job that carries the task, or the ending of a run that had none."""
+    values = {"answer": None, "status_text": None, "checkpoint_id": None, "input_request": None, **ending}
+    now = db.utcnow()
+    t = Task.__table__.c
+    with db.transaction() as s:
+        s.execute(sa.update(Task).where(t.id == task.id).values(job_id=job_id, state=state, updated_at=now, **values))
+    fields = {**_columns(task), "job_id": job_id, "state": state, "updated_at": now, **values}
+    return NewTask(**fields, stored=True)
 
 
 def cancel(row: Row) -> Row:

@@ -263,6 +263,7 @@ def start_build(app: Flask, req: BuildRequest, delivery: str) -> str:
             shaper=SHAPER,
             flow=req.flow,
             meta=meta,
+            base_meta=False,
             app=app,
         )
     except Exception:

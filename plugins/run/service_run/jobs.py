@@ -50,6 +50,7 @@ def enqueue(prepared: runs.PreparedRun) -> str:
         flow=prepared.flow,
         prefix=PREFIX,
         meta={"flow_id": str(prepared.flow["id"])},
+        base_meta=False,
     )
 
 
