@@ -217,8 +217,10 @@ def restore(
 class RunJob:
     """The run job under one of its names; ``legacy`` reads the kwargs an older version queued under it."""
 
-    def __init__(self, legacy: Callable[[dict[str, Any]], RunJobArgs] | None = None) -> None:
+    def __init__(self, legacy: Callable[[dict[str, Any]], RunJobArgs] | None = None, module: str = __name__) -> None:
         self.legacy = legacy
+        #: what ``service worker`` imports before it forks (core.jobs.worker.preload): the surface's shaper module
+        self.__module__ = module
 
     def __call__(self, ctx: JobContext, **kwargs: Any) -> Any:
         if "shaper" not in kwargs and self.legacy is not None:
@@ -226,9 +228,15 @@ class RunJob:
         return _run(ctx, RunJobArgs(**kwargs))
 
 
-def job(name: str, description: str, legacy: Callable[[dict[str, Any]], RunJobArgs] | None = None) -> Job:
-    """The run job registered as ``name`` (a surface's ``register_jobs``): the name its jobs show."""
-    return Job(name, RunJob(legacy), description)
+def job(
+    name: str, description: str, legacy: Callable[[dict[str, Any]], RunJobArgs] | None = None, *, module: str = __name__
+) -> Job:
+    """The run job registered as ``name`` (a surface's ``register_jobs``): the name its jobs show.
+
+    ``module``: the surface's module holding its shaper (``__name__``), imported by ``service worker``
+    before it forks, as any job function's module.
+    """
+    return Job(name, RunJob(legacy, module), description)
 
 
 def legacy_run(shaper_name: str, **options: Any) -> Callable[[dict[str, Any]], RunJobArgs]:

@@ -182,3 +182,11 @@ def test_the_resume_pointer_is_the_checkpoint(make_app):
         assert resumes.current(state(app).jobs, admin.id, "surface-run-1").id == job_id
         assert resumes.current(state(app).jobs, "someone-else", "surface-run-1") is None
     assert _done(app, job_id).state is JobState.FINISHED
+
+
+def test_service_worker_preloads_each_surfaces_shaper_module(make_app):
+    from core.jobs.worker import preload
+
+    app = _app(make_app)
+    modules = preload(app)
+    assert {"core.runs.jobs", "service_build.jobs", "service_run.jobs", "service_workflows.jobs"} <= set(modules)

@@ -73,4 +73,4 @@ def _legacy(kwargs: dict[str, Any]) -> run_jobs.RunJobArgs:
     return run_jobs.RunJobArgs(shaper=SHAPER, request=req.run_request().to_json(), flow=req.flow)
 
 
-JOB = run_jobs.job(BUILD_JOB, "Build a flow, streaming its events", _legacy)
+JOB = run_jobs.job(BUILD_JOB, "Build a flow, streaming its events", _legacy, module=__name__)

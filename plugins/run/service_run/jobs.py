@@ -59,4 +59,5 @@ JOB = run_jobs.job(
     WEBHOOK_JOB,
     "Run a flow with a webhook payload, as the flow's owner",
     run_jobs.legacy_run(SHAPER, prefix=PREFIX),
+    module=__name__,
 )

@@ -51,6 +51,9 @@ JOBS = [
         RUN_JOB,
         "Run a flow in the background for the v2 workflows API",
         run_jobs.legacy_run(SHAPER, hold_end=True),  # kwargs {request, output_ids, globals_} of older versions
+        module=__name__,
     ),
-    run_jobs.job(RESUME_JOB, "Resume a paused v2 workflow run with its answer", run_jobs.legacy_resume(SHAPER)),
+    run_jobs.job(
+        RESUME_JOB, "Resume a paused v2 workflow run with its answer", run_jobs.legacy_resume(SHAPER), module=__name__
+    ),
 ]
