@@ -21,6 +21,7 @@ run and outcome, and a ``scratch`` dict the shaper may use between its hooks.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -73,7 +74,7 @@ class ShapedRun:
         return self.outcome
 
 
-class RunShaper:
+class RunShaper(abc.ABC):
     """What a surface makes of a background run (subclass it; ``name`` is unique)."""
 
     name: ClassVar[str]
@@ -91,16 +92,16 @@ class RunShaper:
         """Results a partial run reuses (``run.prepared`` is built); None: none."""
         return None
 
-    def ran(self, run: ShapedRun) -> None:
+    def ran(self, run: ShapedRun) -> None:  # noqa: B027 - optional: most shapers keep nothing
         """Called once the run executed (``run.outcome``), before the job ends."""
 
     def closing_events(self, run: ShapedRun) -> list[tuple[str, Any]]:
         """``(name, data)`` events written to the stream after the run, before its held ``end``."""
         return []
 
+    @abc.abstractmethod
     def result(self, run: ShapedRun) -> Any:
         """The job's JSON result of a completed or failed run (raise to fail the job)."""
-        raise NotImplementedError
 
 
 class V1RunShaper(RunShaper):
