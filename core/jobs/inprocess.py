@@ -340,8 +340,10 @@ class InProcessQueue(JobQueue):
     def reap(self) -> int:
         """End the active jobs of the config directory whose process is gone, and this process's jobs past
         their hard time limit (the next reader would; this ends them when nobody reads). Returns how many."""
+        with self.store.lock:
+            running = [r for r in self.store.jobs.values() if r.info.state is JobState.RUNNING]
+        ended = sum(self._check_hard_limit(record) for record in running)
         self._sweep()
-        ended = 0
         for job_id in self.files.active_ids():
             with self.store.lock:
                 record = self._get(job_id)
