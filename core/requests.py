@@ -31,7 +31,7 @@ from flask import Flask, Request, request
 from flask.json.provider import DefaultJSONProvider
 from marshmallow import ValidationError, fields
 
-from core import appctx
+from core import appctx, appstate
 from core.errors import ApiError, ValidationFailed, flatten_marshmallow, validation_error
 
 MB = 1024 * 1024
@@ -55,7 +55,7 @@ class _Refused(ValueError):
 
 def _limits() -> tuple[int, int]:
     app = appctx.app_or_none()
-    service = app.extensions.get("service") if app is not None else None
+    service = appstate.state_or_none(app) if app is not None else None
     if service is None:  # no app (tools, tests of the parser itself)
         return DEFAULT_MAX_DEPTH, DEFAULT_MAX_INT_DIGITS
     settings = service.settings
@@ -228,7 +228,7 @@ def body_limit(kind: str) -> Callable[[F], F]:
 
 
 def limit_bytes(app: Flask, kind: str) -> int:
-    settings = app.extensions["service"].settings
+    settings = appstate.settings(app)
     if kind == "json" or kind == "raw":
         size = settings.max_json_body_size
     elif kind == "flow":

@@ -61,8 +61,8 @@ def register_health_checks() -> list[HealthCheck]:
 
 @hookimpl
 def check_run(user_id: str | None, flow: dict[str, Any], surface: str) -> None:
-    from core.app import state
+    from core import appstate
     from core.builtin.hardening import check_code_execution, hardening_of
 
-    st = state()
+    st = appstate.state()
     check_code_execution(hardening_of(st.settings), st.components.current, flow)

@@ -4,8 +4,8 @@
 * :mod:`core.runs.jobs`: the same in the background (``enqueue``), and ``resume`` from a checkpoint
 * :mod:`core.runs.checkpoints`: suspended runs in the database
 * :mod:`core.runs.wire`: the typed events in the reference's wire framings
-* :mod:`core.runs.tweaks`: ``SERVICE_TWEAKS_POLICY``
-* :mod:`core.runs.context`: the engine's ``RunContext`` wired to the plugins' hooks
+* :mod:`core.runs.tweaks`: ``SERVICE_TWEAKS_POLICY`` (:mod:`core.engine.tweaks`) answered as ``ApiError``
+* :mod:`core.runs.context`: the engine's run ports (:mod:`core.engine.ports`) over the plugins' hooks
 """
 
 from core.runs.context import GLOBAL_VAR_HEADER, make_context, registry, request_variables

@@ -29,8 +29,7 @@ from typing import Any
 
 from flask import Flask
 
-from core import db
-from core.app import state
+from core import appstate, db
 from core.engine import RunEvent, Suspended
 from core.engine.checkpoint import decode_results
 from core.engine.events import RunFinished
@@ -196,7 +195,7 @@ def restore(
     """
     req = RunRequest.from_json(data["request"])
     flow = dict(data["flow"])
-    hook = state(app).host.hook
+    hook = appstate.hooks(app)
     if req.public and hook.find_flow(user_id=None, flow_id_or_name=str(flow.get("id")), public=True) is None:
         raise FlowNotFound(str(flow.get("id")))  # the public grant was revoked since the run paused
     hook.check_run(user_id=req.user_id, flow=flow, surface=req.surface)
@@ -297,7 +296,7 @@ def enqueue(
         args=dict(args or {}),
     )
     return str(
-        state(app).jobs.enqueue(
+        appstate.jobs(app).enqueue(
             job,
             owner=owner or str(req.user_id),
             job_id=job_id,
@@ -329,7 +328,7 @@ def resume(
     job_id = str(uuid.uuid4())
     data = checkpoints.claim(checkpoint_id, owner, job_id, paused_job_id=paused_job_id)
     spec = RunJobArgs(shaper=shaper, resume={"checkpoint_id": checkpoint_id, "answer": answer, "data": data})
-    state(app).jobs.enqueue(
+    appstate.jobs(app).enqueue(
         job,
         owner=owner,
         job_id=job_id,

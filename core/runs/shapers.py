@@ -127,9 +127,9 @@ def shapers(app: Flask) -> dict[str, RunShaper]:
     """The app's shapers by name (``register_run_shapers``, collected once per app; duplicates are refused)."""
     found: dict[str, RunShaper] | None = app.extensions.get(EXTENSION)
     if found is None:
-        from core.app import state
+        from core import appstate
 
-        collected: list[RunShaper] = state(app).host.collect("register_run_shapers", key=lambda s: s.name)
+        collected: list[RunShaper] = appstate.host(app).collect("register_run_shapers", key=lambda s: s.name)
         found = {s.name: s for s in collected}
         app.extensions[EXTENSION] = found
     return found

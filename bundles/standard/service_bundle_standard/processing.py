@@ -39,9 +39,12 @@ def _parse_structured(text: str) -> Any:
     if not stripped:
         return None
     try:
-        return json.loads(stripped)
+        parsed = json.loads(stripped)
     except ValueError:
         pass
+    else:  # an object, or a list of objects (the reference's "records"); anything else stays text
+        if isinstance(parsed, dict) or (isinstance(parsed, list) and all(isinstance(r, dict) for r in parsed)):
+            return parsed
     if "\n" in stripped and "," in stripped.split("\n", 1)[0]:
         reader = csv.DictReader(io.StringIO(stripped))
         rows = [dict(r) for r in reader]
@@ -73,7 +76,7 @@ def convert_to_data(value: Any, *, auto_parse: bool) -> Data:
             if isinstance(parsed, dict):
                 return Data(parsed)
             if isinstance(parsed, list):
-                return Data({"results": parsed})
+                return Data({"records": parsed})
         return Data({"text": value.text})
     if isinstance(value, DataFrame):
         return value.to_data()
@@ -248,7 +251,7 @@ class ParserComponent(Component):
                             f"Column {exc} not found in the table. Available columns: {', '.join(item.columns)}"
                         ) from None
             elif isinstance(item, Data):
-                data = item.data if not isinstance(item, Message) else {"text": item.text}
+                data = item.data  # a Message's: its text and what a component put beside it (Read File's file_path...)
                 default = item.default_value if item.default_value is not None else ""
                 lines.append(format_template(self.pattern, data, missing=lambda _k, d=default: to_text(d)))
             elif isinstance(item, dict):
@@ -482,7 +485,7 @@ class RegexExtractorComponent(Component):
         return found
 
     def get_matches_text(self) -> Message:
-        text = "\n".join(m for m in self._matches() if m)
+        text = "\n".join(m for m in self._matches() if m) or "No matches found"  # the reference's text
         self.status = text
         return Message(text=text)
 
@@ -574,7 +577,11 @@ class DataToDataFrame(Component):
             if isinstance(item, Message):
                 rows.append({"text": item.text})
             elif isinstance(item, Data):
-                rows.append(dict(item.data))
+                row = dict(item.data)
+                text = item.get_text()
+                if text:  # the reference adds the text (of any text key) as a "text" column
+                    row["text"] = text
+                rows.append(row)
             elif isinstance(item, DataFrame):
                 rows.extend(item.rows)
             elif isinstance(item, dict):

@@ -22,8 +22,7 @@ from typing import Any
 
 from a2a.compat.v0_3 import types as v03
 
-from core import runs
-from core.app import state
+from core import appstate, runs
 from core.errors import ApiError
 from core.runs import public
 
@@ -59,7 +58,7 @@ def _with_auth_type(flow_id: str, user_id: str | None) -> dict[str, Any] | None:
         uuid_of(str(flow_id))
     except ValueError:
         return None
-    found = state().host.hook.find_flow_with_auth_type(flow_id=flow_id, user_id=user_id)
+    found = appstate.hooks().find_flow_with_auth_type(flow_id=flow_id, user_id=user_id)
     if found is None:
         return None
     flow, auth_type = found
@@ -73,7 +72,7 @@ uuid_of = functools.lru_cache(maxsize=4096)(uuid.UUID)
 
 
 def agents_of(user_id: str) -> list[dict[str, Any]]:
-    return list(state().host.hook.published_agents(user_id=user_id) or [])
+    return list(appstate.hooks().published_agents(user_id=user_id) or [])
 
 
 def public_principal(flow_id: str) -> str:

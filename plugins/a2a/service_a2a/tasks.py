@@ -36,8 +36,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 from a2a.compat.v0_3 import types as v03
 
-from core import db, groupcommit, runs
-from core.app import state
+from core import appstate, db, groupcommit, runs
 from core.engine import RunResult
 from core.engine import events as run_events
 from core.engine.results import last_chat_text
@@ -225,7 +224,7 @@ def view(row: Row) -> Row:
     """The task as it is now: a task with a job in its job's state; one without (a blocking send) as stored."""
     if not row.job_id:
         return row
-    return from_job(row, state().jobs.info(row.job_id))
+    return from_job(row, appstate.jobs().info(row.job_id))
 
 
 # --- starting -----------------------------------------------------------------------------------------
@@ -274,7 +273,7 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
             _ended(row, "failed", status_text=failure_text(row, runs.failure_text(result)))
         # written with the run's messages, in their commit (core.groupcommit: in a group with the runs that end
         # now, on the driver): no session begun for one insert (bench/NOTES.md, issue 14)
-        groupcommit.defer(state().engine, _TASK_INSERT, [_columns(row)])
+        groupcommit.defer(appstate.engine(), _TASK_INSERT, [_columns(row)])
         row.stored = written = True
 
     try:
@@ -287,7 +286,7 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
         row.stored = False
         return stored or _insert_ended(row, "failed", status_text=failure_text(row, None))
     if written:
-        groupcommit.flush(state().engine)  # no message to store: nothing committed the row yet
+        groupcommit.flush(appstate.engine())  # no message to store: nothing committed the row yet
         return row
     return _finish_outcome(row, outcome)
 
@@ -406,7 +405,7 @@ def cancel(row: Row) -> Row:
     task = view(row)
     if task.state in TERMINAL or not task.job_id:
         raise TaskNotCancelable()
-    state().jobs.cancel(str(task.job_id))
+    appstate.jobs().cancel(str(task.job_id))
     return view(row)
 
 
@@ -438,7 +437,7 @@ def follow(row: Row, *, block_seconds: float = READ_BLOCK_SECONDS) -> Iterator[U
     Yields ``working``, the answer's token chunks as artifact chunks (or the whole answer at the
     end when the flow did not stream), and the final status.
     """
-    jobs = state().jobs
+    jobs = appstate.jobs()
     seen = _Follow()
     cursor: str | None = None
     ended = not row.job_id

@@ -13,8 +13,7 @@ from typing import Any
 from flask import Response, current_app, request
 from flask_smorest import Blueprint
 
-from core import openapi
-from core.app import state
+from core import appstate, openapi
 from core.auth import authenticated, current_actor, resolve_actor
 from core.errors import ApiError
 from core.jobs import JobInfo
@@ -55,12 +54,12 @@ _STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 # --- helpers ------------------------------------------------------------------------------------------
 def _ensure_watchdog() -> None:
     rt = runtime()
-    WATCHDOG.ensure(state().jobs, rt.store, rt.config)
+    WATCHDOG.ensure(appstate.jobs(), rt.store, rt.config)
 
 
 def _job_for(job_id: str, owner: str) -> JobInfo:
     """The owner's build job, else 404 (unknown, expired, another owner's, or not a build)."""
-    info = state().jobs.info_for(job_id, owner)
+    info = appstate.jobs().info_for(job_id, owner)
     if info is None or info.name != BUILD_JOB:
         raise ApiError(404, f"Job not found: {job_id}")
     return info
@@ -112,7 +111,7 @@ def _resolve(req: BuildRequest) -> None:
 def _stream_response(job_id: str, meta: dict[str, Any], *, cancel_on_close: bool) -> Response:
     """The NDJSON stream of a job; a ``direct`` build is cancelled when its client goes away before the end."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    jobs = state(app).jobs
+    jobs = appstate.jobs(app)
     rt = runtime(app)
 
     def touch() -> None:
@@ -137,13 +136,13 @@ def _events(info: JobInfo, delivery: str) -> Response:
     rt.store.touch(info.id)
     release_db(current_app)  # nothing below needs the database: do not hold a connection while waiting
     if delivery == "polling":
-        events = poll(state().jobs, rt.store, info.id, meta, wait_seconds=rt.config.poll_wait_seconds)
+        events = poll(appstate.jobs(), rt.store, info.id, meta, wait_seconds=rt.config.poll_wait_seconds)
         return Response(ndjson(events), mimetype=NDJSON, headers={"Cache-Control": "no-cache"})
     return _stream_response(info.id, meta, cancel_on_close=False)
 
 
 def _cancel(info: JobInfo) -> dict[str, Any]:
-    state().jobs.cancel(info.id)
+    appstate.jobs().cancel(info.id)
     runtime().store.unwatch(info.id)
     return {"success": True, "message": CANCELLED_MESSAGE}
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.app import state
+from core import appstate
 from core.engine.nodes import node_types
 
 HEADER = "X-Service-Blocked-Components"
 
 
 def _union(hook_name: str) -> frozenset[str]:
-    answers = getattr(state().host.hook, hook_name)()
+    answers = getattr(appstate.hooks(), hook_name)()
     return frozenset(k for answer in answers if answer for k in answer)
 
 

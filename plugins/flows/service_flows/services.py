@@ -20,8 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core import db
-from core.app import state
+from core import appstate, db
 from core.errors import ApiError
 from service_flows import examples, sanitize, shares
 from service_flows.config import settings as flows_settings
@@ -455,7 +454,7 @@ def unique_endpoint(
 # --- writes ---------------------------------------------------------------------------------------------
 def notify_changed(flow: Flow) -> None:
     """Tell other plugins (``on_flow_changed``) a flow was written, inside this transaction."""
-    state().host.hook.on_flow_changed(
+    appstate.hooks().on_flow_changed(
         flow_id=str(flow.id),
         user_id=str(flow.user_id) if flow.user_id else None,
         flow={
@@ -469,7 +468,7 @@ def notify_changed(flow: Flow) -> None:
 
 
 def notify_deleted(flow_ids: list[uuid.UUID], user_id: uuid.UUID | None) -> None:
-    hook = state().host.hook
+    hook = appstate.hooks()
     for fid in flow_ids:
         hook.on_flow_changed(flow_id=str(fid), user_id=str(user_id) if user_id else None, flow=None)
 

@@ -278,13 +278,11 @@ class ProviderEmbedder:
     batch_size: int = 256
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from core.app import state
+        from core import appstate
 
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        rows = state().host.hook.embed_texts(
-            context=self.context, provider=self.provider, model=self.model, texts=texts
-        )
+        rows = appstate.hooks().embed_texts(context=self.context, provider=self.provider, model=self.model, texts=texts)
         if rows is None:
             raise EmbeddingUnavailable(f"Embedding provider '{self.provider}' is not available on this server")
         matrix = np.asarray(rows, dtype=np.float32)

@@ -17,7 +17,7 @@ from typing import Any
 
 from flask import Request, request
 
-from core.app import state
+from core import appstate
 from core.auth import Actor
 from core.errors import ApiError
 from service_mcp import oauth
@@ -34,7 +34,7 @@ def caller() -> Actor | None:
     if kind.lower() == "bearer" and token and token.count(".") != 2:  # not a JWT: an API key
         environ.pop("HTTP_AUTHORIZATION", None)
         environ["HTTP_X_API_KEY"] = token
-    actor: Actor | None = state().host.hook.actor_from_request(request=Request(environ), scheme="optional")
+    actor: Actor | None = appstate.hooks().actor_from_request(request=Request(environ), scheme="optional")
     return actor
 
 
@@ -96,7 +96,7 @@ def _oauth_scope(project: dict[str, Any], auth: dict[str, Any], owner: str, scop
 
 def project_scope(project_id: str) -> tuple[Scope, dict[str, Any]]:
     """Admit the caller to project ``project_id``'s MCP server; 401 / 403 / 404 otherwise."""
-    project = state().host.hook.find_project(user_id=None, project_id=project_id)
+    project = appstate.hooks().find_project(user_id=None, project_id=project_id)
     if project is None:
         raise ApiError(404, NOT_FOUND)
     auth = project.get("auth_settings") or {}
@@ -129,7 +129,7 @@ def server_name(project: dict[str, Any]) -> str:
 
 def protected_resource(project_id: str, kind: str) -> dict[str, Any]:
     """The RFC 9728 metadata of an OAuth project's server (``kind`` ``streamable`` or ``sse``); else 404."""
-    project = state().host.hook.find_project(user_id=None, project_id=project_id)
+    project = appstate.hooks().find_project(user_id=None, project_id=project_id)
     auth = (project or {}).get("auth_settings") or {}
     if project is None or kind not in ("streamable", "sse") or auth.get("auth_type") != "oauth":
         raise ApiError(404, "Not Found")

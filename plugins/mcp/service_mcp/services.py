@@ -13,8 +13,7 @@ import sqlalchemy as sa
 from cryptography.fernet import InvalidToken, MultiFernet
 from sqlalchemy.orm import Session
 
-from core import secrets
-from core.app import state
+from core import appstate, secrets
 from core.db import utcnow
 from core.errors import ApiError
 from service_mcp import oauth
@@ -40,7 +39,7 @@ TRANSPORTS = ("streamablehttp", "sse")
 
 
 def project(user_id: str, project_id: str) -> dict[str, Any]:
-    found = state().host.hook.find_project(user_id=user_id, project_id=project_id)
+    found = appstate.hooks().find_project(user_id=user_id, project_id=project_id)
     if found is None:
         raise ApiError(404, "Project not found")
     return dict(found)
@@ -48,7 +47,7 @@ def project(user_id: str, project_id: str) -> dict[str, Any]:
 
 def list_tools(user_id: str, project_id: str, mcp_enabled: bool) -> dict[str, Any]:
     proj = project(user_id, project_id)
-    flows = state().host.hook.list_project_flows(user_id=user_id, project_id=project_id, with_data=False) or []
+    flows = appstate.hooks().list_project_flows(user_id=user_id, project_id=project_id, with_data=False) or []
     items = [{k: f.get(k) for k in TOOL_FIELDS} for f in flows if f.get("mcp_enabled") or not mcp_enabled]
     return {"tools": items, "auth_settings": proj.get("auth_settings"), "server_name": server_name(proj)}
 
@@ -61,7 +60,7 @@ def update_settings(s: Session, user_id: str, project_id: str, body: dict[str, A
         secret = auth.pop("oauth_client_secret", None)
         if secret:
             _store_secret(s, user_id, project_id, secret)
-    count = state().host.hook.update_project_mcp(
+    count = appstate.hooks().update_project_mcp(
         user_id=user_id, project_id=project_id, tools=body["settings"], auth_settings=auth
     )
     if count is None:
@@ -74,7 +73,7 @@ def update_settings(s: Session, user_id: str, project_id: str, body: dict[str, A
 
 
 def _store_secret(s: Session, user_id: str, project_id: str, secret: str) -> None:
-    token = secrets.fernet(state().settings).encrypt(secret.encode()).decode()
+    token = secrets.fernet(appstate.settings()).encrypt(secret.encode()).decode()
     key = uuid.UUID(project_id)
     row = s.get(ProjectSecret, key)
     if row is None:

@@ -13,8 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core import db, runs
-from core.app import state
+from core import appstate, db, runs
 from core.engine.events import RunEvent, VertexFinished, VerticesSorted
 from core.errors import ApiError
 from service_mcp.inputs import ToolInputs, tool_inputs, tweaks_for
@@ -55,7 +54,7 @@ def sanitize(name: str) -> str:
 
 def flows(scope: Scope, with_data: bool = False) -> list[dict[str, Any]]:
     """The scope's flows (as the flows plugin lists them); a foreign or missing project is 404."""
-    found = state().host.hook.list_project_flows(
+    found = appstate.hooks().list_project_flows(
         user_id=scope.owner_id, project_id=scope.project_id, with_data=with_data
     )
     if found is None:
@@ -64,7 +63,7 @@ def flows(scope: Scope, with_data: bool = False) -> list[dict[str, Any]]:
 
 
 def _policy() -> str:
-    return str(state().settings.tweaks_policy)
+    return str(appstate.settings().tweaks_policy)
 
 
 # a flow's input schema, per process, by (flow id, last update, tweak policy): listing 200 flows neither
@@ -84,7 +83,7 @@ def _inputs(flow: dict[str, Any], policy: str, owner: str) -> ToolInputs:
     if found is not None:
         return found
     if "data" not in flow:
-        loaded = state().host.hook.find_flow(user_id=owner, flow_id_or_name=str(flow["id"]), public=False)
+        loaded = appstate.hooks().find_flow(user_id=owner, flow_id_or_name=str(flow["id"]), public=False)
         flow = {**flow, "data": (loaded or {}).get("data")}
     data = flow.get("data")
     found = tool_inputs(data if isinstance(data, dict) else None, policy)

@@ -31,7 +31,7 @@ from typing import Any
 from flask import Response, current_app, request
 
 from core import db
-from core.app import plugin_settings
+from core.appstate import plugin_settings
 from core.errors import ApiError, ValidationFailed
 from core.requests import parse_json
 from core.runs import request_variables

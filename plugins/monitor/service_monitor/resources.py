@@ -13,8 +13,7 @@ from flask import Response
 from flask_smorest import Blueprint
 from marshmallow import fields
 
-from core import db, openapi
-from core.app import state
+from core import appstate, db, openapi
 from core.auth import authenticated, current_actor
 from core.errors import ApiError
 from core.requests import json_list
@@ -300,7 +299,7 @@ def stream_logs():
 @authenticated("superuser")
 def job_queue():
     """Backend, active jobs, counters; plus what plugins add through ``job_queue_metrics`` (the build counters)."""
-    metrics = dict(state().jobs.metrics())
-    for extra in state().host.hook.job_queue_metrics():
+    metrics = dict(appstate.jobs().metrics())
+    for extra in appstate.hooks().job_queue_metrics():
         metrics.update(extra or {})
     return metrics

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Response, request, stream_with_context
 from flask_smorest import Blueprint
 
-from core.app import state
+from core import appstate
 from core.auth import SECURITY, resolve_actor
 from core.errors import ApiError
 from core.openapi import json_response
@@ -85,7 +85,7 @@ def _chain(first: str, rest: Any) -> Any:
 def get_response(response_id: str):
     """A background response: ``queued``, ``in_progress``, ``completed`` (with the output) or ``failed``."""
     actor = _caller()
-    info = state().jobs.info_for(response_id, str(actor.owner_id))
+    info = appstate.jobs().info_for(response_id, str(actor.owner_id))
     if info is None:
         return {
             "error": {

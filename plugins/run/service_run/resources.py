@@ -17,8 +17,7 @@ from flask import Response, request
 from flask_smorest import Blueprint
 from marshmallow import Schema, ValidationError
 
-from core import jsoncodec, openapi, runs
-from core.app import state
+from core import appstate, jsoncodec, openapi, runs
 from core.auth import allowed, authenticated, current_actor, resolve_actor
 from core.errors import ApiError, ValidationFailed, flatten_marshmallow
 from core.runs import registry, request_variables
@@ -244,7 +243,7 @@ def _iso(epoch: float | None) -> str | None:
 @authenticated("user")
 def webhook_job(job_id: str):
     """State of a webhook run started by (or as) the caller; once finished, its run response."""
-    info = state().jobs.info_for(job_id, current_actor().owner_id)
+    info = appstate.jobs().info_for(job_id, current_actor().owner_id)
     if info is None or info.name != WEBHOOK_JOB:
         raise ApiError(404, f"Job not found: {job_id}")
     status = str(info.state.value if hasattr(info.state, "value") else info.state)
@@ -281,7 +280,7 @@ def all_components(query: Mapping[str, Any]):
     locale = request.accept_languages.best_match(catalog.locales(reg), default=catalog.DEFAULT_LOCALE)
     hidden: frozenset[str] = frozenset()
     if not query["include_blocked"]:
-        hidden = frozenset(k for answer in state().host.hook.blocked_components() if answer for k in answer)
+        hidden = frozenset(k for answer in appstate.hooks().blocked_components() if answer for k in answer)
     raw, packed = catalog.encoded(reg, locale or catalog.DEFAULT_LOCALE, hidden)
     response = Response(raw, mimetype="application/json")
     response.vary.add("Accept-Encoding")
@@ -323,7 +322,7 @@ def update_custom_component(body: Mapping[str, Any]):
     """
     from core.builtin.hardening import require_custom_code
 
-    require_custom_code(state().settings, current_actor())
+    require_custom_code(appstate.settings(), current_actor())
     return validate.update_custom_component(dict(body))
 
 
@@ -367,7 +366,7 @@ def model_provider_models():
     if ctx.provider_allowed is not None and not ctx.provider_allowed(pid):
         raise ApiError(403, f"Model provider '{pid}' is not allowed by the model-provider policy")
     try:
-        models = state().host.hook.list_models(context=ctx, provider=provider, refresh=refresh)
+        models = appstate.hooks().list_models(context=ctx, provider=provider, refresh=refresh)
     except ValueError as exc:  # not usable as configured: no endpoint or key, a blocked address, a refused key
         raise ApiError(422, [{"loc": ["query", "provider"], "msg": str(exc), "type": "value_error"}]) from exc
     except Exception as exc:  # the provider failed or cannot be reached

@@ -18,8 +18,7 @@ from flask import Response, request
 from flask_smorest import Blueprint
 from marshmallow import Schema, ValidationError
 
-from core import db, openapi, runs
-from core.app import state
+from core import appstate, db, openapi, runs
 from core.auth import authenticated, current_actor, resolve_actor
 from core.errors import ApiError, ValidationFailed, flatten_marshmallow
 from core.limits import rate_limited
@@ -137,7 +136,7 @@ def _prepare(req: runs.RunRequest, flow_id: str) -> runs.PreparedRun:
 
 
 def _job(job_id: str, owner: str) -> Any:
-    info = state().jobs.info_for(job_id, owner)
+    info = appstate.jobs().info_for(job_id, owner)
     if info is None or info.name not in _JOBS:
         raise ApiError(404, services.job_not_found(job_id))
     return info
@@ -149,7 +148,7 @@ def _current(job_id: str, owner: str) -> Any:
     A paused background run (``suspended``) or a sync run that paused (no job of its own) reads the
     state of the job that continued it (``core.runs.resumes``: the checkpoints record where a run went on).
     """
-    info = resumes.current(state().jobs, owner, job_id)
+    info = resumes.current(appstate.jobs(), owner, job_id)
     if info is None or info.name not in _JOBS:
         raise ApiError(404, services.job_not_found(job_id))
     return info
@@ -199,18 +198,18 @@ def run_workflow():
 
 def _background(req: runs.RunRequest, body: dict[str, Any], owner: str) -> dict[str, Any]:
     """Start ``workflows.run``; a reused ``idempotency_key`` of the same owner returns the first job."""
-    st = state()
+    jobs, shared, ttl = appstate.jobs(), appstate.shared(), float(appstate.settings().job_event_ttl_seconds)
     job_id = services.new_run_id()
     key = body.get("idempotency_key")
     if key:
         digest = hashlib.sha256(key.encode()).hexdigest()[:40]
         mark = f"workflows:idempotency:{owner}:{digest}"
-        if not st.shared.cas(mark, None, job_id, ttl=float(st.settings.job_event_ttl_seconds)):
-            first = st.shared.get(mark)
-            info = st.jobs.info_for(first, owner) if first else None
+        if not shared.cas(mark, None, job_id, ttl=ttl):
+            first = shared.get(mark)
+            info = jobs.info_for(first, owner) if first else None
             if info is not None:
                 return services.background_response(info.id, str(info.meta.get("flow_id") or body["flow_id"]))
-            st.shared.put(mark, job_id, ttl=float(st.settings.job_event_ttl_seconds))
+            shared.put(mark, job_id, ttl=ttl)
     prepared = _prepare(req, body["flow_id"])  # 404 / 403 / 422 now, not in the job
     flow_id = str(prepared.flow["id"])
     req.flow = flow_id
@@ -272,7 +271,7 @@ def workflow_events(job_id: str):
             },
         )
     after = request.headers.get("Last-Event-ID") or request.args.get("last_event_id") or None
-    return sse(streams.replay(state(), info, protocol, after))
+    return sse(streams.replay(appstate.jobs(), info, protocol, after))
 
 
 @blp.route("/stop", methods=["POST"])
@@ -285,7 +284,7 @@ def stop_workflow():
     """Stop a background run (between components, on any process and either job backend)."""
     body = _load(schemas.StopSchema(), _json())
     info = _current(body["job_id"], current_actor().owner_id)
-    stopped = state().jobs.cancel(info.id)
+    stopped = appstate.jobs().cancel(info.id)
     return {
         "job_id": info.id,
         "status": "cancelled" if stopped else streams.STATUS.get(info.state.value, info.state.value),
@@ -319,7 +318,7 @@ def resume_workflow(job_id: str):
     found = checkpoints.get(body["request_id"], owner)
     if found is None or (found.job_id and found.job_id != job_id):
         raise ApiError(404, f"Pending request {body['request_id']} not found")
-    paused = state().jobs.info_for(job_id, owner)  # None when the run paused in a sync or live stream
+    paused = appstate.jobs().info_for(job_id, owner)  # None when the run paused in a sync or live stream
     protocol = (paused.meta.get("stream_protocol") if paused is not None else None) or "service"
     session_id = json.loads(found.data).get("session_id") or found.flow_id  # the AG-UI thread goes on
     # the paused id keeps answering: its status and stop follow the job that continues the run (core.runs.resumes)
