@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from core.auth import Actor
     from core.records import HealthCheck, Job, Migrations, ModelProvider, Permission, SettingsSection
+    from core.runs.shapers import RunShaper
 
 __all__ = [
     "actor_from_request",
@@ -59,6 +60,7 @@ __all__ = [
     "register_jobs",
     "register_migrations",
     "register_model_providers",
+    "register_run_shapers",
     "register_settings",
     "stored_flows",
     "update_project_mcp",
@@ -110,6 +112,17 @@ def register_jobs() -> list[Job]:
 
     Called while an app is built and in every ``service worker`` process, so
     a job enqueued in a web process can run in any worker.
+    """
+
+
+@hookspec
+def register_run_shapers() -> list[RunShaper]:
+    """Return the result shapers of the run job, by unique name (:class:`core.runs.shapers.RunShaper`).
+
+    The core's one background run job (:mod:`core.runs.jobs`) is enqueued with a shaper's
+    name; the shaper decides which run events its stream keeps, what a run that cannot
+    start becomes, the events written before the held ``end``, and the job's result.
+    Collected once per app (and in every ``service worker`` process), on first use.
     """
 
 

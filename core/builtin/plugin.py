@@ -27,13 +27,21 @@ def register_commands():
 @hookimpl
 def register_jobs() -> list[Job]:
     from core.builtin.jobs import JOBS
-    from core.runs.jobs import RESUME_JOB, RUN_JOB, resume_job, run_flow_job
+    from core.runs.jobs import RESUME_JOB, RUN_JOB, job, legacy_resume, legacy_run
+    from core.runs.shapers import V1_RUN
 
     return [
         *JOBS,
-        Job(RUN_JOB, run_flow_job, "run a flow in the background (the run service's enqueue)"),
-        Job(RESUME_JOB, resume_job, "resume a suspended run from its checkpoint"),
+        job(RUN_JOB, "the run job: run a flow in the background (the run service's enqueue)", legacy_run(V1_RUN)),
+        job(RESUME_JOB, "the run job resuming a suspended run from its checkpoint", legacy_resume(V1_RUN)),
     ]
+
+
+@hookimpl
+def register_run_shapers() -> list[Any]:
+    from core.runs.shapers import V1RunShaper
+
+    return [V1RunShaper()]
 
 
 @hookimpl

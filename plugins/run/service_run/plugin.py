@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from core import hookimpl
-from core.records import Job
 
 
 @hookimpl
@@ -15,9 +14,16 @@ def register_blueprints():
 
 @hookimpl
 def register_jobs():
-    from service_run.jobs import WEBHOOK_JOB, run_webhook
+    from service_run.jobs import JOB
 
-    return [Job(WEBHOOK_JOB, run_webhook, "Run a flow with a webhook payload, as the flow's owner")]
+    return [JOB]
+
+
+@hookimpl
+def register_run_shapers():
+    from service_run.jobs import WebhookShaper
+
+    return [WebhookShaper()]
 
 
 @hookimpl

@@ -20,6 +20,7 @@ from core.auth import authenticated, current_actor, resolve_actor
 from core.errors import ApiError, ValidationFailed
 from core.requests import load_body
 from core.runs import request_variables, sse
+from service_run import jobs as webhook_jobs
 from service_run import schemas, services
 from service_run.config import settings as run_settings
 from service_run.jobs import WEBHOOK_JOB
@@ -198,13 +199,7 @@ def webhook_run(flow_id_or_name: str):
     prepared = _webhook_run(flow_id_or_name, body)
     if not raw or not raw.strip():
         raise ApiError(400, "Request body is empty. You should provide a JSON payload containing the flow ID.")
-    flow_id = str(prepared.flow["id"])
-    job_id = appstate.jobs().enqueue(
-        WEBHOOK_JOB,
-        owner=str(prepared.request.user_id),
-        kwargs={"request": prepared.request.to_json(), "flow": prepared.flow},
-        meta={"flow_id": flow_id},
-    )
+    job_id = webhook_jobs.enqueue(prepared)
     return json_response(
         {
             "message": WEBHOOK_STARTED,

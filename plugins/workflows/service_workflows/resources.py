@@ -20,10 +20,10 @@ from core import appstate, openapi, runs
 from core.auth import authenticated, current_actor
 from core.errors import ApiError, ValidationFailed
 from core.requests import load, request_json
-from core.runs import checkpoints, public, request_variables, sse
-from core.runs.jobs import resume as resume_checkpoint
+from core.runs import checkpoints, public, request_variables, resumes, sse
+from core.runs import jobs as run_jobs
 from service_workflows import schemas, services, streams
-from service_workflows.jobs import RESUME_JOB, RUN_JOB
+from service_workflows.jobs import RESUME_JOB, RUN_JOB, SHAPER
 
 blp = Blueprint("workflows", __name__, url_prefix="/api/v2/workflows", description="Workflows (v2, Beta)")
 
@@ -118,34 +118,13 @@ def _job(job_id: str, owner: str) -> Any:
     return info
 
 
-#: a paused run answered with ``/resume`` goes on as another job; this key names it, so the paused id follows
-RESUMED_AS = "workflows:resumed:{}:{}"  # owner, digest of the paused id (a path segment may hold anything)
-
-
-def _resumed_key(owner: str, job_id: str) -> str:
-    return RESUMED_AS.format(owner, hashlib.sha256(job_id.encode("utf-8", "replace")).hexdigest()[:40])
-
-
-#: a run can pause and be resumed again; the chain is followed this far at most
-MAX_RESUMES = 32
-
-
 def _current(job_id: str, owner: str) -> Any:
     """The job that now carries the run ``job_id`` started: itself, or the job it was resumed as.
 
     A paused background run (``suspended``) or a sync run that paused (no job of its own) reads the
-    state of the job that continued it, hop by hop; every hop is looked up under the caller's id.
+    state of the job that continued it (``core.runs.resumes``: the checkpoints record where a run went on).
     """
-    jobs, shared = appstate.jobs(), appstate.shared()
-    info = jobs.info_for(job_id, owner)
-    for _ in range(MAX_RESUMES):
-        if info is not None and info.state.value != "suspended":
-            break
-        following = shared.get(_resumed_key(owner, job_id)) or ""
-        nxt = jobs.info_for(following, owner) if following else None
-        if nxt is None:
-            break
-        job_id, info = following, nxt
+    info = resumes.current(appstate.jobs(), owner, job_id)
     if info is None or info.name not in _JOBS:
         raise ApiError(404, services.job_not_found(job_id))
     return info
@@ -202,11 +181,14 @@ def _background(req: runs.RunRequest, body: dict[str, Any], owner: str) -> dict[
     prepared = _prepare(req, body["flow_id"])  # 404 / 403 / 422 now, not in the job
     flow_id = str(prepared.flow["id"])
     req.flow = flow_id
-    jobs.enqueue(
-        RUN_JOB,
+    run_jobs.enqueue(
+        req,
         owner=owner,
         job_id=job_id,
-        kwargs={"request": req.to_json(), "output_ids": body["output_ids"], "globals_": body["globals"]},
+        job=RUN_JOB,
+        shaper=SHAPER,
+        hold_end=True,
+        args={"output_ids": body["output_ids"], "globals_": body["globals"]},
         meta={
             "flow_id": flow_id,
             "surface": "workflows",
@@ -307,15 +289,16 @@ def resume_workflow(job_id: str):
     paused = appstate.jobs().info_for(job_id, owner)  # None when the run paused in a sync or live stream
     protocol = (paused.meta.get("stream_protocol") if paused is not None else None) or "service"
     session_id = json.loads(found.data).get("session_id") or found.flow_id  # the AG-UI thread goes on
-    new_job = resume_checkpoint(
+    # the paused id keeps answering: its status and stop follow the job that continues the run (core.runs.resumes)
+    new_job = run_jobs.resume(
         body["request_id"],
         owner,
         body["decision"],
         job=RESUME_JOB,
+        shaper=SHAPER,
+        paused_job_id=job_id,
         meta={"stream_protocol": protocol, "resumed_from": job_id, "session_id": session_id},
     )
-    # the paused id keeps answering: its status and stop follow the job that continues the run
-    appstate.shared().put(_resumed_key(owner, job_id), new_job, ttl=float(appstate.settings().job_event_ttl_seconds))
     return services.background_response(new_job, found.flow_id)
 
 
