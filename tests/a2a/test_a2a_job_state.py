@@ -52,8 +52,9 @@ def test_a_job_task_shows_its_jobs_state_and_the_row_keeps_the_mapping(app, clie
     row = _row(app, task["id"])
     info = state(app).jobs.info(row["job_id"])
     assert info is not None and info.state.value == "finished"
-    # read, never written back: the row holds the task <-> job mapping, its context and history
-    assert row["state"] == "submitted" and row["answer"] is None and row["status_text"] is None
+    # the row holds the task <-> job mapping, its context and history, and the ending once the job ended
+    # (archived on the first read after it: the job store forgets the job after its TTL)
+    assert row["state"] == "completed" and row["answer"] == "polled" and row["status_text"] is None
     assert row["context_id"] == done["contextId"] and row["request"]["parts"][0]["text"] == "polled"
 
 
@@ -65,21 +66,38 @@ def test_a_cancelled_job_is_a_canceled_task_at_once(app, client, admin):
     row = _row(app, task["id"])
     assert state(app).jobs.cancel(row["job_id"])  # cancelled through the job store, not the A2A surface
     assert _get(client, flow_id, task["id"])["status"]["state"] == "canceled"
-    assert _row(app, task["id"])["state"] == "submitted"
+    # the row never follows a running job; once the cancelled job has ended, it keeps the ending
+    assert _row(app, task["id"])["state"] in ("submitted", "canceled")
 
 
-def test_a_task_whose_job_is_gone_failed(app, client, admin):
+def _lose_job(app, task_id):
     from service_a2a.models import Task
 
     from core import db
 
+    with app.app_context(), db.transaction() as s:  # its job expired (or the server lost it)
+        s.execute(sa.update(Task).where(Task.__table__.c.id == uuid.UUID(task_id)).values(job_id="no-such-job"))
+
+
+def test_a_task_whose_job_is_gone_before_it_ended_failed(app, client, admin):
     folder = project(client, admin, "apikey")
-    flow_id = agent(client, admin, chat_echo(), folder_id=folder)
+    flow_id = agent(client, admin, slow_flow(10), folder_id=folder)
     params = {"message": user_message("gone"), "configuration": {"blocking": False}}
     task = _rpc(client, flow_id, rpc("message/send", params), admin.key).get_json()["result"]
-    _until(client, flow_id, task["id"], "completed", admin.key)
-    with app.app_context(), db.transaction() as s:  # its job expired (or the server lost it)
-        s.execute(sa.update(Task).where(Task.__table__.c.id == uuid.UUID(task["id"])).values(job_id="no-such-job"))
+    assert _get(client, flow_id, task["id"], admin.key)["status"]["state"] in ("submitted", "working")
+    _lose_job(app, task["id"])
     got = _get(client, flow_id, task["id"], admin.key)
     assert got["status"]["state"] == "failed"
     assert "its run is gone" in got["status"]["message"]["parts"][0]["text"]
+
+
+def test_an_ended_task_keeps_its_ending_after_its_job_is_gone(app, client, admin):
+    folder = project(client, admin, "apikey")
+    flow_id = agent(client, admin, chat_echo(), folder_id=folder)
+    params = {"message": user_message("kept"), "configuration": {"blocking": False}}
+    task = _rpc(client, flow_id, rpc("message/send", params), admin.key).get_json()["result"]
+    _until(client, flow_id, task["id"], "completed", admin.key)
+    _lose_job(app, task["id"])
+    got = _get(client, flow_id, task["id"], admin.key)
+    assert got["status"]["state"] == "completed"
+    assert got["artifacts"][0]["parts"][0]["text"] == "kept"

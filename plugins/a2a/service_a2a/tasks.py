@@ -3,7 +3,7 @@
 A task is a row of ``a2a_task`` (so ``tasks/get`` works on any process): its id, agent,
 owner, context id, the user message that started it (``history``) and the id of the job
 that runs it. Streamed and non-blocking tasks are a ``runs.flow`` job of the core run job;
-their state is the job's (:func:`view`, never written to the row):
+their state is the job's (:func:`view`; the row keeps only the ending, once the job has ended):
 
 =========================  ==================================================
 job (``core.jobs``)        A2A task state
@@ -14,7 +14,7 @@ finished                   completed (the answer: the run response's last messag
 failed                     failed (the reason, for the owner's key only)
 cancelled, or cancel asked canceled
 suspended                  input-required (what the flow asks, its checkpoint)
-gone (expired)             failed: "Task interrupted: its run is gone"
+gone (expired) before it   failed: "Task interrupted: its run is gone" (an ended job left its ending in the row)
 =========================  ==================================================
 
 A blocking ``message/send`` runs in the request (:func:`run_blocking`, no job): it has no
@@ -221,10 +221,30 @@ def from_job(row: Row, info: JobInfo | None) -> NewTask:
 
 
 def view(row: Row) -> Row:
-    """The task as it is now: a task with a job in its job's state; one without (a blocking send) as stored."""
+    """The task as it is now: a task with a job in its job's state; one without (a blocking send) as stored.
+
+    A job that has ended leaves its ending in the row, once: the job store forgets a job after
+    ``SERVICE_JOB_EVENT_TTL_SECONDS``, a task is kept until its owner goes, and ``tasks/get`` must
+    still answer ``completed`` with its artifact then. The row never follows the job while it runs.
+    """
     if not row.job_id:
         return row
-    return from_job(row, appstate.jobs().info(row.job_id))
+    info = appstate.jobs().info(row.job_id)
+    task = from_job(row, info)
+    if info is not None and info.ended_at is not None and task.state != "input-required" and row.state != task.state:
+        _archive(task, row.job_id)
+    return task
+
+
+def _archive(task: NewTask, job_id: str) -> None:
+    """Write an ended job's task state into its row (only while the row still points to that job)."""
+    table = cast(sa.Table, Task.__table__)
+    with db.transaction() as s:
+        s.execute(
+            sa.update(table)
+            .where(table.c.id == task.id, table.c.job_id == job_id)
+            .values(state=task.state, answer=task.answer, status_text=task.status_text, updated_at=task.updated_at)
+        )
 
 
 # --- starting -----------------------------------------------------------------------------------------
