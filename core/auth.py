@@ -65,7 +65,7 @@ def resolve_actor(scheme: str = "user") -> Actor | None:
     """Ask the plugins who is calling (cached for the request). May raise 401/403."""
     cache = g.setdefault("_service_actors", {})
     if scheme not in cache:
-        cache[scheme] = _state().host.hook.actor_from_request(request=request, scheme=scheme)
+        cache[scheme] = _state().host.hooks.actor_from_request(request=request, scheme=scheme)
     return cache[scheme]
 
 
@@ -108,7 +108,7 @@ def authenticated(scheme: str = "user") -> Callable[[F], F]:
 
 def allowed(actor: Actor | None, action: str, resource: Any = None) -> bool:
     """Ask every plugin; any deny wins, and no allow at all means deny."""
-    verdicts = [v for v in _state().host.hook.permission_allowed(actor=actor, action=action, resource=resource) if v]
+    verdicts = [v for v in _state().host.hooks.permission_allowed(actor=actor, action=action, resource=resource) if v]
     return bool(verdicts) and all(v.allow for v in verdicts)
 
 

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 import pluggy
 
 from core import PROJECT_NAME, __version__, hookspecs
+from core.hookcalls import Hooks
 from core.records import PluginInfo
 
 log = logging.getLogger(__name__)
@@ -56,10 +57,17 @@ class PluginHost:
         #: name -> reason, for plugins that were found but could not be loaded
         self.failures: dict[str, str] = {}
         self._spec_modules: list[ModuleType] = []  # published hook spec modules already added
+        #: the typed call facade (:class:`core.hookcalls.Hooks`): how call sites call hooks
+        self.hooks = Hooks(self.pm)
 
     @property
     def hook(self) -> Any:
+        """pluggy's untyped relay (for the host itself and tests): call sites use :attr:`hooks`."""
         return self.pm.hook
+
+    def published(self) -> list[ModuleType]:
+        """The hook spec modules the loaded plugins publish (their ``HOOKSPECS``), in the order added."""
+        return list(self._spec_modules)
 
     # --- registration ------------------------------------------------------------
     def register(
@@ -171,7 +179,9 @@ class PluginHost:
     # --- collecting contributions ------------------------------------------------------
     def collect(self, hook_name: str, key: Callable[[T], str] | None = None, **kwargs: Any) -> list[T]:
         """Flatten the lists returned by a ``register_*`` hook; reject duplicate keys."""
-        caller = getattr(self.pm.hook, hook_name)
+        caller = getattr(self.pm.hook, hook_name, None)
+        if caller is None:  # a published hook whose publisher is not loaded: nothing to collect
+            return []
         items: list[T] = []
         seen: dict[str, str] = {}
         for impl in caller.get_hookimpls():  # registration order

@@ -23,14 +23,17 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from flask import Flask
+from werkzeug.datastructures import Headers
 
 from core import appctx
 from core.app import state
+from core.contracts import FlowRecord, MessageRecord, VertexRecord
 from core.engine import EgressPolicy, Registry, RunContext, RunEvent, VertexFinished
 from core.engine.errors import PolicyRefused
 from core.engine.hardening import Hardening
 from core.engine.results import output_logs
 from core.errors import ApiError
+from core.hookcalls import Hooks
 
 GLOBAL_VAR_HEADER = "X-SERVICE-GLOBAL-VAR-"
 
@@ -46,7 +49,7 @@ current_registry = registry  # make_context's ``registry`` argument shadows the 
 _ENVIRON_PREFIX = "HTTP_" + GLOBAL_VAR_HEADER.upper().replace("-", "_")
 
 
-def request_variables(headers: Mapping[str, str]) -> dict[str, str]:
+def request_variables(headers: Mapping[str, str] | Headers) -> dict[str, str]:
     """``X-SERVICE-GLOBAL-VAR-<NAME>`` headers as ``{NAME: value}`` (names upper-cased)."""
     environ = getattr(headers, "environ", None)
     if isinstance(environ, dict):  # a request's headers: read its WSGI environ without rebuilding every name
@@ -118,7 +121,7 @@ def _policies(settings: Any) -> tuple[EgressPolicy, Hardening]:
 def make_context(
     *,
     user_id: str,
-    flow: Mapping[str, Any],
+    flow: FlowRecord | Mapping[str, Any],
     session_id: str | None = None,
     emit: Callable[[RunEvent], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
@@ -131,7 +134,8 @@ def make_context(
     registry: Registry | None = None,
     app: Flask | None = None,
 ) -> RunContext:
-    """A RunContext for ``user_id`` running ``flow`` (a dict from ``find_flow`` or an unsaved graph).
+    """A RunContext for ``user_id`` running ``flow`` (the record ``find_flow`` gave, or ``{id, name}`` of an
+    unsaved graph).
 
     ``messages_user_id`` keeps the run's messages (and reads its history) in another user's
     store than the run's principal: a signed-in visitor's public-playground conversation is
@@ -143,68 +147,66 @@ def make_context(
         app = appctx.current()
     bound = app_binder(app)  # on the run's thread, in its app context: make_context is called there
     svc = state(app)
-    hook = svc.host.hook
+    hooks = svc.host.hooks
     settings = svc.settings
     egress, hardening = _policies(settings)
-    flow_id = str(flow.get("id")) if flow.get("id") else None
+    if isinstance(flow, FlowRecord):
+        flow_id, flow_name = flow.id or None, flow.name
+    else:
+        flow_id, flow_name = (str(flow.get("id")) if flow.get("id") else None), flow.get("name")
 
     def resolve_variable(name: str, _field: str) -> str | None:
-        value: str | None = hook.get_variable(user_id=user_id, name=name)
-        return value
+        return hooks.get_variable(user_id=user_id, name=name)
 
     def load_flow(id_or_name: str) -> dict[str, Any] | None:
-        found: dict[str, Any] | None = hook.find_flow(user_id=user_id, flow_id_or_name=id_or_name, public=False)
-        return found
+        found = hooks.find_flow(user_id=user_id, flow_id_or_name=id_or_name, public=False)
+        return None if found is None else found.as_dict()  # the engine reads the flow's JSON
 
     def check_flow(found: Mapping[str, Any]) -> None:
         # the checks of the top flow (core.runs.service.resolve), for every graph the engine loads
         try:
-            hook.check_run(user_id=user_id or None, flow=dict(found), surface="subflow")
+            hooks.check_run(user_id=user_id or None, flow=FlowRecord.from_dict(found), surface="subflow")
         except ApiError as exc:
             raise PolicyRefused(f"Sub-flow '{found.get('name') or found.get('id')}' cannot run: {exc.detail}") from None
 
     def store_message(message: dict[str, Any]) -> dict[str, Any]:
-        hook.on_messages(user_id=keeper, messages=[message])
+        hooks.on_messages(user_id=keeper, messages=[MessageRecord.from_dict(message)])
         return message
 
     def get_messages(session: str | None, flow_ref: str | None, n: int, order: str) -> list[dict[str, Any]]:
-        history: list[dict[str, Any]] = (
-            hook.message_history(user_id=keeper, flow_id=flow_ref or flow_id, session_id=session or "", limit=n) or []
-        )
+        found = hooks.message_history(user_id=keeper, flow_id=flow_ref or flow_id, session_id=session or "", limit=n)
+        history = [m.as_dict() for m in found or ()]
         return history if order.upper() == "ASC" else list(reversed(history))
 
     def mcp_server(name: str) -> dict[str, Any] | None:
-        config: dict[str, Any] | None = hook.mcp_server_config(user_id=user_id, name=name)
-        return config
+        config = hooks.mcp_server_config(user_id=user_id, name=name)
+        return None if config is None else config.as_dict()
 
     def read_file(ref: str) -> bytes:
-        content: bytes | None = hook.read_user_file(user_id=user_id, ref=ref)
+        content = hooks.read_user_file(user_id=user_id, ref=ref)
         if content is None:
             raise FileNotFoundError(f"File not found: {ref}")
         return content
 
     def write_file(name: str, content: bytes, append: bool) -> dict[str, Any]:
-        stored: dict[str, Any] | None = hook.write_user_file(user_id=user_id, name=name, content=content, append=append)
+        stored = hooks.write_user_file(user_id=user_id, name=name, content=content, append=append)
         if stored is None:
             raise OSError("Saving files is not available here (no file storage installed)")
-        return stored
-
-    def provider_allowed(provider_id: str) -> bool:
-        return not any(answer is False for answer in hook.model_provider_allowed(provider_id=provider_id))
+        return stored.as_dict()
 
     def emit_and_record(event: RunEvent) -> None:
         if record_vertices and isinstance(event, VertexFinished):
             if not log_builds and event.result is not None:
-                _record_transaction(hook, user_id, flow_id, job_id, event)  # no end_vertex payload needed
+                _record_transaction(hooks, user_id, flow_id, job_id, event)  # no end_vertex payload needed
             else:
-                _record_vertex(hook, user_id, flow_id, job_id, event.payload(), build_record=log_builds)
+                _record_vertex(hooks, user_id, flow_id, job_id, event.payload(), build_record=log_builds)
         if emit is not None:
             emit(event)
 
     return RunContext(
         user_id=user_id,
         flow_id=flow_id,
-        flow_name=flow.get("name"),
+        flow_name=flow_name,
         session_id=session_id or flow_id,
         resolve_variable=bound(resolve_variable),
         request_variables=dict(request_vars or {}),
@@ -222,9 +224,7 @@ def make_context(
         read_file=bound(read_file),
         write_file=bound(write_file),
         provider_allowed=bound(
-            lambda provider_id: (
-                not any(answer is False for answer in hook.model_provider_allowed(provider_id=provider_id))
-            )
+            lambda provider_id: not any(a is False for a in hooks.model_provider_allowed(provider_id=provider_id))
         ),
         shared=svc.shared,
         bind_callback=bound,
@@ -232,7 +232,13 @@ def make_context(
 
 
 def _record_vertex(
-    hook: Any, user_id: str, flow_id: str | None, job_id: str | None, data: dict[str, Any], *, build_record: bool = True
+    hooks: Hooks,
+    user_id: str,
+    flow_id: str | None,
+    job_id: str | None,
+    data: dict[str, Any],
+    *,
+    build_record: bool = True,
 ) -> None:
     build = data.get("build_data") or {}
     outputs = (build.get("data") or {}).get("outputs") or {}
@@ -247,7 +253,7 @@ def _record_vertex(
             "failed",
         )
     _send_record(
-        hook,
+        hooks,
         user_id,
         flow_id,
         job_id,
@@ -264,13 +270,13 @@ def _record_vertex(
 
 
 def _record_transaction(
-    hook: Any, user_id: str, flow_id: str | None, job_id: str | None, event: VertexFinished
+    hooks: Hooks, user_id: str, flow_id: str | None, job_id: str | None, event: VertexFinished
 ) -> None:
     """The transaction record of a vertex straight from its result: what :func:`_record_vertex` writes with
     ``build_record=False``, without building the ``end_vertex`` payload (2% of a simple run's instructions)."""
     vr = event.result
     _send_record(
-        hook,
+        hooks,
         user_id,
         flow_id,
         job_id,
@@ -283,8 +289,8 @@ def _record_transaction(
     )
 
 
-def _send_record(hook: Any, user_id: str, flow_id: str | None, job_id: str | None, **fields: Any) -> None:
+def _send_record(hooks: Hooks, user_id: str, flow_id: str | None, job_id: str | None, **fields: Any) -> None:
     """Hand one vertex's record to ``on_vertex_built`` (nothing for a run of an unsaved graph)."""
     if flow_id is None:
         return
-    hook.on_vertex_built(record={"user_id": user_id, "flow_id": flow_id, "job_id": job_id, "inputs": {}, **fields})
+    hooks.on_vertex_built(record=VertexRecord(user_id=user_id, flow_id=flow_id, job_id=job_id, **fields))

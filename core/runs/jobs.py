@@ -19,6 +19,7 @@ from flask import Flask
 
 from core import db
 from core.app import state
+from core.contracts import FlowRecord
 from core.engine import RunEvent, Suspended, simplified_run_response
 from core.engine.checkpoint import decode_results
 from core.jobs import JobCancelled, JobContext, JobSuspended
@@ -187,11 +188,11 @@ def resume_run(ctx: JobContext, checkpoint_id: str, answer: Any, data: dict[str,
     cancelled or paused run.
     """
     req = RunRequest.from_json(data["request"])
-    flow = dict(data["flow"])
-    hook = state(ctx.app).host.hook
-    if req.public and hook.find_flow(user_id=None, flow_id_or_name=str(flow.get("id")), public=True) is None:
-        raise FlowNotFound(str(flow.get("id")))  # the public grant was revoked since the run paused
-    hook.check_run(user_id=req.user_id, flow=flow, surface=req.surface)
+    flow = FlowRecord.from_dict(data["flow"])
+    hooks = state(ctx.app).host.hooks
+    if req.public and hooks.find_flow(user_id=None, flow_id_or_name=flow.id, public=True) is None:
+        raise FlowNotFound(flow.id)  # the public grant was revoked since the run paused
+    hooks.check_run(user_id=req.user_id, flow=flow, surface=req.surface)
     item = RunInput(**data["input"])
     req.inputs = [item]
     req.tweaks = None  # already part of the checkpointed graph

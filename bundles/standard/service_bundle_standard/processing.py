@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from typing import Any
 
 from core.engine import Component, Data, DataFrame, Message, Output
@@ -100,6 +101,11 @@ def convert_to_dataframe(value: Any, *, auto_parse: bool) -> DataFrame:
     if isinstance(value, Data):
         return value.to_dataframe()
     return DataFrame([{"text": to_text(value)}])
+
+
+def _fallback(default: Any) -> Callable[[str], str]:
+    """A ``missing`` callback of :func:`format_template` that answers ``default`` as text for any name."""
+    return lambda _name: to_text(default)
 
 
 class TypeConverterComponent(Component):
@@ -250,7 +256,7 @@ class ParserComponent(Component):
             elif isinstance(item, Data):
                 data = item.data if not isinstance(item, Message) else {"text": item.text}
                 default = item.default_value if item.default_value is not None else ""
-                lines.append(format_template(self.pattern, data, missing=lambda _k, d=default: to_text(d)))
+                lines.append(format_template(self.pattern, data, missing=_fallback(default)))
             elif isinstance(item, dict):
                 lines.append(format_template(self.pattern, item, missing=lambda _k: ""))
             elif item in (None, ""):

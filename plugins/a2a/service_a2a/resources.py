@@ -11,6 +11,7 @@ from marshmallow import Schema, fields
 
 import core
 from core.auth import authenticated, current_actor, resolve_actor
+from core.contracts import FlowRecord
 from core.errors import ApiError, ValidationFailed, validation_error
 from core.openapi import json_response
 from core.requests import body_limit
@@ -39,7 +40,7 @@ def _card_url(flow_id: str) -> str:
     return f"{_base()}/api/v1/a2a/{flow_id}/.well-known/agent-card.json"
 
 
-def _agent(flow_id: str) -> dict[str, Any]:
+def _agent(flow_id: str) -> FlowRecord:
     flow = services.find_agent(flow_id)  # None for an id that is no UUID too
     if flow is None:
         abort(404)
@@ -53,10 +54,10 @@ def list_agents() -> Any:
     """The caller's published agents (``flow_type=agent`` and ``a2a_enabled``), each with its card URL."""
     return [
         {
-            "id": flow["id"],
-            "name": flow.get("name"),
-            "description": flow.get("description"),
-            "cardUrl": _card_url(flow["id"]),
+            "id": flow.id,
+            "name": flow.name,
+            "description": flow.description,
+            "cardUrl": _card_url(flow.id),
         }
         for flow in services.agents_of(current_actor().owner_id)
     ]
@@ -70,7 +71,7 @@ def agent_card(flow_id: str) -> Any:
     return cards.build_card(
         flow,
         rpc_url=f"{_base()}/api/v1/a2a/{flow_id}/jsonrpc",
-        auth_type=flow["_auth_type"],
+        auth_type=services.auth_type(flow),
         server_version=core.__version__,
     )
 
@@ -98,9 +99,9 @@ def card_preview(body: dict[str, Any], flow_id: str) -> Any:
         raise ValidationFailed(errors)
     try:
         card = cards.build_card(
-            {**flow, "a2a_card_overrides": raw},
+            flow.replace(a2a_card_overrides=raw),
             rpc_url=f"{_base()}/api/v1/a2a/{flow_id}/jsonrpc",
-            auth_type=flow["_auth_type"],
+            auth_type=services.auth_type(flow),
             server_version=core.__version__,
         )
     except ValidationFailed:
@@ -110,12 +111,12 @@ def card_preview(body: dict[str, Any], flow_id: str) -> Any:
     return {"card": card, "cardUrl": _card_url(flow_id), "published": services.is_agent(flow)}
 
 
-def _access(flow: dict[str, Any]) -> services.Access:
+def _access(flow: FlowRecord) -> services.Access:
     """Who runs the agent: the public principal (project ``auth_type`` none) or its owner, by the owner's key."""
-    auth_type = flow["_auth_type"]
-    owner = str(flow["user_id"])
+    auth_type = services.auth_type(flow)
+    owner = str(flow.user_id)
     if auth_type == "none":
-        return services.Access(str(flow["id"]), owner, public=True)
+        return services.Access(flow.id, owner, public=True)
     if auth_type not in cards.KEYED:
         raise ApiError(403, f"Unsupported project auth type {auth_type!r} for A2A")
     if not (request.headers.get("x-api-key") or request.args.get("x-api-key")):
@@ -126,7 +127,7 @@ def _access(flow: dict[str, Any]) -> services.Access:
         raise ApiError(401, INVALID_API_KEY) from None
     if actor is None or actor.owner_id != owner:
         raise ApiError(401, INVALID_API_KEY)
-    return services.Access(str(flow["id"]), owner, public=False)
+    return services.Access(flow.id, owner, public=False)
 
 
 @blp.route("/<flow_id>/jsonrpc", methods=["POST"])

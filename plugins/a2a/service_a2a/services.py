@@ -27,6 +27,7 @@ from a2a.compat.v0_3 import types as v03
 
 from core import db, groupcommit, runs
 from core.app import state
+from core.contracts import FlowRecord
 from core.engine import RunResult
 from core.engine import events as run_events
 from core.engine.results import last_chat_text
@@ -34,6 +35,7 @@ from core.errors import ApiError
 from core.jobs import JobState
 from core.runs import jobs as run_jobs
 from core.runs import public
+from service_a2a import hookspecs
 from service_a2a.models import Task
 
 log = logging.getLogger(__name__)
@@ -46,36 +48,36 @@ READ_BLOCK_SECONDS = 5.0
 
 
 # --- flows and access ---------------------------------------------------------------------------------
-def is_agent(flow: Mapping[str, Any] | None) -> bool:
-    return bool(flow) and flow.get("flow_type") == "agent" and bool(flow.get("a2a_enabled"))  # type: ignore[union-attr]
+def is_agent(flow: FlowRecord | None) -> bool:
+    return flow is not None and flow.flow_type == "agent" and bool(flow.a2a_enabled)
 
 
-def find_agent(flow_id: str) -> dict[str, Any] | None:
+def find_agent(flow_id: str) -> FlowRecord | None:
     """The published agent flow ``flow_id`` whoever owns it (None: 404), with its project's auth type."""
     flow = _with_auth_type(flow_id, None)
     return flow if is_agent(flow) else None
 
 
-def own_flow(user_id: str, flow_id: str) -> dict[str, Any] | None:
+def own_flow(user_id: str, flow_id: str) -> FlowRecord | None:
     """The caller's own flow ``flow_id``, published or not (another user's is None: 404), with its auth type."""
     flow = _with_auth_type(flow_id, user_id)
-    if not flow or str(flow.get("user_id")) != str(user_id):
+    if flow is None or str(flow.user_id) != str(user_id):
         return None
     return flow
 
 
-def _with_auth_type(flow_id: str, user_id: str | None) -> dict[str, Any] | None:
-    """The flow and its project's auth type (``_auth_type``, ``apikey`` by default) in one read of the flows plugin."""
+def auth_type(flow: FlowRecord) -> str:
+    """The auth type the agent's project asks of callers (``apikey`` without a project or auth settings)."""
+    return flow.auth_type or "apikey"
+
+
+def _with_auth_type(flow_id: str, user_id: str | None) -> FlowRecord | None:
+    """The flow with its project's auth type, in one read of the flows plugin (``find_agent_flow``)."""
     try:
         uuid_of(str(flow_id))
     except ValueError:
         return None
-    found = state().host.hook.find_flow_with_auth_type(flow_id=flow_id, user_id=user_id)
-    if found is None:
-        return None
-    flow, auth_type = found
-    flow["_auth_type"] = auth_type or "apikey"
-    return flow
+    return state().host.hooks.first(hookspecs.find_agent_flow, flow_id=flow_id, user_id=user_id)
 
 
 #: a flow's or owner's id parsed once per process (every call of an agent parsed the same ids again: ``uuid.UUID``
@@ -83,8 +85,9 @@ def _with_auth_type(flow_id: str, user_id: str | None) -> dict[str, Any] | None:
 uuid_of = functools.lru_cache(maxsize=4096)(uuid.UUID)
 
 
-def agents_of(user_id: str) -> list[dict[str, Any]]:
-    return list(state().host.hook.published_agents(user_id=user_id) or [])
+def agents_of(user_id: str) -> list[FlowRecord]:
+    agents = state().host.hooks.first(hookspecs.published_agents, user_id=user_id)
+    return agents or []
 
 
 def public_principal(flow_id: str) -> str:
@@ -277,7 +280,7 @@ def start(access: Access, message: v03.Message) -> Row:
     return row
 
 
-def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] | None = None) -> Row:
+def run_blocking(access: Access, message: v03.Message, flow: FlowRecord | None = None) -> Row:
     """A blocking ``message/send``: the run in this request (``core.runs`` execute), the task stored once, ended.
 
     Its caller learns the task id only from the answer, so nobody can ask for it earlier; the row
@@ -290,7 +293,7 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
     try:
         # 404 / 403 / 422 of the run service: a failed task, as in a job. The agent read for this request
         # is the run's flow (an owner's run; a public one is looked up through its grant again)
-        prepared = runs.prepare(req, found=_without_extras(flow))
+        prepared = runs.prepare(req, found=flow)
     except ApiError as exc:
         return finish(row, "failed", status_text=failure_text(row, _detail(exc)))
     # the lookup's connection stays with this request through the run, as in every in-request run of the run
@@ -323,10 +326,6 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
         groupcommit.flush(state().engine)  # no message to store: nothing committed the row yet
         return row
     return finish_outcome(row, outcome)
-
-
-def _without_extras(flow: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    return None if flow is None else {k: v for k, v in flow.items() if not k.startswith("_")}
 
 
 def finish_outcome(row: Row, outcome: runs.RunOutcome) -> Row:

@@ -21,6 +21,7 @@ from flask import Flask
 
 from core import runs
 from core.app import state
+from core.contracts import FlowRecord
 from core.engine import Graph, RunEvent, RunFailed, VertexResult
 from core.errors import ApiError, ValidationFailed
 from core.runs import public
@@ -86,10 +87,10 @@ class BuildRequest:
     def resolve(self, app: Flask | None = None) -> runs.PreparedRun:
         """Look the flow up and ask ``check_run`` (404/403), once: the job reuses what it found."""
         prepared = runs.resolve(self.run_request(), app)
-        self.flow = prepared.flow
+        self.flow = prepared.flow.as_dict()  # the job payload's JSON
         self.data = None  # it is in ``flow`` now
         if self.flow_name is None:
-            self.flow_name = prepared.flow.get("name")
+            self.flow_name = prepared.flow.name
         return prepared
 
 
@@ -153,7 +154,11 @@ def _error(emit: Callable[[RunEvent], Any], req: BuildRequest, text: str, **extr
 def prepare(app: Flask, req: BuildRequest, emit: Callable[[RunEvent], Any]) -> Prepared | None:
     """The run and its graph; on failure send the ``error`` event and return None."""
     try:
-        prepared = runs.PreparedRun(req.run_request(), req.flow) if req.flow is not None else req.resolve(app)
+        prepared = (
+            runs.PreparedRun(req.run_request(), FlowRecord.from_dict(req.flow))
+            if req.flow is not None
+            else req.resolve(app)
+        )
         release_db(app)
         runs.build(prepared, app)
     except runs.FlowNotFound:
@@ -167,7 +172,7 @@ def prepare(app: Flask, req: BuildRequest, emit: Callable[[RunEvent], Any]) -> P
         return None
     graph = prepared.graph
     assert graph is not None
-    data = prepared.flow["data"]
+    data = prepared.flow.data or {}
     prints = cache.fingerprints(
         graph,
         data,

@@ -208,7 +208,7 @@ def _flow(flow_id: str) -> uuid.UUID:
         key = uuid.UUID(flow_id)
     except ValueError:
         raise ApiError(404, "Flow not found") from None
-    found = state().host.hook.find_flow(user_id=str(current_actor().id), flow_id_or_name=str(key), public=False)
+    found = state().host.hooks.find_flow(user_id=str(current_actor().id), flow_id_or_name=str(key), public=False)
     if not found:
         raise ApiError(404, "Flow not found")
     return key

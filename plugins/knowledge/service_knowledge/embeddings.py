@@ -279,11 +279,12 @@ class ProviderEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         from core.app import state
+        from service_knowledge import hookspecs
 
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        rows = state().host.hook.embed_texts(
-            context=self.context, provider=self.provider, model=self.model, texts=texts
+        rows = state().host.hooks.first(
+            hookspecs.embed_texts, context=self.context, provider=self.provider, model=self.model, texts=texts
         )
         if rows is None:
             raise EmbeddingUnavailable(f"Embedding provider '{self.provider}' is not available on this server")

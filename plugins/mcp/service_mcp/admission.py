@@ -19,8 +19,9 @@ from flask import Request, request
 
 from core.app import state
 from core.auth import Actor
+from core.contracts import ProjectRecord
 from core.errors import ApiError
-from service_mcp import oauth
+from service_mcp import hookspecs, oauth
 from service_mcp.tools import Scope, sanitize
 
 NOT_FOUND = "Project not found"
@@ -34,8 +35,7 @@ def caller() -> Actor | None:
     if kind.lower() == "bearer" and token and token.count(".") != 2:  # not a JWT: an API key
         environ.pop("HTTP_AUTHORIZATION", None)
         environ["HTTP_X_API_KEY"] = token
-    actor: Actor | None = state().host.hook.actor_from_request(request=Request(environ), scheme="optional")
-    return actor
+    return state().host.hooks.actor_from_request(request=Request(environ), scheme="optional")
 
 
 def need_credentials(metadata_url: str | None = None, error: str | None = None) -> ApiError:
@@ -72,9 +72,9 @@ def _bearer() -> str | None:
     return token.strip() or None if kind.lower() == "bearer" else None
 
 
-def _oauth_scope(project: dict[str, Any], auth: dict[str, Any], owner: str, scope: Scope) -> Scope:
+def _oauth_scope(project: ProjectRecord, auth: dict[str, Any], owner: str, scope: Scope) -> Scope:
     """Admit the owner's own credentials, else a token the project's authorization server vouches for."""
-    project_id = str(project["id"])
+    project_id = project.id
     try:
         actor = caller()
     except ApiError:  # not one of this service's credentials: maybe the authorization server's token
@@ -94,14 +94,14 @@ def _oauth_scope(project: dict[str, Any], auth: dict[str, Any], owner: str, scop
     return scope
 
 
-def project_scope(project_id: str) -> tuple[Scope, dict[str, Any]]:
+def project_scope(project_id: str) -> tuple[Scope, ProjectRecord]:
     """Admit the caller to project ``project_id``'s MCP server; 401 / 403 / 404 otherwise."""
-    project = state().host.hook.find_project(user_id=None, project_id=project_id)
+    project = state().host.hooks.first(hookspecs.find_project, user_id=None, project_id=project_id)
     if project is None:
         raise ApiError(404, NOT_FOUND)
-    auth = project.get("auth_settings") or {}
-    owner = str(project["user_id"])
-    scope = Scope(owner, str(project["id"]), f"service-mcp-project-{project['id']}")
+    auth = dict(project.auth_settings or {})
+    owner = project.user_id
+    scope = Scope(owner, project.id, f"service-mcp-project-{project.id}")
     if auth.get("auth_type") == "none":
         return scope, project
     if auth.get("auth_type") == "oauth":
@@ -122,15 +122,15 @@ def global_scope() -> Scope:
     return Scope(actor.owner_id, None, "service-mcp-global")
 
 
-def server_name(project: dict[str, Any]) -> str:
+def server_name(project: ProjectRecord) -> str:
     """The name a client config keys this project's server by (reference: ``svc-starter_project``)."""
-    return f"svc-{sanitize(project['name'])}"[:64]
+    return f"svc-{sanitize(project.name)}"[:64]
 
 
 def protected_resource(project_id: str, kind: str) -> dict[str, Any]:
     """The RFC 9728 metadata of an OAuth project's server (``kind`` ``streamable`` or ``sse``); else 404."""
-    project = state().host.hook.find_project(user_id=None, project_id=project_id)
-    auth = (project or {}).get("auth_settings") or {}
+    project = state().host.hooks.first(hookspecs.find_project, user_id=None, project_id=project_id)
+    auth = dict(project.auth_settings or {}) if project is not None else {}
     if project is None or kind not in ("streamable", "sse") or auth.get("auth_type") != "oauth":
         raise ApiError(404, "Not Found")
-    return oauth.resource_metadata(auth, f"{_base()}/api/v1/mcp/project/{project['id']}/{kind}")
+    return oauth.resource_metadata(auth, f"{_base()}/api/v1/mcp/project/{project.id}/{kind}")

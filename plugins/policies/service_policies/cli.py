@@ -15,11 +15,13 @@ def reindex() -> None:
     """Rebuild the component-usage index from every stored flow."""
     from core import db
     from core.app import state
-    from service_policies import usage
+    from service_policies import hookspecs, usage
     from service_policies.runtime import canonical, runtime
 
-    hook = state().host.hook
+    hooks = state().host.hooks
     with db.transaction() as s:
-        total = usage.rebuild(s, lambda after, limit: hook.stored_flows(after_id=after, limit=limit), canonical())
+        total = usage.rebuild(
+            s, lambda after, limit: hooks.first(hookspecs.stored_flows, after_id=after, limit=limit), canonical()
+        )
     runtime().counts.clear()
     click.echo(f"Indexed {total} flows")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from core import runs
+from core.contracts import FlowRecord
 from core.engine import RunEvent, simplified_run_response
 from core.errors import ValidationFailed
 from core.jobs import JobContext
@@ -30,7 +31,7 @@ def _kept(event: RunEvent) -> bool:
 
 def run_webhook(ctx: JobContext, request: dict[str, Any], flow: dict[str, Any]) -> dict[str, Any]:
     req = runs.RunRequest.from_json(request)
-    prepared = runs.PreparedRun(req, flow)
+    prepared = runs.PreparedRun(req, FlowRecord.from_dict(flow))
     try:
         runs.build(prepared, ctx.app)
     except ValidationFailed as exc:

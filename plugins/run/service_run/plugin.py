@@ -5,6 +5,9 @@ from __future__ import annotations
 from core import hookimpl
 from core.records import Job
 
+#: the hooks this plugin publishes: the model listing (the models bundle answers ``list_models``)
+HOOKSPECS = "service_run.hookspecs"
+
 
 @hookimpl
 def register_blueprints():

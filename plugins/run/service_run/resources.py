@@ -22,7 +22,7 @@ from core.app import state
 from core.auth import allowed, authenticated, current_actor, resolve_actor
 from core.errors import ApiError, ValidationFailed, flatten_marshmallow
 from core.runs import registry, request_variables
-from service_run import catalog, schemas, services, validate
+from service_run import catalog, hookspecs, schemas, services, validate
 from service_run.config import settings as run_settings
 from service_run.jobs import WEBHOOK_JOB
 
@@ -170,7 +170,7 @@ def run_flow_advanced(flow_id_or_name: str):
     session_id = body["session_id"]
     if session_id and not services.session_known(actor.owner_id, prepared.flow, session_id):
         raise ApiError(404, f"Session {session_id} not found")
-    req.session_id = session_id or services.new_session_id(str(prepared.flow["id"]))
+    req.session_id = session_id or services.new_session_id(prepared.flow.id)
     runs.build(prepared)
     respond = services.advanced_response(body["outputs"], req.session_id, [item.value for item in req.inputs])
     if body["stream"]:
@@ -200,7 +200,7 @@ def _webhook_run(flow_id_or_name: str, payload: str) -> runs.PreparedRun:
     )
     prepared = runs.resolve(req)  # without a key: any owner's flow (the flows plugin looks across owners)
     if req.user_id is None:
-        owner = prepared.flow.get("user_id")
+        owner = prepared.flow.user_id
         if not owner:
             raise ApiError(404, f"Flow identifier {flow_id_or_name} not found")
         req.user_id = str(owner)
@@ -222,11 +222,11 @@ def webhook_run(flow_id_or_name: str):
     prepared = _webhook_run(flow_id_or_name, body)
     if not raw or not raw.strip():
         raise ApiError(400, "Request body is empty. You should provide a JSON payload containing the flow ID.")
-    flow_id = str(prepared.flow["id"])
+    flow_id = prepared.flow.id
     job_id = state().jobs.enqueue(
         WEBHOOK_JOB,
         owner=str(prepared.request.user_id),
-        kwargs={"request": prepared.request.to_json(), "flow": prepared.flow},
+        kwargs={"request": prepared.request.to_json(), "flow": prepared.flow.as_dict()},
         meta={"flow_id": flow_id},
     )
     return json_response(
@@ -286,7 +286,7 @@ def all_components(query: Mapping[str, Any]):
     locale = request.accept_languages.best_match(catalog.locales(reg), default=catalog.DEFAULT_LOCALE)
     hidden: frozenset[str] = frozenset()
     if not query["include_blocked"]:
-        hidden = frozenset(k for answer in state().host.hook.blocked_components() if answer for k in answer)
+        hidden = state().host.hooks.blocked_components()
     raw, packed = catalog.encoded(reg, locale or catalog.DEFAULT_LOCALE, hidden)
     response = Response(raw, mimetype="application/json")
     response.vary.add("Accept-Encoding")
@@ -372,7 +372,7 @@ def model_provider_models():
     if ctx.provider_allowed is not None and not ctx.provider_allowed(pid):
         raise ApiError(403, f"Model provider '{pid}' is not allowed by the model-provider policy")
     try:
-        models = state().host.hook.list_models(context=ctx, provider=provider, refresh=refresh)
+        models = state().host.hooks.first(hookspecs.list_models, context=ctx, provider=provider, refresh=refresh)
     except ValueError as exc:  # not usable as configured: no endpoint or key, a blocked address, a refused key
         raise ApiError(422, [{"loc": ["query", "provider"], "msg": str(exc), "type": "value_error"}]) from exc
     except Exception as exc:  # the provider failed or cannot be reached

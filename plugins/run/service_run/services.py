@@ -16,6 +16,7 @@ from typing import Any
 
 from core import runs
 from core.app import state
+from core.contracts import FlowRecord
 from core.engine import RunEvent, RunResult, result_data, simplified_run_response
 from core.errors import ApiError
 from core.runs.wire import frame, is_run_stream_event
@@ -132,9 +133,9 @@ def new_session_id(flow_id: str) -> str:
     return f"{nonce}{sig}"
 
 
-def session_known(user_id: str, flow: Mapping[str, Any], session_id: str) -> bool:
+def session_known(user_id: str, flow: FlowRecord, session_id: str) -> bool:
     """An advanced run may continue a session we issued, the flow's default session, or one with history."""
-    flow_id = str(flow.get("id"))
+    flow_id = flow.id
     if session_id == flow_id:
         return True
     if len(session_id) == 32:
@@ -142,5 +143,5 @@ def session_known(user_id: str, flow: Mapping[str, Any], session_id: str) -> boo
         good = hmac.new(_session_key(), f"{flow_id}:{nonce}".encode(), hashlib.sha256).hexdigest()[:16]
         if hmac.compare_digest(sig, good):
             return True
-    history = state().host.hook.message_history(user_id=user_id, flow_id=flow_id, session_id=session_id, limit=1)
+    history = state().host.hooks.message_history(user_id=user_id, flow_id=flow_id, session_id=session_id, limit=1)
     return bool(history)

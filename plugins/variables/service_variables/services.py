@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from core import db, secrets
 from core.app import state
 from core.errors import ApiError
+from service_variables import hookspecs
 from service_variables.models import Variable
 
 log = logging.getLogger(__name__)
@@ -186,7 +187,7 @@ def rotate(s: Session, old_secret: str, new_secret: str, progress: Callable[[int
             if progress is not None:
                 progress(count)
         # the other plugins' secrets (MCP server headers, OAuth client secrets...), in this transaction
-        for more in state().host.hook.reencrypt_secrets(cipher=cipher):
+        for more in state().host.hooks.each(hookspecs.reencrypt_secrets, cipher=cipher):
             count += int(more or 0)
         s.flush()
         s.commit()

@@ -58,7 +58,7 @@ def run_workflow(
     end_job(ctx, outcome)
     return services.response(
         outcome,
-        flow_id=str(prepared.flow.get("id")),
+        flow_id=prepared.flow.id,
         session_id=req.session_id,
         job_id=ctx.job_id,
         output_ids=output_ids,

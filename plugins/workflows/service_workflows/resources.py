@@ -210,7 +210,7 @@ def run_workflow():
     outcome = runs.execute(prepared, job_id=run_id)
     return services.response(
         outcome,
-        flow_id=str(prepared.flow["id"]),
+        flow_id=prepared.flow.id,
         session_id=req.session_id,
         job_id=run_id,
         output_ids=body["output_ids"],
@@ -233,7 +233,7 @@ def _background(req: runs.RunRequest, body: dict[str, Any], owner: str) -> dict[
                 return services.background_response(info.id, str(info.meta.get("flow_id") or body["flow_id"]))
             st.shared.put(mark, job_id, ttl=float(st.settings.job_event_ttl_seconds))
     prepared = _prepare(req, body["flow_id"])  # 404 / 403 / 422 now, not in the job
-    flow_id = str(prepared.flow["id"])
+    flow_id = prepared.flow.id
     req.flow = flow_id
     st.jobs.enqueue(
         RUN_JOB,
@@ -389,7 +389,7 @@ def run_public_workflow():
         prepared = runs.resolve(req)
     except runs.FlowNotFound:
         raise ApiError(404, services.not_found(body["flow_id"])) from None
-    stored_id = str(prepared.flow["id"])
+    stored_id = prepared.flow.id
     visitor = _signed_in_visitor()
     if visitor is not None:
         # a signed-in visitor keeps the conversation in their shared messages; the run still acts anonymously
