@@ -273,7 +273,8 @@ class VertexRecord:
 
     ``build`` is True when the run keeps its vertex builds (editor builds), False for a run that
     records its transactions only. ``data``, ``artifacts``, ``params``, ``inputs`` and ``outputs``
-    are the vertex's JSON payloads as the build wire format carries them.
+    are the vertex's JSON payloads as the build wire format carries them. ``timestamp`` is when the
+    vertex finished; None (what a run sends) means when the record is written.
     """
 
     user_id: str
@@ -289,6 +290,7 @@ class VertexRecord:
     artifacts: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     params: Any = None
     inputs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    timestamp: dt.datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

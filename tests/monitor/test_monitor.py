@@ -1,5 +1,6 @@
 """Monitor plugin: messages, sessions, shared messages, vertex builds, transactions, logs."""
 
+import dataclasses
 import datetime as dt
 import logging
 import uuid
@@ -322,10 +323,10 @@ def test_pruning_reads_one_owners_flow_through_the_index(app, alice, bob):
     rec = Recorder(engine, keep_per_flow=2, prune_every=1, prune_batch=100)
     start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     for i in range(3):
-        rec.submit({**_vertex(bob.id, FLOW, f"B-{i}"), "timestamp": start + dt.timedelta(seconds=i)})
+        rec.submit(dataclasses.replace(_vertex(bob.id, FLOW, f"B-{i}"), timestamp=start + dt.timedelta(seconds=i)))
     rec.flush()
     for i in range(5):
-        rec.submit({**_vertex(alice.id, FLOW, f"A-{i}"), "timestamp": start + dt.timedelta(seconds=i)})
+        rec.submit(dataclasses.replace(_vertex(alice.id, FLOW, f"A-{i}"), timestamp=start + dt.timedelta(seconds=i)))
     rec.flush()
     with engine.connect() as conn:
         rows = conn.execute(sa.select(Transaction.user_id, Transaction.vertex_id).where(Transaction.flow_id == flow))

@@ -117,7 +117,7 @@ class Recorder:
         transactions: list[dict[str, Any]] = []
         for r in batch:
             user_id, flow_id = uuid.UUID(str(r.user_id)), uuid.UUID(str(r.flow_id))
-            stamp = utcnow()
+            stamp = r.timestamp or utcnow()
             if r.build:
                 builds.append(
                     {
