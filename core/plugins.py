@@ -14,7 +14,9 @@ A plugin may publish hooks of its own (as devpi's web plugin does): its plugin
 module names a module of ``@hookspec`` functions in ``HOOKSPECS``; the host adds
 every loaded plugin's specs before it registers any plugin, so plugins
 implement each other's hooks whatever their order. An implementation of a hook
-whose publisher may be absent is marked ``@hookimpl(optionalhook=True)``.
+whose publisher may be absent is marked ``@hookimpl(optionalhook=True)``. The plugin
+that calls a hook publishes it; call sites call hooks through the typed facade
+``host.hooks`` (:class:`core.hookcalls.Hooks`), never pluggy's untyped ``host.hook``.
 """
 
 from __future__ import annotations
