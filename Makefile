@@ -73,7 +73,7 @@ lint: install-dev
 	$(BIN)/lint-imports --config .importlinter
 
 # mypy over the core and every plugin and bundle package (roots: setup.cfg [mypy] mypy_path)
-TYPED_PACKAGES = $(foreach d,$(sort $(wildcard plugins/*/service_* bundles/*/service_bundle_*)),-p $(notdir $(d)))
+TYPED_PACKAGES = $(foreach f,$(sort $(wildcard plugins/*/service_*/__init__.py bundles/*/service_bundle_*/__init__.py)),-p $(notdir $(patsubst %/,%,$(dir $(f)))))
 typecheck: install-dev
 	$(BIN)/mypy -p core $(TYPED_PACKAGES)
 

@@ -16,4 +16,4 @@ def test_every_plugin_and_bundle_is_a_mypy_root():
     assert roots == {str(p.parent.relative_to(ROOT)) for p in packages if (p / "__init__.py").exists()}
     makefile = (ROOT / "Makefile").read_text()
     assert "mypy -p core $(TYPED_PACKAGES)" in makefile
-    assert "plugins/*/service_* bundles/*/service_bundle_*" in makefile
+    assert "plugins/*/service_*/__init__.py bundles/*/service_bundle_*/__init__.py" in makefile
