@@ -11,9 +11,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 import flask
@@ -21,37 +20,22 @@ import flask_smorest
 from flask import Flask
 from marshmallow import Schema, fields
 
-from core import __version__, appctx, db, errors, jobs, limits, plugin_state, requests, startup
+from core import __version__, db, errors, jobs, limits, plugin_state, requests, startup
+from core.appstate import ServiceState, SharedStatePort, plugin_settings, settings_of, state
+from core.plugin_state import migration_records
 from core.plugins import PluginHost, build_host
-from core.records import HealthCheck, Job, Migrations, SettingsSection
+from core.records import HealthCheck, Job, SettingsSection
 from core.settings import PREFIX, Settings, SettingsError, environment, load_section
 
+if TYPE_CHECKING:
+    from core.engine import RegistryHolder
+    from core.extensions import ComponentSources
+
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
-
-@dataclass
-class ServiceState:
-    """Everything the core keeps for one app, at ``app.extensions["service"]``."""
-
-    settings: Settings
-    host: PluginHost
-    engine: Any
-    jobs: Any = None
-    components: Any = None  # core.engine.RegistryHolder of the installed bundles
-    shared: Any = None  # core.shared.SharedState of the deployment (files, or Redis in scale-out)
-    plugin_settings: dict[str, Any] = field(default_factory=dict)
-    settings_by_schema: dict[type, Any] = field(default_factory=dict)  # the same sections, by schema class
-    component_sources: Any = None  # core.extensions.ComponentSources: who contributed which components
-    components_checked: float = 0.0  # monotonic time of the last look at the component generation
-    plugins_generation: int = 0  # the shared plugin generation this app was built for
-    health_checks: list[HealthCheck] = field(default_factory=list)
-    job_registry: dict[str, Job] = field(default_factory=dict)
-
-
-def state(app: Flask | None = None) -> ServiceState:
-    """The :class:`ServiceState` of ``app`` (default: the current app)."""
-    return (app or appctx.current()).extensions["service"]
+#: the typed state and its accessors live in the leaf module core.appstate; these names stay importable
+#: from here for the tests and scripts that use them (plugins import core.appstate)
+__all__ = ["Api", "ServiceState", "create_app", "migration_records", "plugin_settings", "settings_of", "state"]
 
 
 class ErrorSchema(Schema):
@@ -126,11 +110,7 @@ def create_app(
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.url_map.strict_slashes = False
 
-    service = ServiceState(
-        settings=settings, host=host, engine=engine, plugin_settings=_plugin_settings(host, config or {})
-    )
-    service.settings_by_schema = {type(section): section for section in service.plugin_settings.values()}
-    app.extensions["service"] = service
+    sections_by_name = _plugin_settings(host, config or {})  # unknown config keys fail before anything runs
     errors.init_app(app)
     app.before_request(requests.check_body)  # first: body limits before any body read or authentication
     db.init_app(app, engine)
@@ -155,16 +135,29 @@ def create_app(
         else:
             app.register_blueprint(blueprint)
 
-    service.shared = shared_state(settings)
-    service.components, service.component_sources = _component_registry(host, service.shared)
-    service.plugins_generation = _plugins_generation(service.shared)
-    limits.init_app(app, settings, service.shared)
+    shared = shared_state(settings)
+    components, sources = _component_registry(host, shared)
+    plugins_generation = _plugins_generation(shared)
+    limits.init_app(app, settings, shared)
     _cors(app, settings)
     _compress(app)
-    service.health_checks = host.collect("register_health_checks", key=lambda h: h.name)
+    health_checks: list[HealthCheck] = host.collect("register_health_checks", key=lambda h: h.name)
     registered_jobs: list[Job] = host.collect("register_jobs", key=lambda j: j.name)
-    service.job_registry = {j.name: j for j in registered_jobs}
-    service.jobs = jobs.make_queue(app, settings, service.job_registry)
+    job_registry = {j.name: j for j in registered_jobs}
+    app.extensions["service"] = ServiceState(
+        settings=settings,
+        host=host,
+        engine=engine,
+        jobs=jobs.make_queue(app, settings, job_registry),
+        components=components,
+        shared=shared,
+        component_sources=sources,
+        plugin_settings=sections_by_name,
+        settings_by_schema={type(section): section for section in sections_by_name.values()},
+        plugins_generation=plugins_generation,
+        health_checks=health_checks,
+        job_registry=job_registry,
+    )
     commands: list[click.Command] = host.collect("register_commands", key=lambda c: str(c.name))
     for command in commands:
         app.cli.add_command(command)
@@ -190,7 +183,7 @@ def _plugin_settings(host: PluginHost, config: Mapping[str, Any]) -> dict[str, A
     return parsed
 
 
-def shared_state(settings: Settings) -> Any:
+def shared_state(settings: Settings) -> SharedStatePort:
     """The deployment's shared state: Redis when the RQ backend runs on it, else files of the config dir."""
     from core.shared import FileState, RedisState
 
@@ -201,29 +194,13 @@ def shared_state(settings: Settings) -> Any:
     return FileState(settings.resolved_config_dir / "shared")
 
 
-def plugin_settings(name: str, app: Flask | None = None) -> Any:
-    """The parsed settings section ``name`` (see ``register_settings``)."""
-    return state(app).plugin_settings[name]
-
-
-def settings_of(schema: type[T], app: Flask | None = None) -> T:
-    """The parsed settings section whose schema is ``schema``, typed (``settings_of(AccountsConfig).auto_login``).
-
-    Raises ``LookupError`` when no loaded plugin declared that section.
-    """
-    try:
-        return state(app).settings_by_schema[schema]  # type: ignore[no-any-return]
-    except KeyError:
-        raise LookupError(f"no settings section {schema.__qualname__} is loaded") from None
-
-
-def _plugins_generation(shared: Any) -> int:
+def _plugins_generation(shared: SharedStatePort) -> int:
     from core.extensions import APPS_GEN, generation
 
     return generation(shared, APPS_GEN)
 
 
-def _component_registry(host: PluginHost, shared: Any) -> tuple[Any, Any]:
+def _component_registry(host: PluginHost, shared: SharedStatePort) -> tuple[RegistryHolder, ComponentSources]:
     """The registry snapshot of every bundle's components (swapped atomically on reload), and its sources."""
     from core.engine import RegistryHolder
     from core.extensions import COMPONENTS_GEN, component_sources, generation
@@ -324,7 +301,3 @@ def _cors(app: Flask, settings: Settings) -> None:
         vary_header=True,
     )
     _only_when_asked(app, "cors_after_request", "HTTP_ORIGIN", "Origin")
-
-
-def migration_records(host: PluginHost) -> list[Migrations]:
-    return host.collect("register_migrations", key=lambda m: m.branch)

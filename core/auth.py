@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from flask import g, request
 
-from core import appctx
+from core import appstate
 from core.errors import ApiError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,15 +57,11 @@ class Actor:
         return str(self.id)
 
 
-def _state() -> Any:
-    return appctx.current().extensions["service"]
-
-
 def resolve_actor(scheme: str = "user") -> Actor | None:
     """Ask the plugins who is calling (cached for the request). May raise 401/403."""
     cache = g.setdefault("_service_actors", {})
     if scheme not in cache:
-        cache[scheme] = _state().host.hooks.actor_from_request(request=request, scheme=scheme)
+        cache[scheme] = appstate.hooks().actor_from_request(request=request, scheme=scheme)
     return cache[scheme]
 
 
@@ -108,7 +104,7 @@ def authenticated(scheme: str = "user") -> Callable[[F], F]:
 
 def allowed(actor: Actor | None, action: str, resource: Any = None) -> bool:
     """Ask every plugin; any deny wins, and no allow at all means deny."""
-    verdicts = [v for v in _state().host.hooks.permission_allowed(actor=actor, action=action, resource=resource) if v]
+    verdicts = [v for v in appstate.hooks().permission_allowed(actor=actor, action=action, resource=resource) if v]
     return bool(verdicts) and all(v.allow for v in verdicts)
 
 

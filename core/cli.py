@@ -45,8 +45,10 @@ def run_command(host: str | None, port: int | None, workers: int | None, dev: bo
         os.environ["SERVICE_WORKERS"] = str(workers)
     if dev:
         app = _factory()
-        settings = app.extensions["service"].settings
+        from core import appstate
         from core.startup import summary
+
+        settings = appstate.settings(app)
 
         for line in summary(app):
             click.echo(line, err=True)

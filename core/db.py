@@ -180,13 +180,16 @@ def session() -> Session:
 def release(app: Flask | None = None) -> None:
     """End this thread's database session now, returning its connection to the pool.
 
-    Call it before anything long (a run, a stream, a blocking read of job events): a session that
-    only read something would otherwise hold its connection until the request or job ends (with
-    SQLite's single connection, blocking every other request).
+    The one way to give a connection back (every surface and job calls it): before anything long
+    (a run, a stream, a blocking read of job events, handing work to a thread), a session that only
+    read something would otherwise hold its connection until the request or job ends (with SQLite's
+    single connection, blocking every other request; with PostgreSQL, exhausting the pool under many
+    streams). The next :func:`session` of this thread opens a fresh one; objects loaded before are
+    detached (their loaded attributes stay readable).
     """
-    from flask import current_app
+    from core.appctx import current
 
-    target = app if app is not None else current_app
+    target = app if app is not None else current()
     factory = target.extensions.get("service.db")
     if factory is not None:
         factory.remove()

@@ -34,10 +34,11 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from flask import Flask
 
+from core import appstate
 from core.engine import Component, Registry, RegistryError
 from core.plugins import BUNDLE_GROUP
 
@@ -79,9 +80,6 @@ class BundleError(Exception):
         self.location = location
         self.hint = hint
 
-    def as_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message, "location": self.location, "hint": self.hint}
-
 
 @dataclass
 class BundleLoad:
@@ -121,11 +119,12 @@ class ComponentSources:
                 self.sources[name] = classes
 
 
-def component_sources(host: Any) -> ComponentSources:
+def component_sources(host: appstate.PluginHostPort) -> ComponentSources:
     """The ``register_components`` contributions of an app's host, by plugin name."""
     sources: dict[str, list[type[Component]]] = {}
     for impl in host.hook.register_components.get_hookimpls():
-        sources.setdefault(impl.plugin_name, []).extend(impl.function() or [])
+        classes = cast("list[type[Component]] | None", impl.function())
+        sources.setdefault(impl.plugin_name, []).extend(classes or [])
     return ComponentSources(sources)
 
 
@@ -254,12 +253,12 @@ def component_diff(old: Iterable[type[Component]], new: Iterable[type[Component]
 
 
 # --- generations ----------------------------------------------------------------------------------
-def generation(shared: Any, key: str) -> int:
+def generation(shared: appstate.SharedStatePort, key: str) -> int:
     value = shared.get(key)
     return int(value) if value else 0
 
 
-def publish_reload(shared: Any, bundle: str) -> int:
+def publish_reload(shared: appstate.SharedStatePort, bundle: str) -> int:
     """Bump the component generation after a reload of ``bundle``; return the new generation."""
     gen = int(shared.incr(COMPONENTS_GEN))
     shared.put(f"{COMPONENTS_GEN}:{gen}", bundle, ttl=RECORD_TTL)
@@ -268,12 +267,10 @@ def publish_reload(shared: Any, bundle: str) -> int:
 
 def sync_components(app: Flask, *, force: bool = False) -> bool:
     """Catch up with reloads other processes published; True when the registry changed here."""
-    from core.app import state
-
-    svc = state(app)
-    sources: ComponentSources | None = getattr(svc, "component_sources", None)
-    if sources is None or svc.shared is None:
+    svc = appstate.state_or_none(app)
+    if svc is None:
         return False
+    sources = svc.component_sources
     now = time.monotonic()
     if not force and now - svc.components_checked < CHECK_INTERVAL:
         return False

@@ -21,6 +21,8 @@ from typing import Any
 
 from flask import Flask
 
+from core import appstate
+
 log = logging.getLogger(__name__)
 
 
@@ -56,8 +58,8 @@ class AppHolder:
     def _shared_generation(self) -> int:
         from core.extensions import APPS_GEN, generation
 
-        shared = getattr(self.app.extensions.get("service"), "shared", None)
-        return generation(shared, APPS_GEN) if shared is not None else 0
+        svc = appstate.state_or_none(self.app)
+        return generation(svc.shared, APPS_GEN) if svc is not None else 0
 
     def catch_up(self) -> None:
         """Rebuild the app if the plugin set changed elsewhere; take reloaded bundles' components."""

@@ -2,7 +2,7 @@
 
 pluggy's relay (``pm.hook.find_flow(...)``) is typed ``Any``: a misspelt argument or a renamed
 record field goes unnoticed until the call runs. Call sites call hooks through :class:`Hooks`
-instead (``state().host.hooks``):
+instead (``appstate.hooks()``, the host's ``hooks``):
 
 * a core hook (:mod:`core.hookspecs`) has a method of the same name and keyword arguments, typed
   with the spec's records, so ``hooks.find_flow(user_id=..., flow_id_or_name=..., public=False)`` is

@@ -10,10 +10,10 @@ Three kinds of hook exist:
 * ``on_*``: notifications. Return values are ignored.
 
 Plugins implement hooks with :data:`core.hookimpl` and call them through the typed facade
-:class:`core.plugins.Hooks` (``state().host.hooks.find_flow(...)``). A hook that only plugins call is
+:class:`core.hookcalls.Hooks` (``appstate.hooks().find_flow(...)``). A hook that only plugins call is
 published by the plugin that calls it (its own ``hookspecs.py``, see :mod:`core.plugins`); the two
 catalog-policy hooks ``blocked_components`` / ``blocked_templates`` stay here because several plugins
-(flows, run) ask them through :meth:`core.plugins.Hooks.blocked_components`. What crosses a boundary
+(flows, catalog) ask them through :meth:`core.hookcalls.Hooks.blocked_components`. What crosses a boundary
 is a record of :mod:`core.contracts`. ``docs/hooks.md`` is checked against this module and every
 published one by ``tests/core/test_docs.py``.
 """
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from core.auth import Actor
     from core.contracts import FileRecord, FlowRecord, McpServerConfig, MessageRecord, VertexRecord
     from core.records import HealthCheck, Job, Migrations, Permission, SettingsSection
+    from core.runs.shapers import RunShaper
 
 __all__ = [
     "actor_from_request",
@@ -56,6 +57,7 @@ __all__ = [
     "register_health_checks",
     "register_jobs",
     "register_migrations",
+    "register_run_shapers",
     "register_settings",
     "write_user_file",
 ]
@@ -105,6 +107,17 @@ def register_jobs() -> list[Job]:
 
     Called while an app is built and in every ``service worker`` process, so
     a job enqueued in a web process can run in any worker.
+    """
+
+
+@hookspec
+def register_run_shapers() -> list[RunShaper]:
+    """Return the result shapers of the run job, by unique name (:class:`core.runs.shapers.RunShaper`).
+
+    The core's one background run job (:mod:`core.runs.jobs`) is enqueued with a shaper's
+    name; the shaper decides which run events its stream keeps, what a run that cannot
+    start becomes, the events written before the held ``end``, and the job's result.
+    Collected once per app (and in every ``service worker`` process), on first use.
     """
 
 

@@ -18,6 +18,7 @@ from flask import Flask, current_app, jsonify, request
 from flask_limiter import Limiter, RateLimitExceeded
 from limits import RateLimitItemPerMinute
 
+from core import appstate
 from core.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,7 +27,7 @@ TOO_MANY = "Too many requests. Please try again later."
 
 def client_ip() -> str:
     """The caller's IP: the rightmost ``X-Forwarded-For`` entry when the proxy is trusted."""
-    settings: Settings = current_app.extensions["service"].settings
+    settings = appstate.settings()
     if settings.rate_limit_trust_proxy:
         forwarded = request.headers.get("X-Forwarded-For", "")
         entries = [e.strip() for e in forwarded.split(",") if e.strip()]
@@ -39,8 +40,8 @@ class TooManyRequests(Exception):
     """Raised by :func:`rate_limited`; answered 429 with ``Retry-After: 60``."""
 
 
-def init_app(app: Flask, settings: Settings, shared: Any = None) -> Limiter:
-    uri, options = settings.rate_limit_storage_uri, {}
+def init_app(app: Flask, settings: Settings, shared: appstate.SharedStatePort | None = None) -> Limiter:
+    uri, options = settings.rate_limit_storage_uri, dict[str, Any]()
     if uri == "memory://" and shared is not None:
         from core.shared import SharedLimitsStorage
 
@@ -140,7 +141,7 @@ def rate_limited(per_minute: Callable[[Settings], int], scope: str) -> Callable[
     def decorator(func: F) -> F:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            hit(per_minute(current_app.extensions["service"].settings), scope)
+            hit(per_minute(appstate.settings()), scope)
             return func(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]

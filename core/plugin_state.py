@@ -12,12 +12,16 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
-from core import db
+from core import appstate, db
+
+if TYPE_CHECKING:
+    from core.appstate import PluginHostPort
+    from core.records import Migrations
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +36,11 @@ class PluginState(db.Base):
     enabled: Mapped[bool] = mapped_column(sa.Boolean, nullable=False)
     changed_at: Mapped[dt.datetime] = mapped_column(db.UTCDateTime(), nullable=False, default=db.utcnow)
     changed_by: Mapped[str | None] = mapped_column(sa.String(100), nullable=True)
+
+
+def migration_records(host: PluginHostPort) -> list[Migrations]:
+    """The migrations every plugin of ``host`` contributes (``register_migrations``), one branch each."""
+    return host.collect("register_migrations", key=lambda m: m.branch)
 
 
 def overrides(engine: sa.Engine) -> dict[str, bool]:
@@ -130,11 +139,10 @@ def switch(app: Any, name: str, enabled: bool, by: str | None = None) -> dict[st
     then the override is stored and the shared plugin generation bumped, so every web process
     (and RQ worker) rebuilds its app. Returns ``{name, enabled, generation}``.
     """
-    from core.app import migration_records, state
     from core.extensions import APPS_GEN
     from core.plugins import build_host
 
-    svc = state(app)
+    svc = appstate.state(app)
     _end_session(app)
     if name in ALWAYS_ON:
         raise SwitchError(f"'{name}' cannot be switched off")
@@ -165,10 +173,9 @@ def status(app: Any) -> dict[str, Any]:
     """Installed plugins with their stored and effective state, and this process's view of them."""
     import os
 
-    from core.app import state
     from core.extensions import APPS_GEN, COMPONENTS_GEN, generation
 
-    svc = state(app)
+    svc = appstate.state(app)
     _end_session(app)
     stored = overrides(svc.engine)
     allow, deny = effective(svc.engine, svc.settings.plugins, svc.settings.disabled_plugins)
@@ -196,7 +203,7 @@ def status(app: Any) -> dict[str, Any]:
         "process": {
             "pid": os.getpid(),
             "plugins_generation": svc.plugins_generation,
-            "components_generation": sources.generation if sources is not None else 0,
+            "components_generation": sources.generation,
         },
         "plugins": plugins,
     }

@@ -119,11 +119,6 @@ class PluginHost:
             raise PluginError(f"plugin {name!r} publishes hooks the core already has: {', '.join(clashes)}")
         self.pm.add_hookspecs(module)
 
-    def register_module(self, path: str, name: str | None = None, kind: str = "plugin") -> None:
-        """Import ``path`` and register it (used for explicit plugin lists and the core)."""
-        module = importlib.import_module(path)
-        self.register(module, name or plugin_name(module), kind=kind)
-
     def load_entry_points(self, allow: Iterable[str] | None, deny: Iterable[str]) -> None:
         """Discover, filter and register installed plugins and bundles, each on its own."""
         allowed = set(allow) if allow is not None else None

@@ -29,9 +29,9 @@ from typing import Any, TypeVar
 
 from flask import Flask, Request, request
 from flask.json.provider import DefaultJSONProvider
-from marshmallow import ValidationError, fields
+from marshmallow import Schema, ValidationError, fields
 
-from core import appctx
+from core import appctx, appstate
 from core.errors import ApiError, ValidationFailed, flatten_marshmallow, validation_error
 
 MB = 1024 * 1024
@@ -55,7 +55,7 @@ class _Refused(ValueError):
 
 def _limits() -> tuple[int, int]:
     app = appctx.app_or_none()
-    service = app.extensions.get("service") if app is not None else None
+    service = appstate.state_or_none(app) if app is not None else None
     if service is None:  # no app (tools, tests of the parser itself)
         return DEFAULT_MAX_DEPTH, DEFAULT_MAX_INT_DIGITS
     settings = service.settings
@@ -228,7 +228,7 @@ def body_limit(kind: str) -> Callable[[F], F]:
 
 
 def limit_bytes(app: Flask, kind: str) -> int:
-    settings = app.extensions["service"].settings
+    settings = appstate.settings(app)
     if kind == "json" or kind == "raw":
         size = settings.max_json_body_size
     elif kind == "flow":
@@ -271,6 +271,48 @@ def body_too_large(limit: int) -> ApiError:
         f"Request body too large: this endpoint accepts at most {limit // MB} MB",
         {"Connection": "close"},  # do not read (drain) the rest of a body we refuse
     )
+
+
+# --- loading bodies ----------------------------------------------------------------------------------
+#: the 422 item of a body that is not a JSON object where one is expected
+NOT_AN_OBJECT = {"loc": ["body"], "msg": "Input should be an object", "type": "model_attributes_type"}
+
+
+def request_json(empty: Any = None) -> Any:
+    """The request's JSON body whatever its content type (``empty`` when the body is blank).
+
+    Parsed at most once, by :func:`parse_json` through Flask's ``get_json`` (a hostile or malformed
+    document is a 422 ``json_*``); :func:`check_body` has usually parsed it already.
+    """
+    raw = request.get_data(cache=True)
+    if not raw.strip():
+        return empty
+    return request.get_json(force=True)
+
+
+def load(schema: Schema, values: Any, location: str = "body", *, lenient: bool = False) -> dict[str, Any]:
+    """``values`` loaded with ``schema``; every failure a 422 ``{detail: [{loc, msg, type}]}``.
+
+    The one body (and query) loader of the views that do not go through ``@blp.arguments``: the
+    marshmallow messages are flattened at ``location`` (``body``, ``query``) as the app's 422
+    handler does for smorest's. ``values`` that are not an object are refused (``Input should be an
+    object``) unless ``lenient``, which loads them as ``{}`` (the reference's lenient endpoints).
+    """
+    if not isinstance(values, dict):
+        if not lenient:
+            raise ValidationFailed([dict(NOT_AN_OBJECT, loc=[location])])
+        values = {}
+    try:
+        loaded: dict[str, Any] = schema.load(values)
+    except ValidationError as exc:
+        raise ValidationFailed(flatten_marshmallow(exc.messages, location)) from None
+    return loaded
+
+
+def load_body(schema: Schema) -> dict[str, Any]:
+    """The request's JSON body (any content type; blank or ``null`` is ``{}``) loaded with ``schema``."""
+    body = request_json(empty={})
+    return load(schema, {} if body is None else body)
 
 
 # --- helpers ------------------------------------------------------------------------------------------

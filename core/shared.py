@@ -320,6 +320,10 @@ class RedisState(SharedState):
         self._cas = client.register_script(_CAS)
         self._incr = client.register_script(_INCR)
 
+    def namespaced(self, namespace: str) -> RedisState:
+        """The same Redis, through the same client, under the keys of ``namespace``."""
+        return RedisState(self.r, namespace)
+
     def _k(self, key: str) -> str:
         return self.prefix + check_key(key)
 

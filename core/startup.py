@@ -163,9 +163,9 @@ def warn_opened_host_reach(settings: Settings) -> list[str]:
 
 def summary(app: Flask) -> list[str]:
     """The start-up log lines: what is running where."""
-    from core.app import state
+    from core import appstate
 
-    service = state(app)
+    service = appstate.state(app)
     s = service.settings
     # a plugin's settings section may add a line (the accounts plugin's ``auth: ...``)
     extra = [line for section in service.plugin_settings.values() if (line := _section_summary(section))]

@@ -60,8 +60,8 @@ def _isolated_service_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def make_app(tmp_path: Any, service_database_url: str | None) -> Iterator[Callable[..., Any]]:
     """Factory: ``make_app(plugins=["accounts"], auto_login=False, superuser_password="...")``."""
-    from core import db
-    from core.app import create_app, state
+    from core import appstate, db
+    from core.app import create_app
 
     built: list[Any] = []
 
@@ -77,11 +77,9 @@ def make_app(tmp_path: Any, service_database_url: str | None) -> Iterator[Callab
 
     yield factory
     for app in built:
-        svc = state(app)
-        if svc.jobs is not None:
-            svc.jobs.close()
+        appstate.jobs(app).close()
     if built:
-        svc = state(built[0])
+        svc = appstate.state(built[0])
         if service_database_url:
             db.truncate_all(svc.engine)
         else:

@@ -7,8 +7,8 @@ from typing import Any
 import click
 from flask.cli import with_appcontext
 
-from core import db
-from core.app import migration_records, state
+from core import appstate, db
+from core.plugin_state import migration_records
 
 
 @click.group("db", help="Database maintenance.")
@@ -19,7 +19,7 @@ def db_group() -> None:
 @db_group.command("upgrade", help="Apply every plugin's pending migrations.")
 @with_appcontext
 def db_upgrade() -> None:
-    svc = state()
+    svc = appstate.state()
     done = db.upgrade(svc.engine, svc.settings, migration_records(svc.host))
     click.echo(f"database at head for: {', '.join(done) or '(no migrations)'}")
 
@@ -32,7 +32,7 @@ def plugins_group() -> None:
 @plugins_group.command("list", help="Loaded plugins, their versions and the hooks they implement.")
 @with_appcontext
 def plugins_list() -> None:
-    host = state().host
+    host = appstate.host()
     for info in host.list():
         click.echo(f"{info.name:<16} {info.kind:<7} {info.version or '-':<10} {', '.join(info.hooks)}")
     for name, reason in sorted(host.failures.items()):

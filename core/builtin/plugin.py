@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from core import hookimpl
 from core.contracts import FlowRecord
@@ -27,13 +28,21 @@ def register_commands():
 @hookimpl
 def register_jobs() -> list[Job]:
     from core.builtin.jobs import JOBS
-    from core.runs.jobs import RESUME_JOB, RUN_JOB, resume_job, run_flow_job
+    from core.runs.jobs import RESUME_JOB, RUN_JOB, job, legacy_resume, legacy_run
+    from core.runs.shapers import V1_RUN
 
     return [
         *JOBS,
-        Job(RUN_JOB, run_flow_job, "run a flow in the background (the run service's enqueue)"),
-        Job(RESUME_JOB, resume_job, "resume a suspended run from its checkpoint"),
+        job(RUN_JOB, "the run job: run a flow in the background (the run service's enqueue)", legacy_run(V1_RUN)),
+        job(RESUME_JOB, "the run job resuming a suspended run from its checkpoint", legacy_resume(V1_RUN)),
     ]
+
+
+@hookimpl
+def register_run_shapers() -> list[Any]:
+    from core.runs.shapers import V1RunShaper
+
+    return [V1RunShaper()]
 
 
 @hookimpl
@@ -53,8 +62,8 @@ def register_health_checks() -> list[HealthCheck]:
 
 @hookimpl
 def check_run(user_id: str | None, flow: FlowRecord, surface: str) -> None:
-    from core.app import state
+    from core import appstate
     from core.builtin.hardening import check_code_execution, hardening_of
 
-    st = state()
+    st = appstate.state()
     check_code_execution(hardening_of(st.settings), st.components.current, flow)

@@ -9,7 +9,7 @@ from flask import current_app, jsonify, send_from_directory
 from flask_smorest import Blueprint
 from marshmallow import INCLUDE, Schema, fields, post_dump
 
-from core.app import state
+from core import appstate
 from core.auth import resolve_actor
 from core.builtin import services
 from core.errors import ApiError
@@ -75,7 +75,7 @@ def health_check():
     """Readiness: the database and, when configured, Redis and the job queue answer."""
     result = {"status": "ok"}
     failed = False
-    for check in state().health_checks:
+    for check in appstate.state().health_checks:
         try:
             outcome = check.func(current_app._get_current_object())  # type: ignore[attr-defined]
             result[check.name] = outcome or "ok"
@@ -83,7 +83,7 @@ def health_check():
             log.warning("health check %s failed: %s", check.name, exc)
             result[check.name] = "error"
             failed = True
-    result["chat"] = "ok" if state().jobs is not None else "error"
+    result["chat"] = "ok" if appstate.state().jobs is not None else "error"
     if failed:
         result["status"] = "error"
         response = jsonify({"detail": result})
@@ -107,7 +107,7 @@ def config():
         actor = resolve_actor("optional")
     except ApiError:
         actor = None  # a stale token must not hide the public configuration
-    svc = state()
+    svc = appstate.state()
     extensions = svc.host.hooks.extend_config(actor=actor, public=actor is None)
     return services.config_for(svc.settings, actor, extensions)
 

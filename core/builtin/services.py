@@ -110,16 +110,16 @@ def config_for(
 
 
 def check_database(app: Any) -> None:
-    from core.app import state
+    from core import appstate
 
-    with state(app).engine.connect() as conn:
+    with appstate.engine(app).connect() as conn:
         conn.execute(sa.text("SELECT 1"))
 
 
 def check_redis(app: Any) -> str | None:
-    from core.app import state
+    from core import appstate
 
-    settings = state(app).settings
+    settings = appstate.settings(app)
     if not settings.redis_url:
         return "not configured"
     import redis

@@ -1,7 +1,8 @@
 """Everything a run needs from its caller, bundled in one :class:`RunContext`.
 
 The engine never touches the database, the request or the job queue: each
-capability is a callback the HTTP run plugin or the build-job plugin supplies.
+capability is a callback its host supplies, usually made from the host's run ports
+(:mod:`core.engine.ports`) by :func:`core.engine.execution.context_for`.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ __all__ = [
     "PolicyRefused",
     "RegistryError",
     "RunCancelled",
+    "RunRefused",
     "RunTimeout",
     "SuspendRun",
 ]
@@ -46,6 +47,19 @@ class PolicyRefused(ComponentError):
     A component error for the vertex that loaded the graph, so the parent run fails naming it; an
     agent does not hand it to the model as a tool's failure but lets it fail the run.
     """
+
+
+class RunRefused(EngineError):
+    """A run request refused before anything runs (a tweak the policy refuses, an input conflict).
+
+    ``status`` and ``detail`` are what an HTTP surface answers (``{"detail": detail}``); the web service
+    and the executor answer the same.
+    """
+
+    def __init__(self, status: int, detail: Any) -> None:
+        self.status = status
+        self.detail = detail
+        super().__init__(detail["message"] if isinstance(detail, dict) and "message" in detail else str(detail))
 
 
 class RunCancelled(EngineError):

@@ -102,6 +102,8 @@ class JobInfo:
     result: Any = None
     error: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    #: someone asked to cancel the job (it may still be running until it notices, or have ended)
+    cancel_requested: bool = False
 
 
 @dataclass(frozen=True)
@@ -241,6 +243,25 @@ class JobQueue(abc.ABC):
     @abc.abstractmethod
     def active_jobs(self) -> int:
         """Jobs queued or running."""
+
+    # --- liveness ---------------------------------------------------------------------------
+    @abc.abstractmethod
+    def reap(self) -> int:
+        """End the jobs whose worker is gone, with a final ``error`` event; returns how many ended now.
+
+        A job is reaped when the process running it died (in-process backend: the owning web
+        process; RQ: the work horse, seen by its heartbeat and RQ's status), when it was lost
+        from the queue before it started, or when it ignored its time limit past the grace.
+        Readers (``info``, ``read_events``) do this for the job they read; a watchdog calls
+        ``reap`` to end the jobs nobody reads. Backends may rate-limit it (then it returns 0).
+        """
+
+    def emits_here(self, job_id: str) -> bool:
+        """True when this process may append events to ``job_id`` (:meth:`emit` from outside the job).
+
+        In-process jobs: only the process running the job; RQ: any process.
+        """
+        return True
 
     def metrics(self) -> dict[str, Any]:
         return {"backend": self.backend, "active_jobs": self.active_jobs()}

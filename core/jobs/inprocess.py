@@ -36,8 +36,7 @@ import os
 import threading
 import time
 import uuid
-import weakref
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +53,16 @@ from core.jobs import (
     run_to_end,
     time_limit_message,
 )
-from core.jobs.localstore import JobFiles, event_line, identity, process_alive, valid_id
+from core.jobs.inprocess_store import (
+    Record,
+    Store,
+    default_store,
+    info_from_file,
+    json_text,
+    parse_cursor,
+    to_json_value,
+)
+from core.jobs.localstore import JobFiles, event_line, process_alive, valid_id
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -67,105 +75,8 @@ log = logging.getLogger(__name__)
 MAX_EVENTS = 10_000  # per job kept in memory; older ones are still read from the events file
 
 
-def to_json_value(value: Any, what: str) -> Any:
-    """A deep copy of ``value`` through JSON (what the RQ backend stores); TypeError if not JSON."""
-    try:
-        return json.loads(json.dumps(value))
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{what} must be JSON-serialisable: {exc}") from None
-
-
-def _json_text(value: Any, what: str) -> str:
-    """``value`` as JSON text; TypeError if not JSON."""
-    try:
-        return json.dumps(value)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{what} must be JSON-serialisable: {exc}") from None
-
-
-class _Record:
-    """One job run by this process; its fields are guarded by its own lock (file writes included)."""
-
-    def __init__(self, info: JobInfo, func: Any, kwargs: dict[str, Any], files: JobFiles, ttl: float) -> None:
-        self.info = info
-        self.func = func
-        self.kwargs = kwargs
-        self.files = files
-        self.ttl = ttl
-        self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
-        self.size = 0  # bytes in the events file = the id of the last event
-        self.dropped_upto = 0  # id of the newest event no longer kept in memory
-        self.lock = threading.Lock()
-        self.cond = threading.Condition(self.lock)
-        self.cancel_requested = False
-        self.time_limit = 0.0
-        self.deadline: float | None = None  # monotonic
-        self.expires_at: float | None = None  # monotonic
-        self.timed_out = False
-
-    def file_record(self) -> dict[str, Any]:
-        i = self.info
-        return {
-            "id": i.id,
-            "name": i.name,
-            "owner": i.owner,
-            "state": i.state.value,
-            "created_at": i.created_at,
-            "started_at": i.started_at,
-            "ended_at": i.ended_at,
-            "result": i.result,
-            "error": i.error,
-            "meta": i.meta,
-            "ttl": self.ttl,
-            **identity(),
-        }
-
-
-class _Store:
-    """Job records of one process, shared by every :class:`InProcessQueue`; ``lock`` guards the dict and counters."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.jobs: dict[str, _Record] = {}
-        self.counters: Counter[str] = Counter()
-        self.next_sweep = 0.0
-        _stores.add(self)
-
-    def _after_fork(self) -> None:
-        # the jobs' threads did not survive the fork: their records belong to the parent,
-        # which the child now reads through the files like any other process
-        self.lock = threading.Lock()
-        self.jobs = {}
-        self.counters = Counter()
-        self.next_sweep = 0.0
-
-
-_stores: weakref.WeakSet[_Store] = weakref.WeakSet()
-_default_store: _Store | None = None
-_default_store_lock = threading.Lock()
-
-
-def default_store() -> _Store:
-    global _default_store
-    with _default_store_lock:
-        if _default_store is None:
-            _default_store = _Store()
-        return _default_store
-
-
-def _after_fork_in_child() -> None:
-    global _default_store_lock
-    _default_store_lock = threading.Lock()
-    for store in list(_stores):
-        store._after_fork()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
 class _Context(JobContext):
-    def __init__(self, queue: InProcessQueue, record: _Record) -> None:
+    def __init__(self, queue: InProcessQueue, record: Record) -> None:
         self.job_id = record.info.id
         self.owner = record.info.owner
         self.app = queue.app
@@ -194,21 +105,6 @@ class _Context(JobContext):
         return False
 
 
-def _info_from_file(data: dict[str, Any]) -> JobInfo:
-    return JobInfo(
-        id=data["id"],
-        name=data["name"],
-        owner=data["owner"],
-        state=JobState(data["state"]),
-        created_at=data["created_at"],
-        started_at=data.get("started_at"),
-        ended_at=data.get("ended_at"),
-        result=data.get("result"),
-        error=data.get("error"),
-        meta=dict(data.get("meta") or {}),
-    )
-
-
 class InProcessQueue(JobQueue):
     """Jobs in threads (greenlets under gevent); records and events in memory and in shared files."""
 
@@ -224,7 +120,7 @@ class InProcessQueue(JobQueue):
     liveness_interval = 0.5
 
     def __init__(
-        self, app: Flask, settings: Settings, registry: Mapping[str, Job], *, store: _Store | None = None
+        self, app: Flask, settings: Settings, registry: Mapping[str, Job], *, store: Store | None = None
     ) -> None:
         self.app = app
         self.settings = settings
@@ -270,7 +166,7 @@ class InProcessQueue(JobQueue):
             taken = job_id in store.jobs
         if taken or self.files.exists(job_id):
             raise ValueError(f"job {job_id} already exists")
-        record = _Record(info, job.func, args, self.files, self.event_ttl)
+        record = Record(info, job.func, args, self.files, self.event_ttl, MAX_EVENTS)
         record.time_limit = self.time_limit
         self.files.write_info(job_id, record.file_record())  # the record first, then the marker
         try:
@@ -285,7 +181,7 @@ class InProcessQueue(JobQueue):
         thread.start()
         return job_id
 
-    def _run(self, record: _Record) -> None:
+    def _run(self, record: Record) -> None:
         info = record.info
         try:
             if record.files.cancel_requested(info.id):  # another process cancelled it before it started
@@ -328,7 +224,7 @@ class InProcessQueue(JobQueue):
 
     def _end(
         self,
-        record: _Record,
+        record: Record,
         state: JobState,
         *,
         result: Any = None,
@@ -362,7 +258,7 @@ class InProcessQueue(JobQueue):
         self._count(state.value)
         return True
 
-    def _append(self, record: _Record, name: str, data_json: str) -> str:
+    def _append(self, record: Record, name: str, data_json: str) -> str:
         """Append an event to the file and to memory (the record's lock held); returns its id."""
         line = event_line(name, data_json)
         record.files.append(record.info.id, line)
@@ -379,7 +275,7 @@ class InProcessQueue(JobQueue):
         with self.store.lock:
             self.store.counters[name] += 1
 
-    def _get(self, job_id: str) -> _Record | None:
+    def _get(self, job_id: str) -> Record | None:
         """The live local record (expired ones are gone); the store's lock held."""
         record = self.store.jobs.get(job_id)
         if record is None:
@@ -397,26 +293,32 @@ class InProcessQueue(JobQueue):
 
     def _remote(self, job_id: str) -> dict[str, Any] | None:
         """The file record of a job run by another process: expired ones are removed, orphans ended."""
+        return self._remote_reaped(job_id)[0]
+
+    def _remote_reaped(self, job_id: str) -> tuple[dict[str, Any] | None, bool]:
+        """:meth:`_remote`, and whether this call ended the job (its process was gone)."""
         if not valid_id(job_id):
-            return None
+            return None, False
         data = self.files.read_info(job_id)
         if data is None:
-            return None
+            return None, False
         if JobState(data["state"]).terminal:
             if (data.get("ended_at") or 0) + float(data.get("ttl") or self.event_ttl) < time.time():
                 self.files.remove(job_id)
                 self._count("expired")
-                return None
-            return data
+                return None, False
+            return data, False
         if not process_alive(data):
             ended = self.files.end_orphan(job_id)
             if ended is not None and ended is not data and JobState(ended["state"]).terminal:
                 log.warning("job %s: its process %s is gone; marked %s", job_id, data.get("pid"), ended["state"])
                 self._count("orphans_ended")
-            return ended
-        return data
+                return ended, True
+            return ended, False
+        return data, False
 
-    def _check_hard_limit(self, record: _Record | None) -> None:
+    def _check_hard_limit(self, record: Record | None) -> bool:
+        """End a local job that ignored its time limit past the hard grace; True if it was ended now."""
         if (
             record is not None
             and record.deadline is not None
@@ -425,12 +327,34 @@ class InProcessQueue(JobQueue):
         ):
             record.timed_out = True
             log.warning("job %s ignored its time limit; marking it failed", record.info.id)
-            self._end(record, JobState.FAILED, error=time_limit_message(record.time_limit))
+            return self._end(record, JobState.FAILED, error=time_limit_message(record.time_limit))
+        return False
 
-    def runs_here(self, job_id: str) -> bool:
+    def emits_here(self, job_id: str) -> bool:
         """True when this process runs (or ran) the job: only it can append events to it."""
         with self.store.lock:
             return self._get(job_id) is not None
+
+    runs_here = emits_here
+
+    def reap(self) -> int:
+        """End the active jobs of the config directory whose process is gone, and this process's jobs past
+        their hard time limit (the next reader would; this ends them when nobody reads). Returns how many."""
+        with self.store.lock:
+            running = [r for r in self.store.jobs.values() if r.info.state is JobState.RUNNING]
+        ended = sum(self._check_hard_limit(record) for record in running)
+        self._sweep()
+        for job_id in self.files.active_ids():
+            with self.store.lock:
+                record = self._get(job_id)
+            if record is not None:
+                ended += self._check_hard_limit(record)
+                continue
+            data, reaped = self._remote_reaped(job_id)
+            ended += reaped
+            if data is None or JobState(data["state"]).terminal:
+                self.files.unmark_active(job_id)
+        return ended
 
     def info(self, job_id: str) -> JobInfo | None:
         self._sweep()
@@ -438,7 +362,12 @@ class InProcessQueue(JobQueue):
             record = self._get(job_id)
         if record is None:
             data = self._remote(job_id)
-            return None if data is None else _info_from_file(data)
+            if data is None:
+                return None
+            info = info_from_file(data)
+            if not info.cancel_requested and self.files.cancel_requested(job_id):  # asked from another process
+                info.cancel_requested = True
+            return info
         self._check_hard_limit(record)
         with record.lock:
             i = record.info
@@ -453,11 +382,13 @@ class InProcessQueue(JobQueue):
                 result=i.result,
                 error=i.error,
                 meta=dict(i.meta),
+                cancel_requested=record.cancel_requested
+                or (not i.state.terminal and record.files.cancel_requested(i.id)),
             )
 
     def emit(self, job_id: str, name: str, data: Any = None) -> str:
         """Append an event; returns "" when the job is unknown, ended, or run by another process."""
-        text = _json_text(data, "event data")
+        text = json_text(data, "event data")
         with self.store.lock:
             record = self._get(job_id)
         if record is None:
@@ -474,7 +405,7 @@ class InProcessQueue(JobQueue):
     def read_events(
         self, job_id: str, after: str | None = None, *, block_seconds: float = 0.0, limit: int = 1000
     ) -> list[Event]:
-        cursor = _parse_cursor(after)
+        cursor = parse_cursor(after)
         with self.store.lock:
             record = self._get(job_id)
         if record is None:
@@ -534,6 +465,10 @@ class InProcessQueue(JobQueue):
                 return False
             record.cancel_requested = True
             queued = record.info.state is JobState.QUEUED
+        try:
+            self.files.request_cancel(job_id)  # other processes see the request too
+        except OSError:
+            log.warning("job %s: could not write its cancel marker", job_id, exc_info=True)
         self._count("cancel_requested")
         if queued:
             self._end(record, JobState.CANCELLED)
@@ -627,18 +562,6 @@ class InProcessQueue(JobQueue):
     def close(self) -> None:
         """Refuse new jobs; running ones finish (the store outlives the app)."""
         self._closed = True
-
-
-def _parse_cursor(after: str | None) -> int:
-    if after is None or after == "":
-        return 0
-    try:
-        cursor = int(after)
-    except ValueError:
-        raise ValueError(f"invalid event cursor {after!r}") from None
-    if cursor < 0:
-        raise ValueError(f"invalid event cursor {after!r}")
-    return cursor
 
 
 __all__ = ["InProcessQueue", "error_message", "time_limit_message", "to_json_value"]

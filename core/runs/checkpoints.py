@@ -113,8 +113,11 @@ def pending(owner: str, flow_id: str | None = None, limit: int = 100) -> list[Ch
     return list(db.session().scalars(query.order_by(Checkpoint.created_at, Checkpoint.id).limit(limit)))
 
 
-def claim(checkpoint_id: str, owner: str, resumed_job_id: str) -> dict[str, Any]:
+def claim(checkpoint_id: str, owner: str, resumed_job_id: str, *, paused_job_id: str | None = None) -> dict[str, Any]:
     """Take the owner's pending checkpoint exactly once; returns its stored data.
+
+    ``resumed_job_id`` is recorded as the job that continues the run; ``paused_job_id`` becomes the
+    checkpoint's ``job_id`` when it has none (a run paused in a request, under an id of the surface's).
 
     404 for a missing or foreign checkpoint, 409 when it was already answered,
     410 when it expired. The compare-and-set is one UPDATE, so two processes
@@ -129,10 +132,11 @@ def claim(checkpoint_id: str, owner: str, resumed_job_id: str) -> dict[str, Any]
     if row.status == EXPIRED or row.expires_at <= db.utcnow():
         raise ApiError(410, f"Request {checkpoint_id} expired")
     data = json.loads(row.data)
+    values: dict[str, Any] = {"status": RESUMED, "resumed_job_id": resumed_job_id}
+    if row.job_id is None and paused_job_id:
+        values["job_id"] = paused_job_id
     won = session.execute(  # type: ignore[attr-defined]
-        sa.update(Checkpoint)
-        .where(Checkpoint.id == checkpoint_id, Checkpoint.status == PENDING)
-        .values(status=RESUMED, resumed_job_id=resumed_job_id)
+        sa.update(Checkpoint).where(Checkpoint.id == checkpoint_id, Checkpoint.status == PENDING).values(**values)
     ).rowcount
     session.commit()
     if not won:

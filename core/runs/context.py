@@ -1,12 +1,13 @@
-"""The run context: a :class:`core.engine.RunContext` wired to the plugins through hooks.
+"""The run context: the engine's run ports (:mod:`core.engine.ports`) over the plugins' hooks.
 
 Variables (``get_variable``), flows for sub-flow runs (``find_flow``) and their
 checks (``check_run`` with surface ``"subflow"``, asked by the engine before it builds any
 sub-flow, at any depth), message
 storage and history (``on_messages``, ``message_history``), stored files (``read_user_file``,
 ``write_user_file``) and vertex records
-(``on_vertex_built``). Only :mod:`core.runs.service` builds contexts; nothing
-here imports a plugin.
+(``on_vertex_built``): :class:`HookPorts` implements each port, :func:`hook_ports` binds them to the
+app, and the engine's :func:`core.engine.execution.context_for` makes the context. Only
+:mod:`core.runs.service` runs flows with them; nothing here imports a plugin.
 
 The engine calls these callbacks from whichever thread runs a vertex: the run's own, the runner's pool
 for a layer's I/O-bound vertices, an agent's pool for its tool calls (greenlets under gevent). The hooks
@@ -17,7 +18,6 @@ inside an application context of its own, whose teardown returns that thread's d
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -30,8 +30,9 @@ from core.app import state
 from core.contracts import FlowRecord, MessageRecord, VertexRecord
 from core.engine import EgressPolicy, Registry, RunContext, RunEvent, VertexFinished
 from core.engine.errors import PolicyRefused
+from core.engine.execution import context_for
 from core.engine.hardening import Hardening
-from core.engine.results import output_logs
+from core.engine.ports import RunPorts, transaction_record, vertex_record
 from core.errors import ApiError
 from core.hookcalls import Hooks
 
@@ -77,10 +78,14 @@ def app_binder(app: Flask) -> Callable[[F], F]:
     session = factory() if factory is not None else None  # the run thread's (created lazily: no connection yet)
     lock = threading.RLock()  # re-entrant: a callback may call another (a history read flushes messages)
 
+    get_ident = threading.get_ident
+    app_or_none = appctx.app_or_none
+
     def bind(fn: F) -> F:
-        @functools.wraps(fn)
+        # a bare closure, not functools.wraps: a run binds about ten callbacks, and copying their
+        # metadata was 1-2% of a simple run's instructions; nothing reads a callback's __name__
         def bound(*args: Any, **kwargs: Any) -> Any:
-            if threading.get_ident() == owner and appctx.app_or_none() is app:
+            if get_ident() == owner and app_or_none() is app:
                 return fn(*args, **kwargs)
             with lock, app.app_context():
                 if factory is None or factory.registry.has():
@@ -118,6 +123,118 @@ def _policies(settings: Any) -> tuple[EgressPolicy, Hardening]:
     return found[1], found[2]
 
 
+class HookPorts:
+    """The run ports (:mod:`core.engine.ports`) over the plugins' hooks, for one run user.
+
+    ``keeper`` owns the message store the run writes and reads (a signed-in visitor's public-playground
+    conversation is kept for the visitor while the run acts as an anonymous principal); vertex records
+    name ``flow_id`` and ``job_id``.
+    """
+
+    def __init__(
+        self,
+        hooks: Hooks,
+        user_id: str,
+        *,
+        keeper: str | None = None,
+        flow_id: str | None = None,
+        job_id: str | None = None,
+        builds: bool = True,
+    ) -> None:
+        self.hooks = hooks
+        self.user_id = user_id
+        self.keeper = keeper or user_id
+        self.flow_id = flow_id
+        self.job_id = job_id
+        self.builds = builds
+
+    # FlowLookup
+    def load_flow(self, id_or_name: str) -> dict[str, Any] | None:
+        found = self.hooks.find_flow(user_id=self.user_id, flow_id_or_name=id_or_name, public=False)
+        return None if found is None else found.as_dict()  # the engine reads the flow's JSON
+
+    def check_flow(self, found: Mapping[str, Any]) -> None:
+        # the checks of the top flow (core.runs.service.resolve), for every graph the engine loads
+        try:
+            self.hooks.check_run(user_id=self.user_id or None, flow=FlowRecord.from_dict(found), surface="subflow")
+        except ApiError as exc:
+            raise PolicyRefused(f"Sub-flow '{found.get('name') or found.get('id')}' cannot run: {exc.detail}") from None
+
+    # Variables
+    def variable(self, name: str, field: str) -> str | None:
+        return self.hooks.get_variable(user_id=self.user_id, name=name)
+
+    # MessageStore
+    def store_messages(self, messages: list[dict[str, Any]]) -> None:
+        self.hooks.on_messages(user_id=self.keeper, messages=[MessageRecord.from_dict(m) for m in messages])
+
+    def history(self, flow_id: str | None, session_id: str, limit: int) -> list[dict[str, Any]]:
+        found = self.hooks.message_history(user_id=self.keeper, flow_id=flow_id, session_id=session_id, limit=limit)
+        return [m.as_dict() for m in found or ()]
+
+    # FileStore
+    def read_file(self, ref: str) -> bytes:
+        content = self.hooks.read_user_file(user_id=self.user_id, ref=ref)
+        if content is None:
+            raise FileNotFoundError(f"File not found: {ref}")
+        return content
+
+    def write_file(self, name: str, content: bytes, append: bool) -> dict[str, Any]:
+        stored = self.hooks.write_user_file(user_id=self.user_id, name=name, content=content, append=append)
+        if stored is None:
+            raise OSError("Saving files is not available here (no file storage installed)")
+        return stored.as_dict()
+
+    # RunRecorder
+    def record_vertex(self, record: dict[str, Any]) -> None:
+        _send_record(self.hooks, self.user_id, self.flow_id, self.job_id, **record)
+
+    # the rest of the context
+    def mcp_server(self, name: str) -> dict[str, Any] | None:
+        config = self.hooks.mcp_server_config(user_id=self.user_id, name=name)
+        return None if config is None else config.as_dict()
+
+    def provider_allowed(self, provider_id: str) -> bool:
+        return not any(answer is False for answer in self.hooks.model_provider_allowed(provider_id=provider_id))
+
+
+def hook_ports(
+    *,
+    user_id: str,
+    flow_id: str | None = None,
+    job_id: str | None = None,
+    log_builds: bool = True,
+    log_transactions: bool = True,
+    messages_user_id: str | None = None,
+    app: Flask | None = None,
+) -> RunPorts:
+    """The web service's run ports for ``user_id``: hooks and the database, each bound to the app (call it on
+    the run's own thread, inside its application context)."""
+    if app is None:
+        app = appctx.current()
+    svc = state(app)
+    settings = svc.settings
+    egress, hardening = _policies(settings)
+    hooks = HookPorts(
+        svc.host.hooks, user_id, keeper=messages_user_id, flow_id=flow_id, job_id=job_id, builds=log_builds
+    )
+    record = flow_id is not None and (log_builds or log_transactions)  # a run without a flow id records nothing
+    return RunPorts(
+        flows=hooks,
+        variables=hooks,
+        messages=hooks,
+        files=hooks,
+        recorder=hooks if record else None,
+        mcp_server=hooks.mcp_server,
+        provider_allowed=hooks.provider_allowed,
+        egress=egress,
+        hardening=hardening,
+        time_limit=float(settings.run_time_limit_seconds) if settings.run_time_limit_seconds else None,
+        shared=svc.shared,
+        bind=app_binder(app),
+    )
+
+
 def make_context(
     *,
     user_id: str,
@@ -133,101 +250,43 @@ def make_context(
     messages_user_id: str | None = None,
     registry: Registry | None = None,
     app: Flask | None = None,
+    ports: RunPorts | None = None,
 ) -> RunContext:
     """A RunContext for ``user_id`` running ``flow`` (the record ``find_flow`` gave, or ``{id, name}`` of an
     unsaved graph).
 
     ``messages_user_id`` keeps the run's messages (and reads its history) in another user's
     store than the run's principal: a signed-in visitor's public-playground conversation is
-    kept for the visitor while the run itself acts as an anonymous principal.
+    kept for the visitor while the run itself acts as an anonymous principal. ``ports``: the
+    :func:`hook_ports` already made for this run (made here otherwise).
     """
-    keeper = messages_user_id or user_id
-    record_vertices = log_builds or log_transactions  # a context without a flow id records nothing
     if app is None:
         app = appctx.current()
-    bound = app_binder(app)  # on the run's thread, in its app context: make_context is called there
-    svc = state(app)
-    hooks = svc.host.hooks
-    settings = svc.settings
-    egress, hardening = _policies(settings)
     if isinstance(flow, FlowRecord):
         flow_id, flow_name = flow.id or None, flow.name
     else:
         flow_id, flow_name = (str(flow.get("id")) if flow.get("id") else None), flow.get("name")
-
-    def resolve_variable(name: str, _field: str) -> str | None:
-        return hooks.get_variable(user_id=user_id, name=name)
-
-    def load_flow(id_or_name: str) -> dict[str, Any] | None:
-        found = hooks.find_flow(user_id=user_id, flow_id_or_name=id_or_name, public=False)
-        return None if found is None else found.as_dict()  # the engine reads the flow's JSON
-
-    def check_flow(found: Mapping[str, Any]) -> None:
-        # the checks of the top flow (core.runs.service.resolve), for every graph the engine loads
-        try:
-            hooks.check_run(user_id=user_id or None, flow=FlowRecord.from_dict(found), surface="subflow")
-        except ApiError as exc:
-            raise PolicyRefused(f"Sub-flow '{found.get('name') or found.get('id')}' cannot run: {exc.detail}") from None
-
-    def store_message(message: dict[str, Any]) -> dict[str, Any]:
-        hooks.on_messages(user_id=keeper, messages=[MessageRecord.from_dict(message)])
-        return message
-
-    def get_messages(session: str | None, flow_ref: str | None, n: int, order: str) -> list[dict[str, Any]]:
-        found = hooks.message_history(user_id=keeper, flow_id=flow_ref or flow_id, session_id=session or "", limit=n)
-        history = [m.as_dict() for m in found or ()]
-        return history if order.upper() == "ASC" else list(reversed(history))
-
-    def mcp_server(name: str) -> dict[str, Any] | None:
-        config = hooks.mcp_server_config(user_id=user_id, name=name)
-        return None if config is None else config.as_dict()
-
-    def read_file(ref: str) -> bytes:
-        content = hooks.read_user_file(user_id=user_id, ref=ref)
-        if content is None:
-            raise FileNotFoundError(f"File not found: {ref}")
-        return content
-
-    def write_file(name: str, content: bytes, append: bool) -> dict[str, Any]:
-        stored = hooks.write_user_file(user_id=user_id, name=name, content=content, append=append)
-        if stored is None:
-            raise OSError("Saving files is not available here (no file storage installed)")
-        return stored.as_dict()
-
-    def emit_and_record(event: RunEvent) -> None:
-        if record_vertices and isinstance(event, VertexFinished):
-            if not log_builds and event.result is not None:
-                _record_transaction(hooks, user_id, flow_id, job_id, event)  # no end_vertex payload needed
-            else:
-                _record_vertex(hooks, user_id, flow_id, job_id, event.payload(), build_record=log_builds)
-        if emit is not None:
-            emit(event)
-
-    return RunContext(
+    if ports is None:
+        ports = hook_ports(
+            user_id=user_id,
+            flow_id=flow_id,
+            job_id=job_id,
+            log_builds=log_builds,
+            log_transactions=log_transactions,
+            messages_user_id=messages_user_id,
+            app=app,
+        )
+    return context_for(
+        ports,
         user_id=user_id,
         flow_id=flow_id,
         flow_name=flow_name,
-        session_id=session_id or flow_id,
-        resolve_variable=bound(resolve_variable),
-        request_variables=dict(request_vars or {}),
-        load_flow=bound(load_flow),
-        check_flow=bound(check_flow),
-        emit=bound(emit_and_record) if (emit is not None or record_vertices) else None,
-        store_message=bound(store_message) if store_messages else None,
-        get_messages=bound(get_messages),
+        session_id=session_id,
+        emit=emit,
         cancelled=cancelled,
-        time_limit=float(settings.run_time_limit_seconds) if settings.run_time_limit_seconds else None,
-        egress=egress,
-        hardening=hardening,
+        request_vars=request_vars,
         registry=registry if registry is not None else current_registry(app),
-        mcp_server=bound(mcp_server),
-        read_file=bound(read_file),
-        write_file=bound(write_file),
-        provider_allowed=bound(
-            lambda provider_id: not any(a is False for a in hooks.model_provider_allowed(provider_id=provider_id))
-        ),
-        shared=svc.shared,
-        bind_callback=bound,
+        store_messages=store_messages,
     )
 
 
@@ -240,53 +299,16 @@ def _record_vertex(
     *,
     build_record: bool = True,
 ) -> None:
-    build = data.get("build_data") or {}
-    outputs = (build.get("data") or {}).get("outputs") or {}
-    error = None
-    if not build.get("valid", True):
-        error = next(
-            (
-                str(o.get("message", {}).get("errorMessage", ""))
-                for o in outputs.values()
-                if isinstance(o, dict) and o.get("type") == "error"
-            ),
-            "failed",
-        )
-    _send_record(
-        hooks,
-        user_id,
-        flow_id,
-        job_id,
-        vertex_id=build.get("id"),
-        valid=bool(build.get("valid", True)),
-        outputs=outputs,
-        error=error,
-        target_id=(build.get("next_vertices_ids") or [None])[0],
-        build=build_record,
-        data=build.get("data") or {},
-        artifacts=(build.get("data") or {}).get("artifacts") or {},
-        params=build.get("params"),
-    )
+    """Hand the record of one ``end_vertex`` payload to ``on_vertex_built``."""
+    _send_record(hooks, user_id, flow_id, job_id, **vertex_record(data, build_record=build_record))
 
 
 def _record_transaction(
     hooks: Hooks, user_id: str, flow_id: str | None, job_id: str | None, event: VertexFinished
 ) -> None:
-    """The transaction record of a vertex straight from its result: what :func:`_record_vertex` writes with
-    ``build_record=False``, without building the ``end_vertex`` payload (2% of a simple run's instructions)."""
-    vr = event.result
-    _send_record(
-        hooks,
-        user_id,
-        flow_id,
-        job_id,
-        vertex_id=vr.id,
-        valid=bool(vr.valid),
-        outputs=output_logs(vr),
-        error=None if vr.valid else str(vr.error),
-        target_id=event.next_ids[0] if event.next_ids else None,
-        build=False,
-    )
+    """The transaction record of a vertex straight from its result (what :func:`_record_vertex` writes with
+    ``build_record=False``, without building the ``end_vertex`` payload)."""
+    _send_record(hooks, user_id, flow_id, job_id, **transaction_record(event))
 
 
 def _send_record(hooks: Hooks, user_id: str, flow_id: str | None, job_id: str | None, **fields: Any) -> None:

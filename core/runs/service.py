@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import queue
-import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -35,7 +33,7 @@ from typing import Any
 from flask import Flask, current_app
 
 from core.app import state
-from core.contracts import FlowRecord, MessageRecord
+from core.contracts import FlowRecord
 from core.engine import (
     Graph,
     GraphValidationError,
@@ -44,12 +42,13 @@ from core.engine import (
     RunResult,
     Suspended,
     VertexResult,
-    run_graph,
 )
+from core.engine import execution as engine_run
+from core.engine.errors import RunRefused
 from core.errors import ApiError, ValidationFailed, validation_error
 from core.requests import NUL_MSG, refuse_nul
 from core.runs import tweaks as tweak_rules
-from core.runs.context import make_context, registry
+from core.runs.context import hook_ports, make_context, registry
 from core.runs.subflows import check_subflows
 
 log = logging.getLogger(__name__)
@@ -238,9 +237,12 @@ def build(prepared: PreparedRun, app: Flask | None = None) -> PreparedRun:
     req = prepared.request
     data: Mapping[str, Any] = prepared.flow.data or {}  # resolve() refused a flow without a graph
     if req.tweaks:
-        tweak_rules.check_tweaks(data, req.tweaks, state(app).settings.tweaks_policy)
-        for item in req.inputs:
-            tweak_rules.check_input_conflict(data, req.tweaks, item.value, item.type or "chat")
+        try:
+            engine_run.check_tweaks(
+                data, req.tweaks, state(app).settings.tweaks_policy, [(i.value, i.type or "chat") for i in req.inputs]
+            )
+        except RunRefused as exc:
+            raise tweak_rules.api_error(exc) from None
     if prepared.registry is None:
         prepared.registry = registry(app)
     key = _graph_key(prepared)
@@ -249,7 +251,9 @@ def build(prepared: PreparedRun, app: Flask | None = None) -> PreparedRun:
         prepared.graph = cached[1]
     else:
         try:
-            prepared.graph = Graph.build(data, prepared.registry, tweaks=_tweaks(data, req, prepared.registry) or None)
+            prepared.graph = engine_run.build_graph(
+                data, prepared.registry, tweaks=_tweaks(data, req, prepared.registry)
+            )
         except GraphValidationError as exc:
             raise ValidationFailed(list(exc.errors)) from None
         if key is not None:
@@ -327,49 +331,8 @@ def _tweaks(data: Mapping[str, Any], req: RunRequest, reg: Registry) -> dict[str
     return merged
 
 
-# --- running -----------------------------------------------------------------------------------------
-def failure_text(result: RunResult) -> str:
-    """What a failed run reports: the failing component and its error, never a traceback."""
-    error = result.error or {}
-    if result.status == "timed_out":
-        return "Run time limit exceeded"
-    if result.status == "cancelled":
-        return "Run cancelled"
-    name = error.get("display_name") or "component"
-    vid = error.get("vertex_id")
-    where = f"{name} ({vid})" if vid else name
-    return f"Error running component {where}: {error.get('message') or 'failed'}"
-
-
-def _batch_messages(ctx: Any, user_id: str, app: Flask | None) -> Callable[[], None]:
-    """Store a run's chat messages with one ``on_messages`` call (one transaction) instead of one per message.
-
-    Messages are collected while the run goes and handed over when it ends (also when it fails,
-    is cancelled or pauses), still inside the request or job; a history read during the run
-    (Message History) flushes what is pending first, so it sees them. ``add_message`` events are
-    not delayed.
-    """
-    if ctx.store_message is None:
-        return lambda: None
-    hooks = state(app).host.hooks
-    pending: list[dict[str, Any]] = []
-
-    def flush() -> None:
-        if pending:
-            batch = [MessageRecord.from_dict(m) for m in pending]
-            pending.clear()
-            hooks.on_messages(user_id=user_id, messages=batch)
-
-    read = ctx.get_messages
-
-    def get_messages(*args: Any) -> list[dict[str, Any]]:
-        flush()
-        return read(*args) if read is not None else []
-
-    ctx.store_message = pending.append
-    # the history read may come from a pool thread (a layer's I/O-bound vertices): bound to the app too
-    ctx.get_messages = ctx.bind_callback(get_messages) if ctx.bind_callback is not None else get_messages
-    return flush
+# --- running ---------------------------------------------------------------------------------------
+failure_text = engine_run.failure_text  # the engine's: every host reports a failed run alike
 
 
 def execute(
@@ -401,6 +364,14 @@ def execute(
         public.touch(req.principal, app)  # the public-session cleanup job reads it
     results: list[RunResult] = []
     for item in req.inputs:
+        ports = hook_ports(
+            user_id=req.run_user_id,
+            flow_id=prepared.flow_id,
+            job_id=job_id,
+            log_builds=req.log_builds,
+            messages_user_id=req.messages_as,
+            app=app,
+        )
         ctx = make_context(
             user_id=req.run_user_id,
             flow={"id": prepared.flow_id, "name": prepared.name},
@@ -408,34 +379,28 @@ def execute(
             emit=emit,
             cancelled=cancelled,
             request_vars=req.request_vars,
-            job_id=job_id,
             store_messages=req.store_messages,
-            log_builds=req.log_builds,
-            messages_user_id=req.messages_as,
             registry=prepared.registry,
             app=app,
+            ports=ports,
         )
         if resume is not None:
             ctx.resume = resume.answers
-        flush = _batch_messages(ctx, req.messages_as or req.run_user_id, app)
-        try:
-            result = run_graph(
-                prepared.graph,
-                ctx,
-                input_value=item.value,
-                input_type=item.type or "chat",
-                input_components=item.components or None,
-                start_component_id=req.start_component_id,
-                stop_component_id=req.stop_component_id,
-                previous_results=previous_results,
-                registry=prepared.registry,
-                resume_from=resume.results if resume is not None else None,
-                inactive=resume.inactive if resume is not None else None,
-            )
-            if on_result is not None:
-                on_result(result)
-        finally:
-            flush()
+        result = engine_run.execute(
+            prepared.graph,
+            ctx,
+            ports,
+            on_result=on_result,
+            input_value=item.value,
+            input_type=item.type or "chat",
+            input_components=item.components or None,
+            start_component_id=req.start_component_id,
+            stop_component_id=req.stop_component_id,
+            previous_results=previous_results,
+            registry=prepared.registry,
+            resume_from=resume.results if resume is not None else None,
+            inactive=resume.inactive if resume is not None else None,
+        )
         results.append(result)
         if result.status == "suspended":
             from core.runs import checkpoints
@@ -458,37 +423,12 @@ def stream(
     :func:`execute` records it (a checkpoint written when it pauses carries it).
     """
     app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
-    items: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    stop = threading.Event()
-    done = object()
 
-    def emit(event: RunEvent) -> None:
-        if keep is None or keep(event):
-            items.put(event)
+    def work(emit: Callable[[RunEvent], None], cancelled: Callable[[], bool]) -> RunOutcome:
+        with app.app_context():
+            return execute(prepared, emit=emit, cancelled=cancelled, job_id=job_id, app=app)
 
-    def work() -> None:
-        try:
-            with app.app_context():
-                items.put(execute(prepared, emit=emit, cancelled=stop.is_set, job_id=job_id, app=app))
-        except Exception as exc:
-            log.exception("streamed run of flow %s failed", prepared.flow.id)
-            items.put(exc)
-        finally:
-            items.put(done)
-
-    threading.Thread(target=work, name="run-stream", daemon=True).start()
-
-    def generate() -> Iterator[Any]:
-        try:
-            while True:
-                item = items.get()
-                if item is done:
-                    return
-                yield item
-        finally:
-            stop.set()
-
-    return generate()
+    return engine_run.stream(work, keep=keep, label=f"run of flow {prepared.flow.id}")
 
 
 def suspended_event(outcome: RunOutcome) -> Suspended | None:

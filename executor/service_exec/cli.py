@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one flow and print its result")
     run.add_argument("flow", help="exported flow JSON file")
-    run.add_argument("--input", default="", help="the input value (chat message)")
+    run.add_argument("--input", default=None, help="the input value (chat message; empty when not given)")
     run.add_argument("--input-type", default="chat", help="chat (default), text or any")
     run.add_argument("--output-type", default="chat", help="chat (default), text, any or debug")
     run.add_argument("--tweaks", default=None, help='JSON object {"<component id>": {"<field>": value}}')
@@ -46,8 +46,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from core.engine import RunEvent, simplified_run_response
+    from core.engine.errors import RunRefused
+    from core.engine.execution import failure_text
     from service_exec import wire
-    from service_exec.engine import Executor, FlowError, InvalidRun, Refused, failure_text, read_flow
+    from service_exec.engine import Executor, FlowError, InvalidRun, Refused, read_flow
 
     tweaks: Any = None
     if args.tweaks:
@@ -62,11 +64,13 @@ def _run(args: argparse.Namespace) -> int:
     try:
         executor = Executor.from_files([])
         flow = read_flow(args.flow)
-        graph = executor.build(flow, tweaks)
-    except (FlowError, InvalidRun, Refused) as exc:
+        # an input given twice (--input and a tweak of the input component) is refused, as the service does
+        graph = executor.build(flow, tweaks, [(args.input, args.input_type)])
+    except (FlowError, InvalidRun, Refused, RunRefused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     out = sys.stdout
+    value = args.input if args.input is not None else ""
 
     def emit(event: RunEvent) -> None:
         if event.name in wire.RUN_STREAM_EVENTS:
@@ -75,13 +79,13 @@ def _run(args: argparse.Namespace) -> int:
 
     result = executor.run(
         flow,
-        args.input,
+        value,
         graph=graph,
         input_type=args.input_type,
         session_id=args.session_id,
         emit=emit if args.stream else None,
     )
-    body = simplified_run_response(result, input_value=args.input, output_type=args.output_type)
+    body = simplified_run_response(result, input_value=value, output_type=args.output_type)
     if args.stream:
         out.write(
             wire.frame("end", {"result": body}) if result.ok else wire.frame("error", {"error": failure_text(result)})

@@ -9,6 +9,14 @@ with ``"blocked_components": [...]``; both are merged). A flow using a blocked c
 before it runs (:class:`Refused`: 403 from ``serve``, exit 2 from ``run``), and so is every sub-flow
 the engine loads while a run goes (Run Flow, Sub Flow, flows as tools, at any depth:
 ``RunContext.check_flow``), which fails the run naming the component.
+
+The tweak policy, as the full service reads it: ``SERVICE_TWEAKS_POLICY`` (``permissive``, the default,
+``declared`` or ``off``; :mod:`core.engine.tweaks`). A refused tweak is
+:class:`~core.engine.errors.RunRefused` (422 ``TWEAKS_REFUSED`` from ``serve``, exit 2 from ``run``), as is
+an ``input_value`` given twice (400).
+
+The run itself is the engine's run path (:mod:`core.engine.execution`) over :class:`FilePorts`: the
+flows this executor serves and the environment's variables; no message store, files or records.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,13 +36,15 @@ from core.engine import (
     Graph,
     GraphValidationError,
     Registry,
-    RunContext,
     RunEvent,
     RunResult,
-    run_graph,
+    execution,
 )
 from core.engine.errors import PolicyRefused
+from core.engine.execution import failure_text
 from core.engine.nodes import node_types
+from core.engine.ports import RunPorts
+from core.engine.tweaks import parse_policy
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +52,20 @@ BUNDLE_GROUP = "service.bundles"
 TRUE = {"1", "true", "yes", "on"}
 #: flow ids of files without one are derived from their path in this namespace
 FLOW_NAMESPACE = uuid.UUID("6f1c7c8e-2b6e-4d3e-9b1a-5f0e7e3c2a10")
+
+
+__all__ = [
+    "Executor",
+    "FilePorts",
+    "Flow",
+    "FlowError",
+    "InvalidRun",
+    "Refused",
+    "Settings",
+    "failure_text",
+    "load_registry",
+    "read_flow",
+]
 
 
 class FlowError(ValueError):
@@ -107,6 +131,8 @@ class Settings:
     api_key: str | None = None
     #: component keys (or aliases) no flow may use, sub-flows included
     blocked_components: tuple[str, ...] = ()
+    #: ``SERVICE_TWEAKS_POLICY``: which fields a run's tweaks may set
+    tweaks_policy: str = "permissive"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -118,7 +144,16 @@ class Settings:
             run_time_limit_seconds=float(limit) if limit else None,
             api_key=env.get("SERVICE_EXEC_API_KEY") or None,
             blocked_components=_blocked_from_env(env),
+            tweaks_policy=_tweaks_policy_from_env(env),
         )
+
+
+def _tweaks_policy_from_env(env: Mapping[str, str]) -> str:
+    """``SERVICE_TWEAKS_POLICY`` read as the full service reads it (:class:`FlowError` if bad)."""
+    try:
+        return parse_policy(env.get("SERVICE_TWEAKS_POLICY"))
+    except ValueError as exc:
+        raise FlowError(str(exc)) from None
 
 
 def _blocked_from_env(env: Mapping[str, str]) -> tuple[str, ...]:
@@ -155,9 +190,19 @@ class Executor:
     flows: dict[str, Flow] = field(default_factory=dict)
     by_name: dict[str, Flow] = field(default_factory=dict)
     blocked: frozenset[str] = frozenset()
+    #: the engine's run ports over this executor's files (the settings do not change)
+    ports: RunPorts = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.blocked = blocked_keys(self.settings.blocked_components, self.registry)
+        s = self.settings
+        files = FilePorts(self)
+        self.ports = RunPorts(
+            flows=files,
+            variables=files,
+            time_limit=s.run_time_limit_seconds,
+            egress=EgressPolicy.from_settings(s.ssrf_protection_enabled, s.ssrf_allowed_hosts),
+        )
 
     def check(self, data: Mapping[str, Any], name: str) -> None:
         """:class:`Refused` naming the blocked components ``data`` uses (nested group flows included)."""
@@ -168,13 +213,6 @@ class Executor:
             names = ", ".join(f"'{k}'" for k in found)
             noun = "Component" if len(found) == 1 else "Components"
             raise Refused(f"{noun} {names} of flow '{name}' blocked by the catalog policy: this flow cannot run")
-
-    def _check_flow(self, found: Mapping[str, Any]) -> None:
-        """``RunContext.check_flow``: every graph the engine runs, sub-flows at any depth."""
-        try:
-            self.check(found.get("data") or {}, str(found.get("name") or found.get("id") or "sub-flow"))
-        except Refused as exc:
-            raise PolicyRefused(f"Sub-flow refused: {exc}") from None
 
     @classmethod
     def from_files(cls, paths: list[str], settings: Settings | None = None) -> Executor:
@@ -196,12 +234,19 @@ class Executor:
     def find(self, flow_id_or_name: str) -> Flow | None:
         return self.flows.get(flow_id_or_name) or self.by_name.get(flow_id_or_name)
 
-    def build(self, flow: Flow, tweaks: Mapping[str, Any] | None = None) -> Graph:
-        """The flow's graph with ``tweaks`` applied (:class:`InvalidRun` when they do not fit, :class:`Refused`
-        when it uses a blocked component)."""
+    def build(
+        self,
+        flow: Flow,
+        tweaks: Mapping[str, Any] | None = None,
+        inputs: list[tuple[str | None, str]] | None = None,
+    ) -> Graph:
+        """The flow's graph with ``tweaks`` applied: :class:`Refused` when it uses a blocked component,
+        :class:`~core.engine.errors.RunRefused` when the tweak policy refuses a tweak (or a tweak sets an input
+        of ``inputs``, ``(input value, input type)``, too), :class:`InvalidRun` when they do not fit."""
         self.check(flow.data, flow.name)
+        execution.check_tweaks(flow.data, tweaks, self.settings.tweaks_policy, inputs or [])
         try:
-            return Graph.build(flow.data, self.registry, tweaks=dict(tweaks) if tweaks else None)
+            return execution.build_graph(flow.data, self.registry, tweaks=tweaks)
         except GraphValidationError as exc:
             raise InvalidRun(list(exc.errors)) from None
 
@@ -220,41 +265,53 @@ class Executor:
     ) -> RunResult:
         """Run the flow (built with ``tweaks`` unless ``graph`` is given); never raises for component errors."""
         if graph is None:
-            graph = self.build(flow, tweaks)
+            graph = self.build(flow, tweaks, [(input_value, input_type)])
         else:
             self.check(flow.data, flow.name)
-        s = self.settings
-        ctx = RunContext(
+        ctx = execution.context_for(
+            self.ports,
             flow_id=flow.id,
             flow_name=flow.name,
             session_id=session_id or flow.id,
-            # component API keys come from the environment, as a variable named like the field asks
-            resolve_variable=lambda name, _field: os.environ.get(name),
-            request_variables=dict(request_vars or {}),
-            load_flow=self._load_flow,
-            check_flow=self._check_flow,
             emit=emit,
             cancelled=cancelled,
-            time_limit=s.run_time_limit_seconds,
-            egress=EgressPolicy.from_settings(s.ssrf_protection_enabled, s.ssrf_allowed_hosts),
+            request_vars=request_vars,
             registry=self.registry,
         )
-        return run_graph(graph, ctx, input_value=input_value, input_type=input_type or "chat", registry=self.registry)
+        return execution.execute(
+            graph, ctx, self.ports, input_value=input_value, input_type=input_type or "chat", registry=self.registry
+        )
 
-    def _load_flow(self, id_or_name: str) -> dict[str, Any] | None:
-        """Sub-flows: only the flows this executor serves."""
-        flow = self.find(id_or_name)
+    def stream(
+        self, flow: Flow, input_value: str | None, *, keep: frozenset[str], **options: Any
+    ) -> Iterator[RunEvent | RunResult | Exception]:
+        """:meth:`run` on the engine's stream thread: the events named in ``keep``, then the result (or the
+        exception); a consumer that stops iterating cancels the run at its next vertex."""
+
+        def work(emit: Callable[[RunEvent], None], cancelled: Callable[[], bool]) -> RunResult:
+            return self.run(flow, input_value, emit=emit, cancelled=cancelled, **options)
+
+        return execution.stream(work, keep=lambda event: event.name in keep, label=f"run of {flow.id}")
+
+
+class FilePorts:
+    """The engine's run ports over what the executor has: the flow files it serves (sub-flows are those only,
+    under the catalog policy) and the environment (component API keys, as a variable named like the field asks).
+    """
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+
+    def load_flow(self, id_or_name: str) -> dict[str, Any] | None:
+        flow = self.executor.find(id_or_name)
         return None if flow is None else {"id": flow.id, "name": flow.name, "data": flow.data}
 
+    def check_flow(self, found: Mapping[str, Any]) -> None:
+        """``RunContext.check_flow``: every graph the engine runs, sub-flows at any depth."""
+        try:
+            self.executor.check(found.get("data") or {}, str(found.get("name") or found.get("id") or "sub-flow"))
+        except Refused as exc:
+            raise PolicyRefused(f"Sub-flow refused: {exc}") from None
 
-def failure_text(result: RunResult) -> str:
-    """What a failed run reports (the run service's wording): the failing component and its error."""
-    error = result.error or {}
-    if result.status == "timed_out":
-        return "Run time limit exceeded"
-    if result.status == "cancelled":
-        return "Run cancelled"
-    name = error.get("display_name") or "component"
-    vid = error.get("vertex_id")
-    where = f"{name} ({vid})" if vid else name
-    return f"Error running component {where}: {error.get('message') or 'failed'}"
+    def variable(self, name: str, field: str) -> str | None:
+        return os.environ.get(name)

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import hmac
 import logging
-import queue
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -26,8 +24,10 @@ from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from core.engine import RunEvent, RunResult, simplified_run_response
+from core.engine.errors import RunRefused
+from core.engine.execution import failure_text
 from service_exec import wire
-from service_exec.engine import Executor, Flow, InvalidRun, Refused, failure_text
+from service_exec.engine import Executor, Flow, InvalidRun, Refused
 
 log = logging.getLogger(__name__)
 
@@ -102,9 +102,10 @@ def create_app(executor: Executor) -> Flask:
         tweaks = _tweaks(body.get("tweaks"))
         output_type = str(body.get("output_type") or "chat")
         output_component = str(body.get("output_component") or "")
-        graph = _build(executor, flow, tweaks)
-        options = {
-            "input_type": str(body.get("input_type") or "chat"),
+        input_type = str(body.get("input_type") or "chat")
+        graph = _build(executor, flow, tweaks, [(input_value, input_type)])
+        options: dict[str, Any] = {
+            "input_type": input_type,
             "session_id": body.get("session_id"),
             "request_vars": _request_vars(),
         }
@@ -115,7 +116,7 @@ def create_app(executor: Executor) -> Flask:
             )
 
         if request.args.get("stream", "").lower() in ("1", "true"):
-            items = _stream(executor, flow, input_value, graph, options, wire.RUN_STREAM_EVENTS)
+            items = executor.stream(flow, input_value, graph=graph, keep=wire.RUN_STREAM_EVENTS, **options)
 
             def v1() -> Iterator[str]:
                 for item in items:
@@ -181,10 +182,10 @@ def create_app(executor: Executor) -> Flask:
             raise _invalid(["body", "input_value"], "Input should be a valid string", "string_type")
         tweaks = _tweaks(body.get("tweaks"))
         session_id = body.get("session_id")
-        graph = _build(executor, flow, tweaks)
-        options = {"session_id": session_id, "request_vars": _request_vars()}
+        graph = _build(executor, flow, tweaks, [(input_value, "chat")])
+        options: dict[str, Any] = {"session_id": session_id, "request_vars": _request_vars()}
         if mode == "stream":
-            items = _stream(executor, flow, input_value, graph, options, wire.V2_STREAM_EVENTS)
+            items = executor.stream(flow, input_value, graph=graph, keep=wire.V2_STREAM_EVENTS, **options)
 
             def v2() -> Iterator[str]:
                 seq = 0
@@ -229,13 +230,19 @@ def _tweaks(value: Any) -> dict[str, Any] | None:
     return dict(value)
 
 
-def _build(executor: Executor, flow: Flow, tweaks: Mapping[str, Any] | None) -> Any:
+def _build(
+    executor: Executor, flow: Flow, tweaks: Mapping[str, Any] | None, inputs: list[tuple[str | None, str]]
+) -> Any:
+    """The run's graph, or the answer the full service gives: 403 (catalog policy), 422/400 (tweak policy,
+    answered as the run service answers it: ``{"detail": {"code": "TWEAKS_REFUSED", ...}}``), 422 (invalid)."""
     try:
-        return executor.build(flow, tweaks)
+        return executor.build(flow, tweaks, inputs)
     except InvalidRun as exc:
         raise Problem(422, exc.items) from None
     except Refused as exc:
         raise Problem(403, str(exc)) from None
+    except RunRefused as exc:
+        raise Problem(exc.status, exc.detail) from None
 
 
 def _request_vars() -> dict[str, str]:
@@ -244,50 +251,6 @@ def _request_vars() -> dict[str, str]:
         for k, v in request.headers.items()
         if k.lower().startswith(GLOBAL_VAR_HEADER)
     }
-
-
-def _stream(
-    executor: Executor,
-    flow: Flow,
-    input_value: str | None,
-    graph: Any,
-    options: dict[str, Any],
-    keep: frozenset[str],
-) -> Iterator[Any]:
-    """Run in a thread (a greenlet under gevent); yield kept events, then the RunResult (or the exception).
-
-    A client that goes away (the generator is closed) cancels the run at its next vertex.
-    """
-    items: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    stop = threading.Event()
-    done = object()
-
-    def emit(event: RunEvent) -> None:
-        if event.name in keep:
-            items.put(event)
-
-    def work() -> None:
-        try:
-            items.put(executor.run(flow, input_value, graph=graph, emit=emit, cancelled=stop.is_set, **options))
-        except Exception as exc:  # reported to the client as an error event
-            log.exception("run of %s failed", flow.id)
-            items.put(exc)
-        finally:
-            items.put(done)
-
-    threading.Thread(target=work, daemon=True, name=f"run-{flow.id[:8]}").start()
-
-    def generate() -> Iterator[Any]:
-        try:
-            while True:
-                item = items.get()
-                if item is done:
-                    return
-                yield item
-        finally:
-            stop.set()
-
-    return generate()
 
 
 def serve(app_factory: Callable[[], Flask], bind: str, workers: int) -> None:

@@ -17,7 +17,8 @@ from flask import current_app
 from core import hookimpl
 from core.app import state
 from core.jobs import JobCancelled, JobState, UnknownJob, make_queue
-from core.jobs.inprocess import InProcessQueue, _Store
+from core.jobs.inprocess import InProcessQueue
+from core.jobs.inprocess_store import Store
 from core.records import Job
 from core.settings import Settings
 from tests.jobkit import drain, wait_state
@@ -92,7 +93,7 @@ def queue(japp):
 
 def make(japp, store=None, **config) -> InProcessQueue:
     settings = Settings.load({"config_dir": state(japp).settings.config_dir, **config}, environ={})
-    return InProcessQueue(japp, settings, state(japp).job_registry, store=store or _Store())
+    return InProcessQueue(japp, settings, state(japp).job_registry, store=store or Store())
 
 
 # --- tests -----------------------------------------------------------------------------

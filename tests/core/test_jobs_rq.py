@@ -354,6 +354,33 @@ def test_lazy_watchdog_on_read(env):
     assert q.active_jobs() == 0 and q.metrics()["watchdog_ended"] >= 2
 
 
+def test_rq_reap_ends_lost_jobs(env):
+    """The liveness API: ``reap`` ends a job whose worker died though nobody reads it (rate-limited)."""
+    from rq.job import Job as RQJob
+
+    q = env.queue(env.idle)
+    q._next_reap = 0.0
+    running = q.enqueue("core.countdown", owner="alice")
+    q.r.hset(q.store.job_key(running), mapping={"state": "running", "started_at": time.time() - 5})
+    q.rq_conn.delete(RQJob.key_for(running))
+    q.rq_queue.remove(running)
+    assert q.emits_here(running)  # Redis: any process may append to any job
+    assert q.reap() == 1
+    assert q.reap() == 0  # at most once per reap_interval
+    info = q.r.hgetall(q.store.job_key(running))
+    assert info["state"] == "failed" and "stopped unexpectedly" in info["error"]
+
+
+def test_rq_cancel_requested_is_in_the_job_info(env):
+    q = env.queue(env.idle)
+    job_id = q.enqueue("core.countdown", owner="alice")
+    assert q.info(job_id).cancel_requested is False
+    q.r.hset(q.store.job_key(job_id), "state", "running")  # taken by a worker (that has not looked yet)
+    assert q.cancel(job_id)
+    info = q.info(job_id)
+    assert info.cancel_requested and info.state in (JobState.RUNNING, JobState.CANCELLED, JobState.FAILED)
+
+
 def test_metrics(env):
     m = env.queue(env.fork).metrics()
     assert m["backend"] == "redis" and m["job_backend"] == "rq" and m["workers"] == 1

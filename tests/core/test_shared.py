@@ -109,3 +109,22 @@ def test_limits_storage_over_shared_state(tmp_path):
     storage.incr("a", 60)
     storage.incr("b", 60)
     assert storage.reset() == 2
+
+
+def test_a_redis_state_namespace_shares_the_client_and_keeps_its_own_keys():
+    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"no Redis: {exc}")
+    base = RedisState(client, namespace=f"test-{uuid.uuid4().hex[:8]}")
+    other = base.namespaced(f"test-{uuid.uuid4().hex[:8]}")
+    try:
+        assert other.r is client
+        base.put("k", "base")
+        other.put("k", "other")
+        assert (base.get("k"), other.get("k")) == ("base", "other")
+        assert other.prefix != base.prefix
+    finally:
+        base.clear()
+        other.clear()

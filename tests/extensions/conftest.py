@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-PLUGINS = ["accounts", "flows", "run", "extensions", "standard"]
+PLUGINS = ["accounts", "flows", "run", "catalog", "extensions", "standard"]
 PACKAGE_PREFIX = "svc_ext_"
 
 

@@ -23,7 +23,7 @@ from tests.flowkit import edge, flow, node
 from tests.models.conftest import registry
 from tests.models.test_agent_engine import APPROVAL, agent_flow
 
-PLUGINS = ["accounts", "flows", "build", "run", "variables", "standard", "models", "responses"]
+PLUGINS = ["accounts", "flows", "build", "run", "catalog", "variables", "standard", "models", "responses"]
 
 
 class Blocked:

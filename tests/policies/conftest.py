@@ -7,7 +7,7 @@ import pytest
 from core import hookimpl
 from core.records import ModelProvider
 
-PLUGINS = ["accounts", "flows", "run", "build", "policies", "standard"]
+PLUGINS = ["accounts", "flows", "run", "catalog", "build", "policies", "standard"]
 
 
 class Providers:

@@ -11,7 +11,7 @@ from core.contracts import MessageRecord
 
 #: what the run tests need installed (the monitor plugin, when installed, is left out on purpose:
 #: the recorder below answers the message hooks so the tests see exactly what a run stored)
-PLUGINS = ["accounts", "flows", "variables", "run", "standard"]
+PLUGINS = ["accounts", "flows", "variables", "run", "catalog", "standard"]
 
 
 class MessageRecorder:

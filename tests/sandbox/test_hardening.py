@@ -13,7 +13,7 @@ from tests.conftest import make_user, superuser
 from tests.flowkit import edge, flow, node, standard_registry
 from tests.run.runkit import create_flow
 
-PLUGINS = ["accounts", "flows", "run", "build", "standard", "sandbox"]
+PLUGINS = ["accounts", "flows", "run", "catalog", "build", "standard", "sandbox"]
 needs_sandbox = pytest.mark.skipif(sandbox.available() is not None, reason=f"{sandbox.available()}")
 
 

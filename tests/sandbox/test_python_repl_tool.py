@@ -105,7 +105,7 @@ def test_the_tool_answers_an_agent():
 
 def test_governance_policy_blocks_it(make_app):
     app = make_app(
-        plugins=["accounts", "flows", "run", "build", "policies", "standard", "sandbox"],
+        plugins=["accounts", "flows", "run", "catalog", "build", "policies", "standard", "sandbox"],
         allow_custom_components=True,
     )
     client = app.test_client()

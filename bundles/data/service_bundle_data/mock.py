@@ -35,22 +35,6 @@ MOCK_COLUMNS = [
     "total_value",
     "age_group",
 ]
-#: the reference's JSON record fields and summary fields
-RECORD_FIELDS = [
-    "id",
-    "name",
-    "company",
-    "department",
-    "status",
-    "category",
-    "value",
-    "quantity",
-    "rating",
-    "is_active",
-    "created_date",
-    "tags",
-]
-SUMMARY_FIELDS = ["total_count", "active_count", "total_value", "average_rating", "categories", "companies"]
 _FIRST = ["Ada", "Grace", "Alan", "Linus", "Margaret", "Dennis", "Barbara", "Ken", "Frances", "Edsger"]
 _LAST = ["Lovelace", "Hopper", "Turing", "Torvalds", "Hamilton", "Ritchie", "Liskov", "Thompson", "Allen", "Dijkstra"]
 _CITIES = ["Lisbon", "Oslo", "Toronto", "Osaka", "Lyon", "Austin", "Melbourne", "Recife", "Pune", "Leeds"]

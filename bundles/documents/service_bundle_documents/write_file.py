@@ -176,7 +176,9 @@ class SaveToFile(Component):
             stored = writer(name, content, append)
         except (OSError, ValueError) as exc:
             raise ComponentError(f"Could not save the file: {exc}") from None
-        text = f"{kind} saved successfully as '{stored['path']}'"
+        # the reference's confirmation: its type names (DataFrame, Data, Message) and "appended to" on append
+        noun = {"Table": "DataFrame", "JSON": "Data"}.get(kind, kind)
+        text = f"{noun} {'appended to' if append else 'saved successfully as'} '{stored['path']}'"
         self.status = text
         return Message(text=text)
 

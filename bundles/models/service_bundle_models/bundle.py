@@ -27,7 +27,7 @@ def register_model_providers() -> list[ModelProvider]:
     return [ModelProvider(pid, name, "openai") for pid, name in DISPLAY.items()]
 
 
-@hookimpl(optionalhook=True)  # published by the run plugin, which may be absent
+@hookimpl(optionalhook=True)  # published by the catalog plugin, which may be absent
 def list_models(context: RunContext, provider: str, refresh: bool) -> list[str] | None:
     if provider not in PROVIDER_IDS:
         return None

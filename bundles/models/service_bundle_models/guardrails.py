@@ -124,7 +124,7 @@ class _Guardrails(Component):
             self.stop("failed_result")
             decision = {"text": text, "result": "skipped", "justification": "Input is empty - validation skipped"}
         else:
-            decision = self.evaluate(text)
+            decision = _reference_keys(self.evaluate(text))
             self.stop("failed_result" if decision["result"] == "pass" else "pass_result")
         self.status = decision.get("justification") or f"Guardrails: {decision['result']}"
         self._cached = decision
@@ -144,7 +144,7 @@ class _Guardrails(Component):
 
     def fail_message(self) -> Message:
         d = self._decision()
-        return Message(d.get("justification", "")) if d["result"] == "fail" else Message("")
+        return Message(d.get("justification", ""), error=True) if d["result"] == "fail" else Message("")
 
     def result_data(self) -> Data:
         return Data(dict(self._decision()))
@@ -196,6 +196,22 @@ class GuardrailValidator(_Guardrails):
             if llm_check(self, text, name, description):
                 return _failed(text, name, "model")
         return {"text": text, "result": "pass", "justification": f"All {len(checks)} guardrail checks passed"}
+
+
+def _reference_keys(decision: dict[str, Any]) -> dict[str, Any]:
+    """The reference's verdict keys beside ours: ``action`` (pass, sanitize or block), ``violations`` (the
+    failed checks); a sanitized text is ``text`` (what passes on) and the input ``original_text``."""
+    out = dict(decision)
+    if out["result"] == "fail":
+        out["action"] = "block"
+    elif "sanitized_text" in out:
+        out["action"] = "sanitize"
+        out["original_text"] = out["text"]
+        out["text"] = out["sanitized_text"]
+    else:
+        out["action"] = "pass"
+    out["violations"] = list(out.get("failed_checks") or [])
+    return out
 
 
 def _failed(text: str, check: str, by: str, **extra: Any) -> dict[str, Any]:
@@ -325,6 +341,8 @@ class GuardrailValidatorV2(_Guardrails):
                 if verdict:
                     return _failed(text, name, "model", findings=[f.to_dict() for f in findings])
         result: dict[str, Any] = {"text": text, "result": "pass", "findings": [f.to_dict() for f in findings]}
+        if use_rules:  # the reference's per-check scores and the checks between the two thresholds
+            result.update(scores=by_check, top_score=max(by_check.values(), default=0.0), flagged=medium)
         if medium:
             action = str(self.medium_risk_action or "block")
             if action == "block":

@@ -82,7 +82,7 @@ class EmbeddingSimilarityComponent(Component):
             score = {"error": "Embeddings must have the same dimensions."}  # the reference's answer
         else:
             score = {METRICS[self.similarity_metric]: similarity(a, b, self.similarity_metric)}
-        data = Data({"embedding_1": a, "embedding_2": b, "similarity_score": score})
+        data = Data({"embedding_1": a, "embedding_2": b, "similarity_score": score}, text_key="similarity_score")
         self.status = data
         return data
 

@@ -349,7 +349,8 @@ class MessagetoData(Component):
         if isinstance(self.message, Message):
             fields = self.message.to_dict()["data"]
             data = Data({k: v for k, v in fields.items() if v not in (None, "", [])})
-            data.data["text"] = self.message.text
+            # what a component put beside the text (Read File: file_path, filename, file_size, mimetype...)
+            data.data.update(self.message.data)
             self.status = data
             return data
         msg = "Error converting Message to JSON: Input must be a Message object"

@@ -64,6 +64,8 @@ class JSONOperationsMixin:
             keys = [k for k in (self.select_keys_input or []) if k]  # type: ignore[attr-defined]
             if not keys:
                 raise ValueError("Select Keys needs at least one key.")
+            if keys == ["data"] and isinstance(data.get("data"), dict):  # the reference unwraps a nested "data"
+                return Data(dict(data["data"]))
             missing = [k for k in keys if k not in data]
             if missing:
                 raise ValueError(
@@ -81,10 +83,8 @@ class JSONOperationsMixin:
             elif isinstance(updates, dict):
                 data.update(updates)
             return Data(data)
-        if op == "Remove Keys":
-            for key in self.remove_keys_input or []:  # type: ignore[attr-defined]
-                data.pop(key, None)
-            return Data(data)
+        if op == "Remove Keys":  # at every depth, as the reference
+            return Data(_remove_keys(data, {str(k) for k in self.remove_keys_input or []}))  # type: ignore[attr-defined]
         if op == "Rename Keys":
             mapping = self.rename_keys_input or {}  # type: ignore[attr-defined]
             if isinstance(mapping, list):
@@ -93,7 +93,7 @@ class JSONOperationsMixin:
                     if isinstance(m, dict):
                         merged.update(m)
                 mapping = merged
-            return Data({str(mapping.get(k, k)) if k in mapping else k: v for k, v in data.items()})
+            return Data(_rename_keys(data, {str(k): str(v) for k, v in mapping.items()}))  # at every depth
         if op == "Path Selection":
             path = (self.selected_key or "").strip()  # type: ignore[attr-defined]
             if not path:
@@ -111,6 +111,22 @@ class JSONOperationsMixin:
             result = results[0] if len(results) == 1 else results
             return Data(result) if isinstance(result, dict) else Data({"result": result})
         raise ValueError(f"Unknown JSON operation '{op}'")
+
+
+def _remove_keys(value: Any, keys: set[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _remove_keys(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [_remove_keys(v, keys) for v in value]
+    return value
+
+
+def _rename_keys(value: Any, mapping: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {mapping.get(k, k): _rename_keys(v, mapping) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rename_keys(v, mapping) for v in value]
+    return value
 
 
 def _literal_eval(value: Any) -> Any:

@@ -1,13 +1,11 @@
 """Processing components.
 
-Type Convert, Parser, Prompt Template, Combine/Split Text, Regex Extractor, Create Data, Data to DataFrame.
+Parser, Prompt Template, Combine/Split Text, Regex Extractor, Create Data, Data to DataFrame
+(Type Convert is in :mod:`service_bundle_standard.type_convert`).
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -26,155 +24,13 @@ from core.engine.inputs import (
 )
 from core.engine.text import format_template, safe_convert, template_variables
 from core.engine.types import to_text
+from service_bundle_standard.type_convert import TypeConverterComponent
 from service_bundle_standard.user_regex import UserPattern
-
-ANY_TYPES = ["Message", "Data", "JSON", "DataFrame", "Table"]
-
-
-# -- Type Convert ------------------------------------------------------------------------------
-
-
-def _parse_structured(text: str) -> Any:
-    """Auto-parse: JSON first, then CSV with a header; None when neither fits."""
-    stripped = text.strip()
-    if not stripped:
-        return None
-    try:
-        return json.loads(stripped)
-    except ValueError:
-        pass
-    if "\n" in stripped and "," in stripped.split("\n", 1)[0]:
-        reader = csv.DictReader(io.StringIO(stripped))
-        rows = [dict(r) for r in reader]
-        if rows:
-            return rows
-    return None
-
-
-def convert_to_message(value: Any) -> Message:
-    if isinstance(value, Message):
-        return value
-    if isinstance(value, str):
-        return Message(text=value)
-    if isinstance(value, (Data, DataFrame)):
-        return value.to_message()
-    if isinstance(value, dict):
-        return Data(value).to_message()
-    return Message(text=to_text(value))
-
-
-def convert_to_data(value: Any, *, auto_parse: bool) -> Data:
-    if isinstance(value, str):
-        value = Message(text=value)
-    if isinstance(value, dict):
-        return Data(value)
-    if isinstance(value, Message):
-        if auto_parse:
-            parsed = _parse_structured(to_text(value.text))
-            if isinstance(parsed, dict):
-                return Data(parsed)
-            if isinstance(parsed, list):
-                return Data({"results": parsed})
-        return Data({"text": value.text})
-    if isinstance(value, DataFrame):
-        return value.to_data()
-    if isinstance(value, Data):
-        return value
-    return Data({"text": to_text(value)})
-
-
-def convert_to_dataframe(value: Any, *, auto_parse: bool) -> DataFrame:
-    if isinstance(value, str):
-        value = Message(text=value)
-    if isinstance(value, dict):
-        return DataFrame([value])
-    if isinstance(value, DataFrame):
-        return value
-    if isinstance(value, Message):
-        if auto_parse:
-            parsed = _parse_structured(to_text(value.text))
-            if isinstance(parsed, dict):
-                return Data(parsed).to_dataframe()
-            if isinstance(parsed, list):
-                return DataFrame(parsed)
-        return DataFrame([{"text": value.text}])
-    if isinstance(value, Data):
-        return value.to_dataframe()
-    return DataFrame([{"text": to_text(value)}])
 
 
 def _fallback(default: Any) -> Callable[[str], str]:
     """A ``missing`` callback of :func:`format_template` that answers ``default`` as text for any name."""
     return lambda _name: to_text(default)
-
-
-class TypeConverterComponent(Component):
-    key = "TypeConverterComponent"
-    display_name = "Type Convert"
-    display_names = {"en": "Type Convert", "fr": "Conversion de type", "de": "Typkonvertierung", "es": "Convertir tipo"}
-    description = "Convert between different types (Message, JSON, Table)"
-    icon = "repeat"
-    category = "processing"
-    documentation = "https://docs.service.org/type-convert"
-    frontend_outputs = ("message_output",)
-    inputs = [
-        HandleInput(
-            "input_data",
-            "Input",
-            "",
-            input_types=list(ANY_TYPES),
-            required=True,
-            info="Accept Message, JSON or Table as input",
-        ),
-        BoolInput(
-            "auto_parse", "Auto Parse", False, advanced=True, info="Detect and convert JSON/CSV strings automatically."
-        ),
-        TabInput(
-            "output_type",
-            "Output Type",
-            "Message",
-            options=["Message", "JSON", "Table"],
-            info="Select the desired output data type",
-        ),
-    ]
-    outputs = [
-        Output("message_output", "Message Output", "convert_to_message", ["Message"]),
-        Output("data_output", "JSON Output", "convert_to_data", ["JSON"]),
-        Output("dataframe_output", "Table Output", "convert_to_dataframe", ["Table"]),
-    ]
-
-    def _input(self) -> Any:
-        value = self.input_data
-        if isinstance(value, list):
-            value = value[0] if value else ""
-        return value
-
-    def active_outputs(self) -> list[str] | None:
-        mapping = {
-            "Message": "message_output",
-            "JSON": "data_output",
-            "Data": "data_output",
-            "Table": "dataframe_output",
-            "DataFrame": "dataframe_output",
-        }
-        if self.output_type not in mapping:
-            raise ValueError(f"Invalid output type '{self.output_type}'. Use Message, JSON or Table.")
-        return [mapping[self.output_type]]
-
-    def convert_to_message(self) -> Message:
-        result = convert_to_message(self._input())
-        self.status = result
-        return result
-
-    def convert_to_data(self) -> Data:
-        result = convert_to_data(self._input(), auto_parse=self.auto_parse)
-        self.status = result
-        return result
-
-    def convert_to_dataframe(self) -> DataFrame:
-        result = convert_to_dataframe(self._input(), auto_parse=self.auto_parse)
-        self.status = result
-        return result
 
 
 # -- Parser ------------------------------------------------------------------------------------
@@ -254,7 +110,7 @@ class ParserComponent(Component):
                             f"Column {exc} not found in the table. Available columns: {', '.join(item.columns)}"
                         ) from None
             elif isinstance(item, Data):
-                data = item.data if not isinstance(item, Message) else {"text": item.text}
+                data = item.data  # a Message's: its text and what a component put beside it (Read File's file_path...)
                 default = item.default_value if item.default_value is not None else ""
                 lines.append(format_template(self.pattern, data, missing=_fallback(default)))
             elif isinstance(item, dict):
@@ -488,7 +344,7 @@ class RegexExtractorComponent(Component):
         return found
 
     def get_matches_text(self) -> Message:
-        text = "\n".join(m for m in self._matches() if m)
+        text = "\n".join(m for m in self._matches() if m) or "No matches found"  # the reference's text
         self.status = text
         return Message(text=text)
 
@@ -580,7 +436,11 @@ class DataToDataFrame(Component):
             if isinstance(item, Message):
                 rows.append({"text": item.text})
             elif isinstance(item, Data):
-                rows.append(dict(item.data))
+                row = dict(item.data)
+                text = item.get_text()
+                if text:  # the reference adds the text (of any text key) as a "text" column
+                    row["text"] = text
+                rows.append(row)
             elif isinstance(item, DataFrame):
                 rows.extend(item.rows)
             elif isinstance(item, dict):

@@ -156,7 +156,7 @@ def calculate(expression: str) -> Data:
     except ZeroDivisionError:
         return Data({"error": "Error: Division by zero", "input": expression})
     except (ValueError, OverflowError) as exc:
-        return Data({"error": f"Error: {exc}", "input": expression})
+        return Data({"error": f"Invalid expression: {exc}", "input": expression})
     return Data({"result": f"{float(value):.6f}".rstrip("0").rstrip(".")})
 
 
@@ -314,18 +314,19 @@ class MemoryComponent(Component):
         return Message(text=text)
 
     def retrieve_messages_dataframe(self) -> DataFrame:
-        rows = [
-            {
-                "text": m.text,
-                "sender": m.sender,
-                "sender_name": m.sender_name,
-                "session_id": m.session_id,
-                "timestamp": m.timestamp,
-                "id": m.id,
-            }
-            for m in self._messages()
-        ]
-        return DataFrame(rows, columns=["text", "sender", "sender_name", "session_id", "timestamp", "id"])
+        """One row per message, with the reference's columns: the stored message's fields."""
+        rows = []
+        for m in self._messages():
+            fields = m.to_dict()
+            rows.append({col: fields.get(col) for col in HISTORY_COLUMNS})
+        return DataFrame(rows, columns=list(HISTORY_COLUMNS))
+
+
+#: the columns of Message History's table: the reference's, a stored message's fields (the text first)
+HISTORY_COLUMNS = (
+    *("text", "sender", "sender_name", "session_id", "context_id", "timestamp", "files", "error", "edit"),
+    *("properties", "category", "content_blocks", "session_metadata", "id", "flow_id", "run_id"),
+)
 
 
 COMPONENTS = [CurrentDate, IDGenerator, CalculatorComponent, CalculatorTool, MemoryComponent]

@@ -150,7 +150,8 @@ class GoogleSearchAPI(SearchTool):
         cse = require(self.google_cse_id, "The Google CSE ID")
         num = min(max(1, self.k), 10)  # the API serves at most 10 results per call
         results = get_json(self, GOOGLE_CSE_URL, params={"key": key, "cx": cse, "q": query, "num": num}, secret=key)
-        return organic(results, "items", num, 0)
+        # the reference's rows also carry the snippet as their text
+        return [Data({**d.data, "text": d.data["snippet"]}) for d in organic(results, "items", num, 0)]
 
 
 class GoogleSerperAPI(SearchTool):
@@ -179,7 +180,15 @@ class GoogleSerperAPI(SearchTool):
         results = get_json(
             self, f"{SERPER_URL}/{self.query_type}", method="POST", headers={"X-API-KEY": key}, body=body, secret=key
         )
-        return organic(results, "news" if self.query_type == "news" else "organic", self.k, 0)
+        # the reference's rows: Serper's own fields (position, date, source...), the snippet renamed ``text``
+        items = results.get("news" if self.query_type == "news" else "organic") if isinstance(results, dict) else None
+        rows = []
+        for item in (items or [])[: max(0, self.k)]:
+            if isinstance(item, dict):
+                row = {str(k): v for k, v in item.items() if k != "snippet"}
+                row["text"] = to_text(item.get("snippet"))
+                rows.append(Data(row))
+        return rows
 
 
 COMPONENTS = [SearXNGTool, SearchAPI, SerpAPI, GoogleSearchAPI, GoogleSerperAPI]

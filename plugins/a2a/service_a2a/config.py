@@ -24,6 +24,6 @@ class A2ASettings:
 
 def settings(app: Flask | None = None) -> A2ASettings:
     """The A2A settings in force (typed)."""
-    from core.app import settings_of
+    from core.appstate import settings_of
 
     return settings_of(A2ASettings, app)

@@ -1,6 +1,6 @@
 """Hooks the A2A plugin publishes: the agents it serves (docs/hooks.md).
 
-The A2A plugin calls them (``state().host.hooks.first(hookspecs.find_agent_flow, ...)``); the flows
+The A2A plugin calls them (``appstate.hooks().first(hookspecs.find_agent_flow, ...)``); the flows
 plugin answers them with ``@hookimpl(optionalhook=True)`` (the A2A plugin may be absent).
 """
 

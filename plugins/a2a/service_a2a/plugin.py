@@ -25,9 +25,9 @@ def register_migrations():
 
 @hookimpl
 def on_user_deleted(user_id: str) -> None:
-    from service_a2a import services
+    from service_a2a import tasks
 
-    services.delete_user_rows(user_id)
+    tasks.delete_user_rows(user_id)
 
 
 @hookimpl

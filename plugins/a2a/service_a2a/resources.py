@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flask import Response, abort, request, stream_with_context
+from flask import Response, abort, request
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields
 
@@ -15,6 +15,7 @@ from core.contracts import FlowRecord
 from core.errors import ApiError, ValidationFailed, validation_error
 from core.openapi import json_response
 from core.requests import body_limit
+from core.runs import admission, sse
 from service_a2a import cards, rpc, services
 from service_a2a import openapi_docs as docs
 from service_a2a.config import settings as a2a_settings
@@ -112,22 +113,25 @@ def card_preview(body: dict[str, Any], flow_id: str) -> Any:
 
 
 def _access(flow: FlowRecord) -> services.Access:
-    """Who runs the agent: the public principal (project ``auth_type`` none) or its owner, by the owner's key."""
+    """Who runs the agent: the run service's admission rule (:mod:`core.runs.admission`) over the
+    ``x-api-key`` sent, its refusals in A2A's shape (an invalid key and another user's get one answer)."""
     auth_type = services.auth_type(flow)
-    owner = str(flow.user_id)
-    if auth_type == "none":
-        return services.Access(flow.id, owner, public=True)
-    if auth_type not in cards.KEYED:
-        raise ApiError(403, f"Unsupported project auth type {auth_type!r} for A2A")
-    if not (request.headers.get("x-api-key") or request.args.get("x-api-key")):
-        raise ApiError(401, API_KEY_REQUIRED)
+    key = request.headers.get("x-api-key") or request.args.get("x-api-key")
+    actor = None
+    if key:
+        try:
+            actor = resolve_actor("api_key")
+        except ApiError:
+            actor = None
     try:
-        actor = resolve_actor("api_key")
-    except ApiError:
+        admitted = admission.admit({"auth_type": auth_type}, str(flow.user_id), actor, presented=bool(key))
+    except admission.Refused as refused:
+        if refused.reason == admission.UNSUPPORTED:
+            raise ApiError(403, f"Unsupported project auth type {auth_type!r} for A2A") from None
+        if refused.reason == admission.CREDENTIALS_REQUIRED:
+            raise ApiError(401, API_KEY_REQUIRED) from None
         raise ApiError(401, INVALID_API_KEY) from None
-    if actor is None or actor.owner_id != owner:
-        raise ApiError(401, INVALID_API_KEY)
-    return services.Access(flow.id, owner, public=False)
+    return services.Access(flow.id, admitted.owner_id, public=admitted.anonymous)
 
 
 @blp.route("/<flow_id>/jsonrpc", methods=["POST"])
@@ -144,11 +148,7 @@ def jsonrpc(flow_id: str) -> Any:
     try:
         if call.streaming:
             row = rpc.open_stream(call, access)
-            return Response(
-                stream_with_context(rpc.stream(call, row)),
-                mimetype="text/event-stream",
-                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-            )
+            return sse.response(rpc.stream(call, row), with_context=True)
         return _json(rpc.success(call.rid, rpc.handle(call, access, flow)))
     except rpc.RpcError as exc:
         return rpc.error(call.rid, exc.code, exc.message, exc.data)

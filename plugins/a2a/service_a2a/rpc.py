@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from core.contracts import FlowRecord
 from core.errors import ApiError, ValidationFailed
 from core.requests import parse_json
-from service_a2a import services
+from service_a2a import services, tasks
 from service_a2a.services import Access
 
 PARSE_ERROR = -32700
@@ -155,7 +155,7 @@ def send_result(row: Any, v10: bool) -> dict[str, Any]:
     return out
 
 
-def frame(row: Any, update: services.Update, v10: bool) -> dict[str, Any]:
+def frame(row: Any, update: tasks.Update, v10: bool) -> dict[str, Any]:
     """One streamed event (status-update / artifact-update) as a JSON-RPC result."""
     if update.kind == "artifact":
         event = v03.TaskArtifactUpdateEvent(
@@ -190,7 +190,7 @@ def first_frame(task: v03.Task, v10: bool) -> dict[str, Any]:
 
 # --- handlers -----------------------------------------------------------------------------------------
 def _task_or_error(flow_id: str, task_id: str) -> Any:
-    row = services.get(flow_id, task_id)
+    row = tasks.get(flow_id, task_id)
     if row is None:
         raise RpcError(TASK_NOT_FOUND, "Task not found")
     return row
@@ -201,18 +201,18 @@ def _start(
 ) -> Any:
     """A new task, or the answer to an ``input-required`` one (``message.taskId``): resumed through the run service.
 
-    ``inline``: run the new task in this request (a blocking send); otherwise it is a job.
+    ``inline``: run the new task (or the answered one) in this request (a blocking send); otherwise it is a job.
     """
     try:
         if params.message.task_id:
             row = _task_or_error(access.flow_id, params.message.task_id)
             try:
-                return services.resume(row, access, params.message)
-            except services.NotWaiting as exc:
+                return tasks.resume(row, access, params.message, inline=inline)
+            except tasks.NotWaiting as exc:
                 raise RpcError(INVALID_PARAMS, str(exc)) from None
         if inline:
-            return services.run_blocking(access, params.message, flow)
-        return services.start(access, params.message)
+            return tasks.run_blocking(access, params.message, flow)
+        return tasks.start(access, params.message)
     except ApiError as exc:
         raise RpcError(INVALID_PARAMS, str(exc.detail)) from None
 
@@ -222,23 +222,23 @@ def handle(call: Call, access: Access, flow: FlowRecord | None = None) -> dict[s
     if call.handler == "send":
         config = call.params.configuration
         blocking = config is None or config.blocking is not False
-        # a blocking send without a push notification config runs in this request (no job); the others, and
-        # a resumed task (its resume job), are jobs, followed to their end when the caller waits
+        # a blocking send without a push notification config runs in this request (no job), a new task or the
+        # answer of one waiting for input; the others are jobs, followed to their end when the caller waits
         inline = blocking and (config is None or config.push_notification_config is None)
         row = _start(access, call.params, inline=inline, flow=flow)
         if blocking and row.state not in services.TERMINAL:
-            for _update in services.follow(row):
+            for _update in tasks.follow(row):
                 pass
-            row = services.sync(row)
+            row = tasks.view(row)
         return send_result(row, call.v10)
     if call.handler == "get":
-        row = services.sync(_task_or_error(access.flow_id, call.params.id))
+        row = tasks.view(_task_or_error(access.flow_id, call.params.id))
         return task_result(row, call.v10, call.params.history_length)
     if call.handler == "cancel":
         row = _task_or_error(access.flow_id, call.params.id)
         try:
-            row = services.cancel(row)
-        except services.TaskNotCancelable:
+            row = tasks.cancel(row)
+        except tasks.TaskNotCancelable:
             raise RpcError(TASK_NOT_CANCELABLE, "Task cannot be canceled") from None
         return task_result(row, call.v10)
     raise RpcError(METHOD_NOT_FOUND, "Method not found")
@@ -263,8 +263,8 @@ def stream(call: Call, row: Any) -> Iterator[str]:
     )
     yield sse(first_frame(first, call.v10))
     try:
-        for update in services.follow(row):
+        for update in tasks.follow(row):
             yield sse(frame(row, update, call.v10))
     except Exception:  # the stream already started: end it with a JSON-RPC error frame, never a traceback
-        services.log.exception("A2A stream of task %s failed", row.id)
+        tasks.log.exception("A2A stream of task %s failed", row.id)
         yield f"data: {json.dumps(error(call.rid, INTERNAL_ERROR, 'Internal error'))}\n\n"

@@ -8,7 +8,7 @@ import click
 from flask.cli import with_appcontext
 
 from core import db
-from core.app import settings_of
+from core.appstate import settings_of
 from core.errors import ApiError
 from service_accounts.sessions import AccountsConfig
 

@@ -52,7 +52,7 @@ def permission_allowed(actor: Actor | None, action: str, resource: Any) -> Permi
     if action == "users.create":
         if actor is not None and actor.is_superuser:
             return Permission(True, "superuser")
-        from core.app import settings_of
+        from core.appstate import settings_of
         from service_accounts.sessions import AccountsConfig
 
         cfg = settings_of(AccountsConfig)
@@ -62,11 +62,11 @@ def permission_allowed(actor: Actor | None, action: str, resource: Any) -> Permi
 
 @hookimpl
 def on_app_created(app):
-    from core import db
-    from core.app import settings_of, state
+    from core import appstate, db
+    from core.appstate import settings_of
     from service_accounts import security, services, sessions
 
-    settings = state(app).settings
+    settings = appstate.settings(app)
     cfg = settings_of(sessions.AccountsConfig, app)
     services.check_startup_rules(cfg)
     security.configure_jwt(app, settings, cfg)

@@ -19,8 +19,8 @@ from flask import Request
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core import db
-from core.app import settings_of, state
+from core import appstate, db
+from core.appstate import settings_of
 from core.auth import NO_CREDENTIALS, Actor
 from core.errors import ApiError, StartupError, validation_error
 from core.settings import Settings
@@ -186,7 +186,7 @@ def delete_user(s: Session, actor: Actor, user_id: uuid.UUID) -> None:
     user = get_user(s, user_id)
     if user is None:
         raise ApiError(404, "User not found")
-    state().host.hooks.on_user_deleted(user_id=str(user.id))
+    appstate.hooks().on_user_deleted(user_id=str(user.id))
     s.execute(sa.delete(ApiKey).where(ApiKey.user_id == user.id))
     s.delete(user)
     s.flush()
@@ -372,7 +372,7 @@ def create_api_key(s: Session, user_id: uuid.UUID, name: str | None) -> tuple[Ap
 
 
 def list_api_keys(s: Session, user_id: uuid.UUID) -> list[ApiKey]:
-    usage.counter(state().engine).flush(s)  # counts served by this process are written first
+    usage.counter(appstate.engine()).flush(s)  # counts served by this process are written first
     return list(s.scalars(sa.select(ApiKey).where(ApiKey.user_id == user_id).order_by(ApiKey.created_at)))
 
 
@@ -435,7 +435,7 @@ def user_from_api_key(raw: str) -> tuple[User | KeyOwner, uuid.UUID | None] | No
     if not key_active or not user_active or (expires_at is not None and _aware(expires_at) < now):
         return None
     if not cfg.disable_track_apikey_usage:
-        usage.counter(state().engine).record(key_id, now)
+        usage.counter(appstate.engine()).record(key_id, now)
     return KeyOwner(user_id, username, bool(is_superuser), bool(user_active)), key_id
 
 

@@ -56,7 +56,7 @@ def _choice(*values: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class AccountsConfig:
-    """Settings of the accounts plugin (``SERVICE_<FIELD>``; read with ``core.app.settings_of(AccountsConfig)``)."""
+    """Settings of the accounts plugin (``SERVICE_<FIELD>``; read with ``appstate.settings_of(AccountsConfig)``)."""
 
     # --- sign-in mode and the superuser -------------------------------------------------------
     auto_login: bool = True

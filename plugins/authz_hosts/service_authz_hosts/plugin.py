@@ -56,7 +56,7 @@ def register_settings():
 def permission_allowed(actor: Any, action: str, resource: Any) -> Permission | None:
     if action != PUBLIC_ACTION or actor is not None:
         return None
-    from core.app import plugin_settings
+    from core.appstate import plugin_settings
 
     config: HostsConfig = plugin_settings("authz_hosts")
     host = resource.get("host") if isinstance(resource, dict) else None

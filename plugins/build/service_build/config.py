@@ -56,11 +56,11 @@ def runtime(app: Flask | None = None) -> BuildRuntime:
 
 def init_app(app: Flask) -> BuildRuntime:
     """Called from ``on_app_created``: settings and the event-side store matching the job backend."""
-    from core.app import plugin_settings, state
+    from core import appstate
+    from core.appstate import plugin_settings
     from service_build.store import make_store
 
     config: BuildConfig = plugin_settings("build", app)
-    svc = state(app)
-    rt = BuildRuntime(config=config, store=make_store(svc.settings, svc.jobs))
+    rt = BuildRuntime(config=config, store=make_store(appstate.settings(app), appstate.jobs(app), appstate.shared(app)))
     app.extensions[EXTENSION] = rt
     return rt

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from core import hookimpl
-from core.records import Job, SettingsSection
+from core.records import SettingsSection
 
 
 @hookimpl
@@ -25,10 +25,16 @@ def register_blueprints():
 
 @hookimpl
 def register_jobs():
-    from service_build.jobs import build_flow
-    from service_build.services import BUILD_JOB
+    from service_build.jobs import JOB
 
-    return [Job(BUILD_JOB, build_flow, "Build a flow, streaming its events")]
+    return [JOB]
+
+
+@hookimpl
+def register_run_shapers():
+    from service_build.jobs import BuildShaper
+
+    return [BuildShaper()]
 
 
 @hookimpl

@@ -10,29 +10,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, current_app, request
+from flask import Response, current_app
 from flask_smorest import Blueprint
 
-from core import openapi
-from core.app import state
-from core.auth import authenticated, current_actor, resolve_actor
+from core import appstate, db, openapi
+from core.auth import authenticated, current_actor
 from core.errors import ApiError
 from core.jobs import JobInfo
-from core.limits import rate_limited
 from core.requests import body_limit
-from core.runs import FlowNotFound, shared_flow_id
+from core.runs import FlowNotFound, public
 from service_build import schemas
 from service_build.config import runtime
 from service_build.events import NDJSON, TERMINAL, frame, ndjson, poll, stream
 from service_build.services import (
     BUILD_JOB,
     BuildRequest,
-    public_owner,
-    public_principal,
-    public_session,
-    release_db,
     start_build,
-    virtual_flow_id,
 )
 from service_build.watchdog import WATCHDOG
 
@@ -42,7 +35,6 @@ public_blp = Blueprint(
 )
 
 CANCELLED_MESSAGE = "Flow build cancelled successfully"
-NO_CLIENT_ID = "No client_id cookie found"
 _NDJSON_DOC = {
     "200": {
         "description": "events, one JSON object per event followed by a blank line",
@@ -55,12 +47,12 @@ _STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 # --- helpers ------------------------------------------------------------------------------------------
 def _ensure_watchdog() -> None:
     rt = runtime()
-    WATCHDOG.ensure(state().jobs, rt.store, rt.config)
+    WATCHDOG.ensure(appstate.jobs(), rt.store, rt.config)
 
 
 def _job_for(job_id: str, owner: str) -> JobInfo:
     """The owner's build job, else 404 (unknown, expired, another owner's, or not a build)."""
-    info = state().jobs.info_for(job_id, owner)
+    info = appstate.jobs().info_for(job_id, owner)
     if info is None or info.name != BUILD_JOB:
         raise ApiError(404, f"Job not found: {job_id}")
     return info
@@ -112,7 +104,7 @@ def _resolve(req: BuildRequest) -> None:
 def _stream_response(job_id: str, meta: dict[str, Any], *, cancel_on_close: bool) -> Response:
     """The NDJSON stream of a job; a ``direct`` build is cancelled when its client goes away before the end."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    jobs = state(app).jobs
+    jobs = appstate.jobs(app)
     rt = runtime(app)
 
     def touch() -> None:
@@ -135,15 +127,15 @@ def _events(info: JobInfo, delivery: str) -> Response:
     rt = runtime()
     meta = info.meta or {}
     rt.store.touch(info.id)
-    release_db(current_app)  # nothing below needs the database: do not hold a connection while waiting
+    db.release(current_app)  # nothing below needs the database: do not hold a connection while waiting
     if delivery == "polling":
-        events = poll(state().jobs, rt.store, info.id, meta, wait_seconds=rt.config.poll_wait_seconds)
+        events = poll(appstate.jobs(), rt.store, info.id, meta, wait_seconds=rt.config.poll_wait_seconds)
         return Response(ndjson(events), mimetype=NDJSON, headers={"Cache-Control": "no-cache"})
     return _stream_response(info.id, meta, cancel_on_close=False)
 
 
 def _cancel(info: JobInfo) -> dict[str, Any]:
-    state().jobs.cancel(info.id)
+    appstate.jobs().cancel(info.id)
     runtime().store.unwatch(info.id)
     return {"success": True, "message": CANCELLED_MESSAGE}
 
@@ -151,7 +143,7 @@ def _cancel(info: JobInfo) -> dict[str, Any]:
 def _started(req: BuildRequest, delivery: str) -> Any:
     _ensure_watchdog()
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    release_db(app)  # the job needs a connection at once (SQLite has one), the request none any more
+    db.release(app)  # the job needs a connection at once (SQLite has one), the request none any more
     job_id = start_build(app, req, delivery)
     if delivery == "direct":
         meta = {"flow_id": req.flow_id, "run_flow_id": req.run_flow_id, "session_id": req.session_id()}
@@ -213,29 +205,22 @@ def cancel_build(job_id: str):
 
 
 # --- public builds ------------------------------------------------------------------------------------
-def _client_id() -> str:
-    client_id = request.cookies.get("client_id")
-    if not client_id:
-        raise ApiError(400, NO_CLIENT_ID)
-    return client_id
-
-
 @public_blp.route("/<flow_id>/flow", methods=["POST"])
 @body_limit("flow")
 @public_blp.arguments(schemas.BuildQuerySchema, location="query", as_kwargs=False)
 @public_blp.arguments(schemas.PublicBuildBodySchema, location="json", required=False, as_kwargs=False)
 @public_blp.response(200, schemas.JobIdSchema)
 @public_blp.doc(security=[{}])
-@rate_limited(lambda s: s.public_flow_rate_limit_per_minute, scope="build_public")
+@public.rate_limited("build_public")
 def build_public_flow(query: dict[str, Any], body: dict[str, Any] | None, flow_id: str):
     """Build a PUBLIC flow anonymously: stored definition only, as the ``client_id`` cookie's principal."""
     body = body or {}
-    client_id = _client_id()
+    visitor = public.visitor()
     if body.get("data") is not None:
         raise ApiError(400, "Flow data cannot be sent for a public flow: its stored definition is used")
     req = _request(
-        owner=public_owner(client_id),
-        run_user_id=public_principal(client_id),
+        owner=visitor.job_owner,
+        run_user_id=visitor.principal,
         flow_id=flow_id,
         run_flow_id=flow_id,
         public=True,
@@ -245,27 +230,12 @@ def build_public_flow(query: dict[str, Any], body: dict[str, Any] | None, flow_i
     )
     _resolve(req)
     stored_id = req.flow_id = str((req.flow or {})["id"])
-    visitor = _signed_in_visitor()
-    if visitor is not None:
-        # a signed-in visitor's conversation is theirs: kept in their messages under the virtual flow id of
-        # (visitor, flow), which the shared-messages endpoints read; the run still acts as the anonymous
-        # principal (no variables or files of anybody)
-        virtual = str(shared_flow_id(visitor, stored_id))
-        req.messages_as = visitor
-    else:
-        virtual = virtual_flow_id(client_id, stored_id)
-    req.run_flow_id = virtual
-    req.session = public_session(virtual, _inputs(body).get("session"))
+    # the visitor's conversation: theirs when signed in; the run still acts as the anonymous principal
+    req.run_flow_id, messages_as = visitor.conversation(stored_id)
+    if messages_as is not None:
+        req.messages_as = messages_as
+    req.session = public.session(req.run_flow_id, _inputs(body).get("session"))
     return _started(req, query["event_delivery"])
-
-
-def _signed_in_visitor() -> str | None:
-    """The signed-in user calling a public endpoint, if any (bad or missing credentials: anonymous)."""
-    try:
-        actor = resolve_actor("user")
-    except ApiError:
-        return None
-    return str(actor.id) if actor is not None else None
 
 
 @public_blp.route("/<job_id>/events", methods=["GET"])
@@ -274,7 +244,7 @@ def _signed_in_visitor() -> str | None:
 def public_build_events(query: dict[str, Any], job_id: str):
     """Events of a public build started with the same ``client_id`` cookie."""
     _ensure_watchdog()
-    return _events(_job_for(job_id, public_owner(_client_id())), query["event_delivery"])
+    return _events(_job_for(job_id, public.job_owner(public.client_id())), query["event_delivery"])
 
 
 @public_blp.route("/<job_id>/cancel", methods=["POST"])
@@ -282,4 +252,4 @@ def public_build_events(query: dict[str, Any], job_id: str):
 @public_blp.doc(security=[{}], requestBody=openapi.no_body("the job is named by the path"))
 def cancel_public_build(job_id: str):
     """Cancel a public build started with the same ``client_id`` cookie."""
-    return _cancel(_job_for(job_id, public_owner(_client_id())))
+    return _cancel(_job_for(job_id, public.job_owner(public.client_id())))

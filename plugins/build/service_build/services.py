@@ -3,9 +3,11 @@
 A build is described by a :class:`BuildRequest` (plain JSON: it travels to
 the job, possibly on another machine). It becomes a :class:`core.runs.RunRequest`
 for the core's run service; what is the build's own is the partial-build
-cache (results reused by ``start_component_id`` builds), the job's delivery
-modes and the public principals. :func:`run_build` is what the job (and the
-deprecated synchronous vertex build) executes.
+cache (results reused by ``start_component_id`` builds, :func:`for_cache`,
+:func:`store_results`), the job's delivery modes and the public principals.
+A build job is the core's run job with the ``build.events`` shaper
+(:mod:`service_build.jobs`); :func:`run_build` is what the deprecated
+synchronous vertex build executes.
 """
 
 from __future__ import annotations
@@ -19,12 +21,11 @@ from typing import Any
 
 from flask import Flask
 
-from core import runs
-from core.app import state
+from core import db, runs
 from core.contracts import FlowRecord
 from core.engine import Graph, RunEvent, RunFailed, VertexResult
 from core.errors import ApiError, ValidationFailed
-from core.runs import public
+from core.runs import jobs as run_jobs
 from service_build import cache
 from service_build.config import runtime
 from service_build.events import error_payload
@@ -32,7 +33,8 @@ from service_build.events import error_payload
 log = logging.getLogger(__name__)
 
 BUILD_JOB = "build.flow"
-PUBLIC_OWNER_PREFIX = public.JOB_OWNER_PREFIX
+#: the result shaper of build jobs (service_build.jobs)
+SHAPER = "build.events"
 
 
 @dataclass
@@ -94,28 +96,7 @@ class BuildRequest:
         return prepared
 
 
-# --- public principals ------------------------------------------------------------------------
-# one naming of anonymous visitors for every public surface: core.runs.public
-public_principal = public.principal
-public_owner = public.job_owner
-virtual_flow_id = public.virtual_flow_id
-public_session = public.session
-
-
 # --- running ----------------------------------------------------------------------------------
-def release_db(app: Flask) -> None:
-    """End this thread's database session now, returning its connection to the pool.
-
-    Called before anything long (a run, a blocking read of events): a session
-    that only read something would otherwise hold its connection until the
-    request or job ends (with SQLite's single connection, blocking every
-    other request; with PostgreSQL, exhausting the pool under many streams).
-    """
-    factory = app.extensions.get("service.db")
-    if factory is not None:
-        factory.remove()
-
-
 def graph_error_text(errors: list[dict[str, Any]]) -> str:
     first = errors[0] if errors else {"msg": "Invalid flow"}
     where = ".".join(str(p) for p in first.get("loc") or [])
@@ -159,7 +140,7 @@ def prepare(app: Flask, req: BuildRequest, emit: Callable[[RunEvent], Any]) -> P
             if req.flow is not None
             else req.resolve(app)
         )
-        release_db(app)
+        db.release(app)
         runs.build(prepared, app)
     except runs.FlowNotFound:
         _error(emit, req, f"Flow with id {req.flow_id} not found")
@@ -170,21 +151,45 @@ def prepare(app: Flask, req: BuildRequest, emit: Callable[[RunEvent], Any]) -> P
     except ApiError as exc:  # refused by check_run
         _error(emit, req, str(exc.detail))
         return None
+    return for_cache(prepared, req.owner)
+
+
+def for_cache(prepared: runs.PreparedRun, owner: str) -> Prepared:
+    """A built run with what the partial-build cache needs: the vertices' fingerprints, the cache key."""
     graph = prepared.graph
     assert graph is not None
     data = prepared.flow.data or {}
+    req = prepared.request
+    first = req.inputs[0] if req.inputs else runs.RunInput()
     prints = cache.fingerprints(
         graph,
         data,
         {
-            "input_value": req.input_value,
-            "input_type": req.input_type,
-            "input_components": req.input_components,
+            "input_value": first.value,
+            "input_type": first.type,
+            "input_components": first.components,
             "files": req.files,
         },
     )
     structure = cache.fingerprints(graph, data, None)
-    return Prepared(prepared, prints, structure, cache.cache_key(req.owner, req.run_flow_id))
+    return Prepared(prepared, prints, structure, cache.cache_key(owner, prepared.flow_id))
+
+
+def store_results(app: Flask, prep: Prepared, entry: dict[str, Any] | None, outcome: runs.RunOutcome) -> None:
+    """Keep the vertices' results of a build that was not cancelled, for the next partial build."""
+    result = outcome.results[-1]
+    if result.status == "cancelled":
+        return
+    rt = runtime(app)
+    try:
+        rt.store.cache_put(
+            prep.key,
+            cache.updated_entry(entry, prep.prints, prep.graph, result.results, prep.structure),
+            rt.config.cache_ttl_seconds,
+            rt.config.cache_max_bytes,
+        )
+    except Exception:  # the cache is an optimisation: never fail a build for it
+        log.warning("build cache write failed for %s", prep.key, exc_info=True)
 
 
 def run_build(
@@ -203,18 +208,7 @@ def run_build(
     entry, valid = prep.cached(app)
     previous = valid if req.start_component_id else None
     outcome = runs.execute(prep.run, emit=emit, cancelled=cancelled, job_id=job_id, previous_results=previous, app=app)
-    result = outcome.results[-1]
-    if result.status != "cancelled":
-        rt = runtime(app)
-        try:
-            rt.store.cache_put(
-                prep.key,
-                cache.updated_entry(entry, prep.prints, prep.graph, result.results, prep.structure),
-                rt.config.cache_ttl_seconds,
-                rt.config.cache_max_bytes,
-            )
-        except Exception:  # the cache is an optimisation: never fail a build for it
-            log.warning("build cache write failed for %s", prep.key, exc_info=True)
+    store_results(app, prep, entry, outcome)
     return outcome
 
 
@@ -231,7 +225,6 @@ def _cache_get(store: Any, key: str) -> dict[str, Any] | None:
 def start_build(app: Flask, req: BuildRequest, delivery: str) -> str:
     """Enqueue the build job; polling builds are watched for abandonment from this moment."""
     rt = runtime(app)
-    jobs = state(app).jobs
     job_id = str(uuid.uuid4())
     meta = {
         "flow_id": req.flow_id,
@@ -244,7 +237,17 @@ def start_build(app: Flask, req: BuildRequest, delivery: str) -> str:
     if watched:
         rt.store.watch(job_id)
     try:
-        jobs.enqueue(BUILD_JOB, owner=req.owner, kwargs=req.kwargs(), job_id=job_id, meta=meta)
+        run_jobs.enqueue(
+            req.run_request(),
+            owner=req.owner,
+            job_id=job_id,
+            job=BUILD_JOB,
+            shaper=SHAPER,
+            flow=FlowRecord.from_dict(req.flow) if req.flow is not None else None,
+            meta=meta,
+            base_meta=False,
+            app=app,
+        )
     except Exception:
         if watched:
             rt.store.unwatch(job_id)

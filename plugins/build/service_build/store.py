@@ -27,7 +27,7 @@ from core.jobs.localstore import valid_id
 from core.shared import FileState, MemoryState, RedisState, SharedState
 
 if TYPE_CHECKING:
-    from core.jobs import JobQueue
+    from core.appstate import JobQueuePort, SharedStatePort
     from core.settings import Settings
 
 
@@ -117,22 +117,18 @@ def _cache_key(key: str) -> str:
     return "cache:" + "".join(c if c.isalnum() or c in "_.:-" else "_" for c in key)[:180]
 
 
-def memory_store(ttl: int = 3600) -> BuildStore:
-    """Everything in the memory of one process (embedding and tests)."""
-    return BuildStore(MemoryState(), MemoryState(), ttl)
-
-
 _local_cache = MemoryState()  # the in-process backend's partial-build cache: one per process, every app
 
 
-def make_store(settings: Settings, jobs: JobQueue) -> BuildStore:
-    """The store for the app's job backend: Redis for RQ, shared files for in-process jobs."""
-    ttl = max(1, int(settings.job_event_ttl_seconds))
-    if getattr(jobs, "backend", "") == "rq":
-        from core.jobs.rq_backend import redis_client
+def make_store(settings: Settings, jobs: JobQueuePort, app_shared: SharedStatePort) -> BuildStore:
+    """The store for the app's job backend: Redis for RQ, shared files for in-process jobs.
 
+    With RQ the app's shared state is on the queue's Redis: the store takes a namespace of it.
+    """
+    ttl = max(1, int(settings.job_event_ttl_seconds))
+    if getattr(jobs, "backend", "") == "rq" and isinstance(app_shared, RedisState):
         queue = getattr(jobs, "queue_name", "service")
-        shared = RedisState(redis_client(settings.redis_url or ""), namespace=f"build:{queue}")
+        shared = app_shared.namespaced(f"build:{queue}")
         return BuildStore(shared, shared, ttl, ns=shared.prefix)
     root = settings.resolved_config_dir / "build"
     return BuildStore(FileState(root), _local_cache, ttl, ns=f"files:{root}")

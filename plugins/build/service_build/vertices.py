@@ -20,28 +20,20 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Blueprint, Response, current_app, request
-from marshmallow import Schema, ValidationError
+from flask import Blueprint, current_app, request
 
 from core import runs
 from core.auth import authenticated, current_actor
 from core.engine import Graph, GraphValidationError, RunEvent, VertexFinished
 from core.engine.types import to_text
-from core.errors import ApiError, ValidationFailed, flatten_marshmallow
-from core.requests import body_limit
-from core.runs import registry
+from core.errors import ApiError, ValidationFailed
+from core.requests import body_limit, load
+from core.runs import registry, sse
 from service_build import schemas
 from service_build.config import runtime
 from service_build.services import BuildRequest, prepare, run_build
 
 legacy_bp = Blueprint("build_vertices", __name__, url_prefix="/api/v1/build")
-
-
-def _load(schema: Schema, values: Any, location: str) -> dict[str, Any]:
-    try:
-        return schema.load(values if isinstance(values, dict) else {})  # type: ignore[no-any-return]
-    except ValidationError as exc:
-        raise ValidationFailed(flatten_marshmallow(exc.messages, location)) from None
 
 
 def _flow(flow_id: str) -> dict[str, Any]:
@@ -89,8 +81,8 @@ def _request(flow: dict[str, Any], vertex_id: str, body: dict[str, Any]) -> Buil
 @body_limit("flow")
 @authenticated("user")
 def vertices_order(flow_id: str):
-    query = _load(schemas.PartialQuerySchema(), request.args.to_dict(), "query")
-    body = _load(schemas.VerticesBodySchema(), request.get_json(silent=True), "body")
+    query = load(schemas.PartialQuerySchema(), request.args.to_dict(), "query", lenient=True)
+    body = load(schemas.VerticesBodySchema(), request.get_json(silent=True), "body", lenient=True)
     flow = _flow(flow_id)
     data = body.get("data") or flow.get("data") or {}
     graph = _graph(data)
@@ -144,7 +136,7 @@ def _build_one(flow_id: str, vertex_id: str, body: dict[str, Any]) -> dict[str, 
 @legacy_bp.route("/<flow_id>/vertices/<vertex_id>", methods=["POST"])
 @authenticated("user")
 def build_vertex(flow_id: str, vertex_id: str):
-    body = _load(schemas.VertexBuildBodySchema(), request.get_json(silent=True), "body")
+    body = load(schemas.VertexBuildBodySchema(), request.get_json(silent=True), "body", lenient=True)
     return _build_one(flow_id, vertex_id, body)
 
 
@@ -186,4 +178,4 @@ def build_vertex_stream(flow_id: str, vertex_id: str):
         frames.append(_sse("close", {"message": "Stream closed"}))
     except ValueError as exc:
         frames.append(_sse("error", {"error": str(exc)}))
-    return Response("".join(frames), mimetype="text/event-stream", headers={"Cache-Control": "no-cache"})
+    return sse.response("".join(frames))

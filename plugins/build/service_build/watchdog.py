@@ -2,10 +2,10 @@
 
 Every ``BuildConfig.watchdog_interval`` seconds it
 
-* asks the job queue for its active jobs, which on the RQ backend re-checks
-  every running job's heartbeat and RQ status and ends the jobs whose worker
-  died (``error``: "The worker running this job stopped unexpectedly"), even
-  when nobody is reading their events;
+* asks the job queue to reap (:meth:`core.jobs.JobQueue.reap`: the core's
+  liveness check, which ends the jobs whose worker died with ``error`` "The
+  worker running this job stopped unexpectedly"), so they end even when nobody
+  is reading their events;
 * cancels polling builds whose client has neither polled nor streamed for
   ``SERVICE_BUILD_POLLING_TIMEOUT_SECONDS``: it first appends an ``error``
   event saying so (the client's final event), then cancels the job. With
@@ -69,12 +69,11 @@ class Watchdog:
     @staticmethod
     def tick(queue: Any, store: Any, config: Any) -> int:
         """One pass; returns how many abandoned builds it cancelled."""
-        queue.active_jobs()  # RQ: reaps jobs whose worker died (rate-limited by the backend)
+        queue.reap()  # the core's liveness check: ends jobs whose worker died (rate-limited by the backend)
         timeout = float(config.polling_timeout_seconds)
         killed = 0
-        runs_here = getattr(queue, "runs_here", None)  # in-process: only the job's own process can emit to it
         for job_id in store.stale(time.time() - timeout):
-            if runs_here is not None and not runs_here(job_id):
+            if not queue.emits_here(job_id):  # in-process: only the job's own process can emit to it
                 info = queue.info(job_id)  # ends it when its process died
                 if info is None or info.state.terminal:
                     store.unwatch(job_id)

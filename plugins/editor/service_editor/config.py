@@ -51,6 +51,6 @@ class EditorSettings:
 
 def settings(app: Flask | None = None) -> EditorSettings:
     """The editor settings in force (typed)."""
-    from core.app import settings_of
+    from core.appstate import settings_of
 
     return settings_of(EditorSettings, app)

@@ -24,6 +24,6 @@ class ExtensionsSettings:
 
 def settings(app: Flask | None = None) -> ExtensionsSettings:
     """The extensions settings in force (typed)."""
-    from core.app import settings_of
+    from core.appstate import settings_of
 
     return settings_of(ExtensionsSettings, app)

@@ -1,6 +1,6 @@
 """Hooks the extensions plugin publishes (docs/hooks.md).
 
-The extensions plugin calls them after a bundle reload (``state().host.hooks.each(...)``); the flows
+The extensions plugin calls them after a bundle reload (``appstate.hooks().each(...)``); the flows
 plugin answers them with ``@hookimpl(optionalhook=True)`` (the extensions plugin may be absent).
 """
 

@@ -19,8 +19,7 @@ import sqlalchemy as sa
 from flask import Flask
 from sqlalchemy.orm import Session
 
-from core import db
-from core.app import state
+from core import appstate, db
 from core.engine import RegistryError
 from core.errors import ApiError
 from core.extensions import (
@@ -83,12 +82,12 @@ def events_since(s: Session, user_id: str, since: float, limit: int = 1000) -> l
 
 def settled(app: Flask | None = None) -> bool:
     """True when no reload is in flight anywhere in the deployment."""
-    return state(app).shared.get(RELOAD_LOCK) is None
+    return appstate.shared(app).get(RELOAD_LOCK) is None
 
 
 def components_generation(app: Flask | None = None) -> int:
     """The deployment's component generation: it moves with every successful reload (clients refresh palettes)."""
-    return generation(state(app).shared, COMPONENTS_GEN)
+    return generation(appstate.shared(app), COMPONENTS_GEN)
 
 
 def delete_user_rows(s: Session, user_id: str) -> None:
@@ -115,7 +114,7 @@ def reload_bundle(user_id: str, extension_id: str, bundle_name: str, app: Flask 
     Raises :class:`ReloadFailed`: 409 while another reload runs, 404 for an unknown bundle,
     422 (with the result) when the bundle cannot load or clashes with another bundle.
     """
-    svc = state(app)
+    svc = appstate.state(app)
     reload_id = str(uuid.uuid4())
     if not svc.shared.cas(RELOAD_LOCK, None, reload_id, ttl=RELOAD_LOCK_TTL):
         raise ReloadFailed(

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from flask import Flask
 
 from core import db
-from core.app import plugin_settings
+from core.appstate import plugin_settings
 from core.db import utcnow
 from core.jobs import JobContext
 from core.jobs.periodic import PeriodicJob

@@ -36,10 +36,11 @@ class FilesRuntime:
 
 
 def init_app(app: Flask) -> FilesRuntime:
-    from core.app import plugin_settings, state
+    from core import appstate
+    from core.appstate import plugin_settings
 
     config: FilesConfig = plugin_settings("files", app)
-    config_dir = state(app).settings.resolved_config_dir
+    config_dir = appstate.settings(app).resolved_config_dir
     root = config.storage_dir or (config_dir / "files")
     rt = FilesRuntime(storage=LocalStorage(root), root=root, config_dir=config_dir)
     app.extensions[EXTENSION] = rt

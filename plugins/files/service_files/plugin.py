@@ -49,14 +49,13 @@ def on_app_created(app: Any) -> None:
 def read_user_file(user_id: str, ref: str) -> bytes | None:
     import uuid
 
-    from core import db
-    from core.app import state
+    from core import appstate, db
     from core.builtin.hardening import hardening_of
     from service_files import services
     from service_files.config import runtime
 
     rt = runtime()
-    hardening = hardening_of(state().settings)
+    hardening = hardening_of(appstate.settings())
     return services.read_for_user(db.session(), rt.storage, rt.root, hardening, uuid.UUID(str(user_id)), ref)
 
 

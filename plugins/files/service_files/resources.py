@@ -12,8 +12,7 @@ from flask_smorest import Blueprint
 from marshmallow import fields
 from zipstream import ZipStream
 
-from core import db, openapi
-from core.app import state
+from core import appstate, db, openapi
 from core.auth import authenticated, current_actor
 from core.errors import ApiError
 from core.requests import body_limit, json_list
@@ -41,7 +40,7 @@ SAFE_IMAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 
 
 
 def _upload(**kwargs: Any) -> Any:
-    settings = state().settings
+    settings = appstate.settings()
     limit_mb = settings.max_file_size_upload
     declared = request.content_length
     if declared is not None and declared > limit_mb * 1024 * 1024 + 64 * 1024:
@@ -208,7 +207,7 @@ def _flow(flow_id: str) -> uuid.UUID:
         key = uuid.UUID(flow_id)
     except ValueError:
         raise ApiError(404, "Flow not found") from None
-    found = state().host.hooks.find_flow(user_id=str(current_actor().id), flow_id_or_name=str(key), public=False)
+    found = appstate.hooks().find_flow(user_id=str(current_actor().id), flow_id_or_name=str(key), public=False)
     if not found:
         raise ApiError(404, "Flow not found")
     return key
@@ -216,7 +215,7 @@ def _flow(flow_id: str) -> uuid.UUID:
 
 def _flow_upload(flow_id: str) -> Response:
     key = _flow(flow_id)
-    settings = state().settings
+    settings = appstate.settings()
     limit_mb = settings.max_file_size_upload
     if request.content_length is not None and request.content_length > limit_mb * 1024 * 1024 + 64 * 1024:
         raise too_large(limit_mb)

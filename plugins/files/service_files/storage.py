@@ -12,7 +12,6 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Protocol
 from urllib.parse import unquote
@@ -118,13 +117,6 @@ class LocalStorage:
 
     def delete(self, key: str) -> None:
         self._path(key).unlink(missing_ok=True)
-
-
-def iter_bytes(handle: IO[bytes]) -> Iterator[bytes]:
-    """Read ``handle`` in 64 KB chunks and close it (a response body that never holds the file)."""
-    with handle:
-        while chunk := handle.read(CHUNK):
-            yield chunk
 
 
 def storage_key(user_id: uuid.UUID | str, file_id: uuid.UUID | str) -> str:

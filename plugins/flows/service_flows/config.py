@@ -46,6 +46,6 @@ class FlowsSettings:
 
 def settings(app: Flask | None = None) -> FlowsSettings:
     """The flows settings in force (typed)."""
-    from core.app import settings_of
+    from core.appstate import settings_of
 
     return settings_of(FlowsSettings, app)

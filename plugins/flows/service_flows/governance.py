@@ -13,18 +13,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.app import state
+from core import appstate
 from core.engine.nodes import node_types
 
 HEADER = "X-Service-Blocked-Components"
 
 
 def blocked_components() -> frozenset[str]:
-    return state().host.hooks.blocked_components()
+    return appstate.hooks().blocked_components()
 
 
 def blocked_templates() -> frozenset[str]:
-    return state().host.hooks.blocked_templates()
+    return appstate.hooks().blocked_templates()
 
 
 def blocked_in(data: Any, blocked: frozenset[str] | None = None) -> list[str]:

@@ -1,7 +1,7 @@
 """Hooks the flows plugin publishes (added to the host before any plugin registers; docs/hooks.md).
 
 The flows plugin calls them; implement them with ``@hookimpl(optionalhook=True)``: the flows
-plugin may be absent. Call them through ``state().host.hooks.notify(hookspecs.on_flow_changed, ...)``.
+plugin may be absent. Call them through ``appstate.hooks().notify(hookspecs.on_flow_changed, ...)``.
 """
 
 from __future__ import annotations

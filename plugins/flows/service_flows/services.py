@@ -17,8 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core import db
-from core.app import state
+from core import appstate, db
 from core.contracts import FlowRecord
 from core.errors import ApiError
 from service_flows import examples, hookspecs, sanitize, shares
@@ -252,7 +251,7 @@ def unique_endpoint(
 def notify_changed(flow: Flow) -> None:
     """Tell other plugins (``on_flow_changed``) a flow was written, inside this transaction."""
     updated = _aware(flow.updated_at)
-    state().host.hooks.notify(
+    appstate.hooks().notify(
         hookspecs.on_flow_changed,
         flow_id=str(flow.id),
         user_id=str(flow.user_id) if flow.user_id else None,
@@ -267,7 +266,7 @@ def notify_changed(flow: Flow) -> None:
 
 
 def notify_deleted(flow_ids: list[uuid.UUID], user_id: uuid.UUID | None) -> None:
-    hooks = state().host.hooks
+    hooks = appstate.hooks()
     for fid in flow_ids:
         hooks.notify(hookspecs.on_flow_changed, flow_id=str(fid), user_id=str(user_id) if user_id else None, flow=None)
 

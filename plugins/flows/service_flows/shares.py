@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from flask import has_request_context, request
 from sqlalchemy.orm import Session
 
-from core.app import state
+from core import appstate
 from core.auth import allowed
 from core.errors import ApiError, ValidationFailed
 from service_flows.models import Flow, Folder, Share
@@ -90,7 +90,7 @@ def public_grant(s: Session, flow_id: Any) -> tuple[str, dict[str, Any]] | None:
 
 def authorize(flow_id: str, grant: str) -> None:
     """With ``SERVICE_AUTHZ_ENABLED``: ask the authorization plugins about the public principal (403)."""
-    if not state().settings.authz_enabled:
+    if not appstate.settings().authz_enabled:
         return
     resource = {
         "flow_id": flow_id,

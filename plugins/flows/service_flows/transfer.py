@@ -58,9 +58,9 @@ class UploadLimits:
 
 def upload_limits() -> UploadLimits:
     """The limits in force: ``SERVICE_MAX_ZIP_ENTRIES``, ``SERVICE_MAX_ZIP_EXPANDED_MB`` (see config)."""
-    from core.app import state
+    from core import appstate
 
-    core = state().settings
+    core = appstate.settings()
     mine = flows_settings()
     total = (mine.max_zip_expanded_mb or 2 * core.max_flow_body_size) * MB
     return UploadLimits(mine.max_zip_entries, min(core.max_flow_body_size * MB, total), total)
@@ -316,10 +316,10 @@ def timestamp() -> str:
 
 def missing_components(flows: list[dict[str, Any]]) -> list[str]:
     """``component X is not installed (bundle Y)`` for each component key of ``flows`` this install lacks."""
-    from core.app import state
+    from core import appstate
     from core.engine.catalog import missing_components as missing_in
 
-    registry = state().components.current
+    registry = appstate.registry()
     messages: list[str] = []
     for body in flows:
         for item in missing_in(body.get("data") or {}, registry):

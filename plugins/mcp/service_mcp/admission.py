@@ -1,14 +1,20 @@
 """Who may use a project's MCP server (its ``auth_settings``) and whose flows the tools run.
 
-* ``auth_type`` ``none``: anyone who has the URL; the tools run as the project's owner.
-* ``apikey`` or no settings at all: the owner's credentials, as a bearer token, a bearer API key
-  or ``x-api-key``.
-* ``oauth``: the owner's credentials as above, or a bearer access token the project's OAuth
-  authorization server vouches for (token introspection, :mod:`service_mcp.oauth`); the tools run
-  as the owner. A refusal is 401 with ``WWW-Authenticate: Bearer resource_metadata=...`` (the
-  RFC 9728 document, served by this plugin) so MCP clients find the authorization server.
-* another user's project is 404, exactly like a missing one. Cookies are not accepted (the
-  reference's MCP routes take a bearer token or an API key only).
+The decision is the run service's one rule for MCP and A2A (:func:`core.runs.admission.admit`); this
+module reads MCP's credentials and renders the refusals in MCP's shape:
+
+* the caller's credentials: a bearer token, a bearer API key or ``x-api-key`` (cookies are not
+  accepted: the reference's MCP routes take a bearer token or an API key only); for ``oauth``, also
+  a bearer access token the project's OAuth authorization server vouches for (token introspection,
+  :mod:`service_mcp.oauth`);
+* ``auth_type`` ``none``: anyone who has the URL; the tools run as the owner for the owner's
+  credentials, else as each flow's anonymous principal, with no argument beyond the message and
+  the session (:attr:`Scope.anonymous <service_mcp.tools.Scope>`);
+* credentials required (``apikey``, no settings): 401 with ``WWW-Authenticate: Bearer`` (for
+  ``oauth`` with ``resource_metadata=...``, the RFC 9728 document served by this plugin, so MCP
+  clients find the authorization server); credentials that are not valid: the accounts plugin's
+  refusal (403 for an unknown API key); another user's project: 404, exactly like a missing one;
+  an auth type neither ``none``, ``apikey`` nor ``oauth``: 403.
 """
 
 from __future__ import annotations
@@ -17,10 +23,11 @@ from typing import Any
 
 from flask import Request, request
 
-from core.app import state
+from core import appstate
 from core.auth import Actor
 from core.contracts import ProjectRecord
 from core.errors import ApiError
+from core.runs import admission
 from service_mcp import hookspecs, oauth
 from service_mcp.tools import Scope, sanitize
 
@@ -35,7 +42,7 @@ def caller() -> Actor | None:
     if kind.lower() == "bearer" and token and token.count(".") != 2:  # not a JWT: an API key
         environ.pop("HTTP_AUTHORIZATION", None)
         environ["HTTP_X_API_KEY"] = token
-    return state().host.hooks.actor_from_request(request=Request(environ), scheme="optional")
+    return appstate.hooks().actor_from_request(request=Request(environ), scheme="optional")
 
 
 def need_credentials(metadata_url: str | None = None, error: str | None = None) -> ApiError:
@@ -72,46 +79,69 @@ def _bearer() -> str | None:
     return token.strip() or None if kind.lower() == "bearer" else None
 
 
-def _oauth_scope(project: ProjectRecord, auth: dict[str, Any], owner: str, scope: Scope) -> Scope:
-    """Admit the owner's own credentials, else a token the project's authorization server vouches for."""
-    project_id = project.id
+def _credentials() -> tuple[Actor | None, ApiError | None]:
+    """The caller and, when the credentials sent are not valid ones of this service, why."""
     try:
-        actor = caller()
-    except ApiError:  # not one of this service's credentials: maybe the authorization server's token
-        actor = None
+        return caller(), None
+    except ApiError as exc:
+        return None, exc
+
+
+def _presented() -> bool:
+    return bool(
+        request.headers.get("Authorization") or request.headers.get("x-api-key") or request.args.get("x-api-key")
+    )
+
+
+def _vouched(project_id: str, auth: dict[str, Any], actor: Actor | None) -> bool:
+    """An ``oauth`` project called without this service's credentials: whether the bearer token is one
+    the project's authorization server vouches for (401 with the metadata challenge when it is not)."""
     if actor is not None:
-        if actor.owner_id != owner:
-            raise ApiError(404, NOT_FOUND)
-        return scope
+        return False
     token = _bearer()
     if token is None:
-        raise need_credentials(metadata_url(project_id))
+        return False
     resources = [f"{_base()}{p}" for p in server_paths(project_id)]
     try:
         oauth.admit(project_id, auth, oauth.client_secret(project_id), token, resources)
     except oauth.Refused as exc:
         raise need_credentials(metadata_url(project_id), str(exc)) from None
-    return scope
+    return True
 
 
 def project_scope(project_id: str) -> tuple[Scope, ProjectRecord]:
     """Admit the caller to project ``project_id``'s MCP server; 401 / 403 / 404 otherwise."""
-    project = state().host.hooks.first(hookspecs.find_project, user_id=None, project_id=project_id)
+    project = appstate.hooks().first(hookspecs.find_project, user_id=None, project_id=project_id)
     if project is None:
         raise ApiError(404, NOT_FOUND)
     auth = dict(project.auth_settings or {})
-    owner = project.user_id
-    scope = Scope(owner, project.id, f"service-mcp-project-{project.id}")
-    if auth.get("auth_type") == "none":
-        return scope, project
-    if auth.get("auth_type") == "oauth":
-        return _oauth_scope(project, auth, owner, scope), project
-    actor = caller()
-    if actor is None:
-        raise need_credentials()
-    if actor.owner_id != owner:
-        raise ApiError(404, NOT_FOUND)
-    return scope, project
+    pid = project.id
+    actor, error = _credentials()
+    oauth_project = admission.auth_type_of(auth) == "oauth"
+    try:
+        admitted = admission.admit(
+            auth,
+            project.user_id,
+            actor,
+            presented=_presented(),
+            vouched=oauth_project and _vouched(pid, auth, actor),
+        )
+    except admission.Refused as refused:
+        raise _refusal(refused, error, pid) from None
+    return Scope(admitted.owner_id, pid, f"service-mcp-project-{pid}", anonymous=admitted.anonymous), project
+
+
+def _refusal(refused: admission.Refused, error: ApiError | None, project_id: str) -> ApiError:
+    """A refusal in MCP's shape (see the module doc)."""
+    if refused.reason == admission.NOT_OWNER:
+        return ApiError(404, NOT_FOUND)
+    if refused.reason == admission.UNSUPPORTED:
+        return ApiError(403, f"Unsupported project auth type {refused.auth_type!r} for MCP")
+    if refused.auth_type == "oauth":
+        return need_credentials(metadata_url(project_id))
+    if refused.reason == admission.INVALID_CREDENTIALS and error is not None:
+        return error
+    return need_credentials()
 
 
 def global_scope() -> Scope:
@@ -129,7 +159,7 @@ def server_name(project: ProjectRecord) -> str:
 
 def protected_resource(project_id: str, kind: str) -> dict[str, Any]:
     """The RFC 9728 metadata of an OAuth project's server (``kind`` ``streamable`` or ``sse``); else 404."""
-    project = state().host.hooks.first(hookspecs.find_project, user_id=None, project_id=project_id)
+    project = appstate.hooks().first(hookspecs.find_project, user_id=None, project_id=project_id)
     auth = dict(project.auth_settings or {}) if project is not None else {}
     if project is None or kind not in ("streamable", "sse") or auth.get("auth_type") != "oauth":
         raise ApiError(404, "Not Found")

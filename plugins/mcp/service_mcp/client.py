@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from core.app import state
+from core import appstate
 from core.auth import Actor
 from core.engine.egress import EgressPolicy, check_url, pinned_http_client
 from core.sandbox import StdioSandbox, stdio_server
@@ -44,7 +44,7 @@ def list_tools(config: dict[str, Any], actor: Actor) -> list[dict[str, Any]]:
 
     if config["transport"] == "stdio":
         return _list_stdio(config)
-    settings = state().settings
+    settings = appstate.settings()
     _scheme, host, _port, address = check_url(
         config["url"], EgressPolicy.from_settings(settings.ssrf_protection_enabled, settings.ssrf_allowed_hosts)
     )
@@ -63,7 +63,7 @@ def _list_stdio(config: dict[str, Any]) -> list[dict[str, Any]]:
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     argv = [config["command"], *(config.get("args") or [])]
-    policy = StdioSandbox.from_settings(state().settings)
+    policy = StdioSandbox.from_settings(appstate.settings())
     with stdio_server(argv, dict(config.get("env") or {}), policy) as launch:
         params = StdioServerParameters(command=launch.command, args=launch.args, env=launch.env or None)
         try:

@@ -53,6 +53,6 @@ class MCPConfig:
 
 def settings(app: Flask | None = None) -> MCPConfig:
     """The MCP settings in force (typed)."""
-    from core.app import settings_of
+    from core.appstate import settings_of
 
     return settings_of(MCPConfig, app)

@@ -1,6 +1,6 @@
 """Hooks the MCP plugin publishes: what it reads and writes of projects and flows (docs/hooks.md).
 
-The MCP plugin calls them (through ``state().host.hooks.first(hookspecs.find_project, ...)``); the
+The MCP plugin calls them (through ``appstate.hooks().first(hookspecs.find_project, ...)``); the
 flows plugin, which owns projects and flows, answers them with ``@hookimpl(optionalhook=True)``
 (the MCP plugin may be absent). Without an answer a project is not found.
 """

@@ -3,12 +3,11 @@ run request (as the reference's ``json_schema_from_flow``: the Chat Input / Text
 
 The schema always has ``input_value`` (the message, given to the flow's Chat Inputs, or its Text Inputs
 when it has no Chat Input, exactly as the run API's ``input_value`` / ``input_type``) and ``session_id``.
-Then each Chat Input / Text Input field a caller may set, under ``SERVICE_TWEAKS_POLICY``:
-
-* ``permissive``: the fields shown and not advanced (the reference's rule) and those declared
-  ``api_editable``;
-* ``declared``: only fields declared ``api_editable``;
-* ``off``: none.
+Then each Chat Input / Text Input field a caller may set: those ``SERVICE_TWEAKS_POLICY`` allows as
+tweaks, asked of the run service's own rule (:mod:`core.runs.tweaks`, which the run applies to the call
+again), and of those the fields declared ``api_editable`` or shown and not advanced (the reference's
+rule for what a tool offers). So ``permissive`` offers the shown, non-advanced fields and the declared
+ones, ``declared`` only the declared ones, ``off`` none.
 
 A field is named by its field name; when two components have one, the later gets ``<field>__<node id>``.
 Its JSON type follows the template field's type (``str`` -> string, ``int`` -> integer, ``float`` ->
@@ -27,6 +26,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from core.runs.tweaks import refused_tweaks
+
 INPUT_KEYS = ("ChatInput", "TextInput")
 _TYPES = {
     "str": "string",
@@ -40,6 +41,7 @@ _NEVER = {"code", "file", "other", "prompt", "link", "table"}
 DEFAULT_INPUT = "Message to send to the flow"
 _PLAIN = ("input_value", "session_id")  # always in the schema, always strings
 SESSION = "Session (conversation) id; the flow id when omitted"
+_Node = tuple[str, str, Mapping[str, Any]]  # (node id, component type, template)
 
 
 @dataclass(frozen=True)
@@ -110,12 +112,18 @@ def _json_type(spec: Mapping[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def _offered(spec: Any, policy: str) -> bool:
-    if not isinstance(spec, Mapping) or policy == "off":
+def _refused(data: Mapping[str, Any], nodes: list[_Node], policy: str) -> set[tuple[str, str]]:
+    """``(node id, field)`` of the input fields ``SERVICE_TWEAKS_POLICY`` refuses as tweaks: asked of the
+    run service's rule (:func:`core.runs.tweaks.refused_tweaks`), the one the run applies to the call."""
+    asked = {node_id: {name: None for name in template} for node_id, _, template in nodes}
+    return {(r["component"], r["field"]) for r in refused_tweaks(data, asked, policy)}
+
+
+def _offered(spec: Any, allowed: bool) -> bool:
+    """Whether a field the policy allows is an argument: declared ``api_editable``, or shown and not advanced."""
+    if not allowed or not isinstance(spec, Mapping):
         return False
-    if spec.get("api_editable") is True:
-        return True
-    return policy == "permissive" and bool(spec.get("show", True)) and not spec.get("advanced", False)
+    return spec.get("api_editable") is True or (bool(spec.get("show", True)) and not spec.get("advanced", False))
 
 
 def _describe(spec: Mapping[str, Any], name: str) -> str:
@@ -139,11 +147,12 @@ def tool_inputs(data: Mapping[str, Any] | None, policy: str) -> ToolInputs:
     }
     required: list[str] = ["input_value"] if isinstance(value_spec, Mapping) and value_spec.get("required") else []
     targets: dict[str, tuple[str, str]] = {}
+    refused = _refused(data or {}, nodes, policy)
     for node_id, key, template in nodes:
         for name, spec in template.items():
             if key == primary and name == "input_value":
                 continue  # the message: ``input_value`` above, given to every input of the primary kind
-            if not _offered(spec, policy):
+            if not _offered(spec, (node_id, name) not in refused):
                 continue
             typed = _json_type(spec)
             if typed is None:

@@ -28,8 +28,7 @@ from urllib.parse import urlencode, urlsplit
 
 from cryptography.fernet import InvalidToken
 
-from core import db, secrets
-from core.app import state
+from core import appstate, db, secrets
 from core.engine.egress import EgressError, EgressPolicy, request
 from service_mcp.models import ProjectSecret
 
@@ -47,7 +46,7 @@ class Refused(Exception):
 
 
 def _policy() -> EgressPolicy:
-    settings = state().settings
+    settings = appstate.settings()
     return EgressPolicy.from_settings(settings.ssrf_protection_enabled, settings.ssrf_allowed_hosts, timeout=TIMEOUT)
 
 
@@ -62,7 +61,7 @@ def client_secret(project_id: str) -> str | None:
     if row is None:
         return None
     try:
-        return secrets.fernet(state().settings).decrypt(row.oauth_client_secret.encode()).decode()
+        return secrets.fernet(appstate.settings()).decrypt(row.oauth_client_secret.encode()).decode()
     except InvalidToken:
         return None
 

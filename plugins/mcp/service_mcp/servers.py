@@ -28,8 +28,7 @@ from flask_smorest import Blueprint
 from marshmallow import EXCLUDE, Schema, fields
 from sqlalchemy.orm import Session
 
-from core import db, secrets
-from core.app import state
+from core import appstate, db, secrets
 from core.auth import Actor, allowed, authenticated, current_actor
 from core.db import utcnow
 from core.errors import ApiError, validation_error
@@ -64,7 +63,7 @@ class MCPServersQuerySchema(Schema):
 
 
 def _cipher() -> Any:
-    return secrets.fernet(state().settings)
+    return secrets.fernet(appstate.settings())
 
 
 def _check_name(name: str) -> None:

@@ -13,8 +13,7 @@ import sqlalchemy as sa
 from cryptography.fernet import InvalidToken, MultiFernet
 from sqlalchemy.orm import Session
 
-from core import secrets
-from core.app import state
+from core import appstate, secrets
 from core.contracts import McpToolSettings, ProjectRecord
 from core.db import utcnow
 from core.errors import ApiError
@@ -41,7 +40,7 @@ TRANSPORTS = ("streamablehttp", "sse")
 
 
 def project(user_id: str, project_id: str) -> ProjectRecord:
-    found = state().host.hooks.first(hookspecs.find_project, user_id=user_id, project_id=project_id)
+    found = appstate.hooks().first(hookspecs.find_project, user_id=user_id, project_id=project_id)
     if found is None:
         raise ApiError(404, "Project not found")
     return found
@@ -50,7 +49,7 @@ def project(user_id: str, project_id: str) -> ProjectRecord:
 def list_tools(user_id: str, project_id: str, mcp_enabled: bool) -> dict[str, Any]:
     proj = project(user_id, project_id)
     flows = (
-        state().host.hooks.first(hookspecs.list_project_flows, user_id=user_id, project_id=project_id, with_data=False)
+        appstate.hooks().first(hookspecs.list_project_flows, user_id=user_id, project_id=project_id, with_data=False)
         or []
     )
     items = [{k: getattr(f, k) for k in TOOL_FIELDS} for f in flows if f.mcp_enabled or not mcp_enabled]
@@ -65,7 +64,7 @@ def update_settings(s: Session, user_id: str, project_id: str, body: dict[str, A
         secret = auth.pop("oauth_client_secret", None)
         if secret:
             _store_secret(s, user_id, project_id, secret)
-    count = state().host.hooks.first(
+    count = appstate.hooks().first(
         hookspecs.update_project_mcp,
         user_id=user_id,
         project_id=project_id,
@@ -82,20 +81,13 @@ def update_settings(s: Session, user_id: str, project_id: str, body: dict[str, A
 
 
 def _store_secret(s: Session, user_id: str, project_id: str, secret: str) -> None:
-    token = secrets.fernet(state().settings).encrypt(secret.encode()).decode()
+    token = secrets.fernet(appstate.settings()).encrypt(secret.encode()).decode()
     key = uuid.UUID(project_id)
     row = s.get(ProjectSecret, key)
     if row is None:
         s.add(ProjectSecret(project_id=key, user_id=uuid.UUID(user_id), oauth_client_secret=token, updated_at=utcnow()))
     else:
         row.oauth_client_secret, row.updated_at = token, utcnow()
-
-
-def has_secret(s: Session, project_id: str) -> bool:
-    return (
-        s.scalar(sa.select(ProjectSecret.project_id).where(ProjectSecret.project_id == uuid.UUID(project_id)))
-        is not None
-    )
 
 
 def base_url(host_url: str) -> str:

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from core.app import state
+from core import appstate
 
 POLL = 0.05
 #: a message whose number was taken but whose value never came (its writer died) is skipped after this
@@ -32,7 +32,7 @@ LOST_AFTER = 10.0
 
 
 def _shared() -> Any:
-    return state().shared
+    return appstate.shared()
 
 
 def create(

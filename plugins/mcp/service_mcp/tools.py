@@ -1,6 +1,7 @@
 """A project's flows as MCP tools: listing (names, descriptions, input schemas) and calling.
 
-A call is a run of the flow through the run service (``core.runs``) as the flow's owner,
+A call is a run of the flow through the run service (``core.runs``) as the flow's owner (or, for a
+caller admitted anonymously, as the flow's anonymous principal: :mod:`core.runs.admission`),
 ``surface="mcp"``; a failure of any kind is a tool result with ``isError`` (never a 500).
 """
 
@@ -13,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core import db, runs
-from core.app import state
+from core import appstate, db, runs
 from core.contracts import FlowRecord
 from core.engine.events import RunEvent, VertexFinished, VerticesSorted
 from core.errors import ApiError
+from core.runs import admission
 from service_mcp import hookspecs
 from service_mcp.inputs import ToolInputs, tool_inputs, tweaks_for
 
@@ -26,11 +27,17 @@ MAX_NAME = 64
 
 @dataclass(frozen=True)
 class Scope:
-    """Whose tools: the owner's flows of one project (``project_id``), or all of them (global server)."""
+    """Whose tools: the owner's flows of one project (``project_id``), or all of them (global server).
+
+    ``anonymous``: admitted by the project's ``auth_type`` none without the owner's credentials
+    (:mod:`core.runs.admission`): each run acts as its flow's anonymous principal, and a tool takes
+    no argument beyond the message and the session (no tweaks).
+    """
 
     owner_id: str
     project_id: str | None
     server_name: str
+    anonymous: bool = False
 
     @property
     def all_flows(self) -> bool:
@@ -57,7 +64,7 @@ def sanitize(name: str) -> str:
 
 def flows(scope: Scope, with_data: bool = False) -> list[FlowRecord]:
     """The scope's flows (as the flows plugin lists them); a foreign or missing project is 404."""
-    found = state().host.hooks.first(
+    found = appstate.hooks().first(
         hookspecs.list_project_flows, user_id=scope.owner_id, project_id=scope.project_id, with_data=with_data
     )
     if found is None:
@@ -65,8 +72,9 @@ def flows(scope: Scope, with_data: bool = False) -> list[FlowRecord]:
     return list(found)
 
 
-def _policy() -> str:
-    return str(state().settings.tweaks_policy)
+def _policy(scope: Scope) -> str:
+    """The tweak policy a scope's tool arguments follow (``off`` for anonymous callers: no tweaks)."""
+    return "off" if scope.anonymous else str(appstate.settings().tweaks_policy)
 
 
 # a flow's input schema, per process, by (flow id, last update, tweak policy): listing 200 flows neither
@@ -87,7 +95,7 @@ def _inputs(flow: FlowRecord, policy: str, owner: str) -> ToolInputs:
         return found
     data = flow.data
     if data is None:  # listed without its data: the owner's own lookup
-        loaded = state().host.hooks.find_flow(user_id=owner, flow_id_or_name=flow.id, public=False)
+        loaded = appstate.hooks().find_flow(user_id=owner, flow_id_or_name=flow.id, public=False)
         data = loaded.data if loaded is not None else None
     found = tool_inputs(data if isinstance(data, dict) else None, policy)
     if flow.updated_at:
@@ -101,7 +109,7 @@ def tools(scope: Scope, with_inputs: bool = False) -> list[FlowTool]:
     """The scope's tools: ``mcp_enabled`` flows of a project (every flow for the global server)."""
     out: list[FlowTool] = []
     taken: set[str] = set()
-    policy = _policy() if with_inputs else ""
+    policy = _policy(scope) if with_inputs else ""
     listed = flows(scope)
     if with_inputs and any(
         _cached(f, policy) is None for f in listed if scope.all_flows or f.mcp_enabled
@@ -169,6 +177,8 @@ def call(
         surface="mcp",
         inputs=[runs.RunInput(value, "chat", None, str(session) if session else None)],
         request_vars=request_vars or {},
+        # auth_type none without the owner's credentials: the flow's anonymous principal (core.runs.admission)
+        principal=admission.anonymous_principal(tool.flow_id) if scope.anonymous else None,
     )
     try:
         prepared = runs.resolve(req)
@@ -176,7 +186,7 @@ def call(
             _forget(scope, tool.name)
             return call(scope, name, arguments, progress, request_vars)
         # the arguments, mapped with the schema of the flow the run service loaded (never a stale one)
-        inputs = _inputs(prepared.flow, _policy(), scope.owner_id)
+        inputs = _inputs(prepared.flow, _policy(scope), scope.owner_id)
         tweaks, unknown = tweaks_for(inputs, args)
         if unknown:
             return error_result(f"Unknown argument(s) for {tool.name}: {', '.join(sorted(unknown))}")
@@ -229,14 +239,10 @@ def _still(scope: Scope, tool: FlowTool, flow: FlowRecord) -> bool:
     return tool.name == base or tool.name.startswith(f"{base}_")  # a clash suffix stays with its flow
 
 
-def _release() -> None:
-    db.session().close()
-
-
 def _run(prepared: runs.PreparedRun, progress: Callable[[float, float | None, str], None] | None) -> runs.RunOutcome:
     if progress is None:
         return runs.execute(prepared)
-    _release()  # the run's own thread needs a connection (SQLite has one per process)
+    db.release()  # the run's own thread needs a connection (SQLite has one per process)
     total: list[int] = []
     done = 0
 

@@ -31,10 +31,10 @@ from typing import Any
 from flask import Response, current_app, request
 
 from core import db
-from core.app import plugin_settings
+from core.appstate import plugin_settings
 from core.errors import ApiError, ValidationFailed
 from core.requests import parse_json
-from core.runs import request_variables
+from core.runs import request_variables, sse
 from service_mcp import protocol, sessions, tools
 from service_mcp.config import SETTINGS_NAME, MCPConfig
 from service_mcp.tools import Scope
@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
-SSE = "text/event-stream"
+SSE = sse.MEDIA_TYPE
 _DONE = object()
 
 
@@ -69,23 +69,10 @@ def _body() -> Any:
 _PARSE_ERROR = object()
 
 
-def _stream_response(gen: Iterator[str], headers: dict[str, str] | None = None) -> Response:
-    out = Response(
-        gen, mimetype=SSE, headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **(headers or {})}
-    )
-    return out
-
-
-def release() -> None:
-    """Give this request's database connection back before streaming or handing work to a thread
-    (SQLite runs with one connection per process: a stream holding it would stall the process)."""
-    db.session().close()
-
-
 def _in_thread(work: Callable[[], None]) -> None:
     """Run ``work`` in a thread (a greenlet under gevent) with the app context."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    release()
+    db.release()
 
     def run() -> None:
         with app.app_context():
@@ -121,7 +108,7 @@ def streamable(scope: Scope) -> Response:
         if not record:
             return jsonrpc_http(404, protocol.error(None, -32001, "Session not found"))
         told = record.get("tools") or tools.fingerprint(scope)  # or: a session made before it was recorded
-        return _stream_response(_notifications(scope, None, sid, cfg, told))
+        return sse.response(_notifications(scope, None, sid, cfg, told))
     return _post(scope, sid, cfg)
 
 
@@ -180,7 +167,7 @@ def _post(scope: Scope, sid: str | None, cfg: MCPConfig) -> Response:
     if not wants_sse:
         replies = [r for m in messages if (r := protocol.handle(m, call)) is not None]
         return _reply(replies, batch, headers, cfg)
-    return _stream_response(_answer_stream(messages, call), headers)  # the thread releases the connection
+    return sse.response(_answer_stream(messages, call), headers=headers)  # the thread releases the connection
 
 
 def _post_modern(scope: Scope, message: dict[str, Any], headers: dict[str, str], cfg: MCPConfig) -> Response:
@@ -197,7 +184,7 @@ def _post_modern(scope: Scope, message: dict[str, Any], headers: dict[str, str],
     meta = params.get("_meta") if isinstance(params, dict) else None
     wants_progress = isinstance(meta, dict) and meta.get("progressToken") is not None
     if wants_progress and SSE in (request.headers.get("Accept") or "") and not cfg.json_response:
-        return _stream_response(_answer_stream([message], call))  # progress notifications, then the reply
+        return sse.response(_answer_stream([message], call))  # progress notifications, then the reply
     # one JSON reply otherwise; an error gets the HTTP status of the SDK's table (method not found: 404)
     reply = protocol.handle(message, call) or {}
     status = protocol.http_status(reply)
@@ -206,7 +193,7 @@ def _post_modern(scope: Scope, message: dict[str, Any], headers: dict[str, str],
 
 def _reply(replies: list[dict[str, Any]], batch: bool, headers: dict[str, str], cfg: MCPConfig) -> Response:
     if not cfg.json_response and SSE in (request.headers.get("Accept") or ""):
-        return _stream_response(iter([frame(r) for r in replies]), headers)
+        return sse.response(iter([frame(r) for r in replies]), headers=headers)
     body = replies if batch else (replies[0] if replies else None)
     return Response(json.dumps(body), status=200, mimetype="application/json", headers=headers)
 
@@ -247,7 +234,7 @@ def _notifications(
     Ends when the client goes away (the next write fails) or the session ends.
     """
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    release()
+    db.release()
 
     def generate() -> Iterator[str]:
         with app.app_context():
@@ -267,7 +254,7 @@ def _notifications(
                         if record is None:
                             return
                         current = tools.fingerprint(scope)
-                        release()
+                        db.release()
                         if current != mark:
                             mark = current
                             sessions.told_tools(sid, record, current, cfg.session_ttl_seconds)
@@ -290,7 +277,7 @@ def sse_open(scope: Scope, messages_path: str) -> Response:
     told = tools.fingerprint(scope)
     sid = sessions.create("sse", scope.owner_id, scope.project_id, cfg.session_ttl_seconds, tools=told)
     first = f"event: endpoint\ndata: {messages_path}?session_id={sid}\n\n"
-    return _stream_response(_notifications(scope, sessions.Reader(sid), sid, cfg, told, first))
+    return sse.response(_notifications(scope, sessions.Reader(sid), sid, cfg, told, first))
 
 
 def sse_message(scope: Scope) -> Response:

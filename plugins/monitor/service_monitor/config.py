@@ -27,6 +27,6 @@ class MonitorSettings:
 
 def settings(app: Flask | None = None) -> MonitorSettings:
     """The monitor settings in force (typed)."""
-    from core.app import settings_of
+    from core.appstate import settings_of
 
     return settings_of(MonitorSettings, app)

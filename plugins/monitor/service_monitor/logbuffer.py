@@ -18,7 +18,6 @@ import collections
 import logging
 import re
 import threading
-import time
 
 #: the reference's default answer size when a read names no count
 DEFAULT_LINES = 10
@@ -103,7 +102,3 @@ def install(capacity: int) -> LogBuffer:
         _installed = LogBuffer(capacity)
         logging.getLogger().addHandler(_installed)
     return _installed
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)

@@ -18,10 +18,10 @@ _recorders: dict[int, Any] = {}
 
 
 def recorder(app: Any = None) -> Any:
-    from core.app import state
+    from core import appstate
     from service_monitor.recorder import Recorder
 
-    engine = state(app).engine
+    engine = appstate.engine(app)
     found = _recorders.get(id(engine))
     if found is None or found.engine is not engine:
         found = _recorders[id(engine)] = Recorder(engine)
@@ -42,10 +42,10 @@ def register_migrations():
 
 @hookimpl
 def on_messages(user_id: str, messages: Sequence[MessageRecord]) -> None:
-    from core.app import state
+    from core import appstate
     from service_monitor import services
 
-    services.store_messages(state().engine, user_id, messages)
+    services.store_messages(appstate.engine(), user_id, messages)
 
 
 @hookimpl

@@ -13,12 +13,11 @@ from flask import Response
 from flask_smorest import Blueprint
 from marshmallow import fields
 
-from core import db, openapi
-from core.app import state
+from core import appstate, db, openapi
 from core.auth import authenticated, current_actor
 from core.errors import ApiError
 from core.requests import json_list
-from core.runs import shared_flow_id
+from core.runs import shared_flow_id, sse
 from service_monitor import hookspecs, logbuffer, schemas, services
 from service_monitor.config import settings as monitor_settings
 
@@ -283,11 +282,7 @@ def _stream_lines(buffer: logbuffer.LogBuffer, last: int) -> Iterator[str]:
 def stream_logs():
     """New log lines of this worker as they are written (``SERVICE_ENABLE_LOG_RETRIEVAL``)."""
     buffer = _log_buffer()
-    db.release()  # the stream is long: the request's connection goes back to the pool now
-    response = Response(_stream_lines(buffer, buffer.latest()), mimetype="text/event-stream")
-    response.headers["Cache-Control"] = "no-cache"
-    response.headers["X-Accel-Buffering"] = "no"
-    return response
+    return sse.response(_stream_lines(buffer, buffer.latest()))  # the request's connection goes back first
 
 
 # --- job queue metrics --------------------------------------------------------------------------------
@@ -300,7 +295,7 @@ def stream_logs():
 @authenticated("superuser")
 def job_queue():
     """Backend, active jobs, counters; plus what plugins add through ``job_queue_metrics`` (the build counters)."""
-    metrics = dict(state().jobs.metrics())
-    for extra in state().host.hooks.each(hookspecs.job_queue_metrics):
+    metrics = dict(appstate.jobs().metrics())
+    for extra in appstate.hooks().each(hookspecs.job_queue_metrics):
         metrics.update(extra)
     return metrics

@@ -43,12 +43,6 @@ class SharedRenameSessionSchema(RenameSessionSchema):
     source_flow_id = fields.UUID(required=True)
 
 
-class SourceSchema(Schema):
-    id = fields.String(allow_none=True)
-    display_name = fields.String(allow_none=True)
-    source = fields.String(allow_none=True)
-
-
 class ChatMessageSchema(Schema):
     id = fields.UUID(required=True)
     flow_id = fields.UUID(allow_none=True)

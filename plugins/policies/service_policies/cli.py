@@ -13,12 +13,11 @@ def policies_group() -> None:
 @policies_group.command("reindex")
 def reindex() -> None:
     """Rebuild the component-usage index from every stored flow."""
-    from core import db
-    from core.app import state
+    from core import appstate, db
     from service_policies import hookspecs, usage
     from service_policies.runtime import canonical, runtime
 
-    hooks = state().host.hooks
+    hooks = appstate.hooks()
     with db.transaction() as s:
         total = usage.rebuild(
             s, lambda after, limit: hooks.first(hookspecs.stored_flows, after_id=after, limit=limit), canonical()

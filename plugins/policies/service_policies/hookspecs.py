@@ -1,6 +1,6 @@
 """Hooks the policies plugin publishes (docs/hooks.md).
 
-The policies plugin calls them (``state().host.hooks.first(hookspecs.stored_flows, ...)``); the flows
+The policies plugin calls them (``appstate.hooks().first(hookspecs.stored_flows, ...)``); the flows
 plugin and the models bundle answer them with ``@hookimpl(optionalhook=True)`` (the policies
 plugin may be absent).
 """

@@ -73,10 +73,10 @@ def check_run(user_id: str | None, flow: FlowRecord, surface: str) -> None:
     snap = _blocked()
     if not snap.components:
         return
-    from core.app import state
+    from core import appstate
     from service_policies.enforce import check, expanded
 
-    check(flow, expanded(snap.components, snap.revisions, state().components.current))
+    check(flow, expanded(snap.components, snap.revisions, appstate.registry()))
 
 
 @hookimpl

@@ -8,9 +8,9 @@ from core.records import ModelProvider
 
 
 def providers() -> list[ModelProvider]:
-    from core.app import state
+    from core import appstate
 
-    return state().host.collect("register_model_providers", key=lambda p: p.provider_id)
+    return appstate.host().collect("register_model_providers", key=lambda p: p.provider_id)
 
 
 def registered() -> list[dict[str, Any]]:

@@ -108,9 +108,9 @@ def ensure_index(s: Any) -> None:
     """Backfill the usage index once (flows stored before the plugin was installed)."""
     if usage.index_complete(s):
         return
-    from core.app import state
+    from core import appstate
 
-    hooks = state().host.hooks
+    hooks = appstate.hooks()
     try:
         with db.transaction() as tx:
             usage.rebuild(
@@ -122,13 +122,13 @@ def ensure_index(s: Any) -> None:
 
 def ensure_index_if_small() -> None:
     """Build the usage index now when it is missing and every stored flow fits in one page."""
-    from core.app import state
+    from core import appstate
 
     s = db.session()
     try:
         if usage.index_complete(s):
             return
-        first = state().host.hooks.first(hookspecs.stored_flows, after_id=None, limit=usage.PAGE) or []
+        first = appstate.hooks().first(hookspecs.stored_flows, after_id=None, limit=usage.PAGE) or []
     finally:
         s.rollback()
     if len(first) < usage.PAGE:

@@ -22,7 +22,7 @@ class Runtime:
 
 
 def runtime(app: Flask | None = None) -> Runtime:
-    from core.app import plugin_settings
+    from core.appstate import plugin_settings
 
     app = app or current_app._get_current_object()  # type: ignore[attr-defined]
     rt = app.extensions.get(EXTENSION)

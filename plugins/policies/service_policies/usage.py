@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -124,21 +124,6 @@ def flows_using(s: Session, component: str, limit: int) -> dict[str, Any]:
         .limit(limit)
     ).all()
     return {"component": component, "total": int(total), "flows": [{"id": str(i), "name": n} for i, n in rows]}
-
-
-def flows_blocked(s: Session, flow_ids: Iterable[Any], blocked: frozenset[str]) -> dict[str, list[str]]:
-    """For each flow id among ``flow_ids``, the blocked components it uses (only flows that use some)."""
-    ids = [_uuid(f) for f in flow_ids]
-    if not ids or not blocked:
-        return {}
-    out: dict[str, list[str]] = {}
-    for fid, comp in s.execute(
-        sa.select(FlowComponent.flow_id, FlowComponent.component).where(
-            FlowComponent.flow_id.in_(ids), FlowComponent.component.in_(sorted(blocked))
-        )
-    ):
-        out.setdefault(str(fid), []).append(comp)
-    return out
 
 
 class CountsCache:

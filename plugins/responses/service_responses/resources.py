@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, request, stream_with_context
+from flask import request
 from flask_smorest import Blueprint
 
-from core.app import state
+from core import appstate
 from core.auth import SECURITY, resolve_actor
 from core.errors import ApiError
 from core.openapi import json_response
-from core.runs import jobs
+from core.runs import jobs, sse
 from service_responses import openapi_docs as docs
 from service_responses import services
 
@@ -63,11 +63,7 @@ def create_response():
         if body.get("stream"):
             frames = services.stream(req, body)
             first = next(frames)  # errors before the run starts are answered as JSON
-            return Response(
-                stream_with_context(_chain(first, frames)),
-                mimetype="text/event-stream",
-                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-            )
+            return sse.response(_chain(first, frames), with_context=True)
         return services.run(req, body)
     except services.ResponseError as exc:
         return exc.body
@@ -85,7 +81,7 @@ def _chain(first: str, rest: Any) -> Any:
 def get_response(response_id: str):
     """A background response: ``queued``, ``in_progress``, ``completed`` (with the output) or ``failed``."""
     actor = _caller()
-    info = state().jobs.info_for(response_id, str(actor.owner_id))
+    info = appstate.jobs().info_for(response_id, str(actor.owner_id))
     if info is None:
         return {
             "error": {

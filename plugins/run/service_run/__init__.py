@@ -1,3 +1,3 @@
-"""Run plugin: simplified/advanced/session runs, webhooks, the component catalog and code/prompt validation."""
+"""Run plugin: simplified/advanced/session runs and webhooks."""
 
 __version__ = "0.1.0"

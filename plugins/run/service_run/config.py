@@ -26,6 +26,6 @@ class RunSettings:
 
 def settings(app: Flask | None = None) -> RunSettings:
     """The run settings in force (typed)."""
-    from core.app import settings_of
+    from core.appstate import settings_of
 
     return settings_of(RunSettings, app)

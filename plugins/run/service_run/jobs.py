@@ -1,12 +1,11 @@
-"""The ``run.webhook`` background job: run a flow with a webhook payload, as the flow's owner.
+"""The ``run.webhook`` job: the core's run job under the webhook's name, with the ``v1.webhook`` result shaper.
 
-Enqueued by ``POST /api/v1/webhook/{flow_id_or_name}`` with the run request
-and the flow it resolved (one lookup, in the request); the core's run service
-hands the raw body to every Webhook component and runs with input value ``""``
-and the flow's default session. The job result is the simplified run
-response; a failing component fails the job with the component named (no
-traceback). Its stream carries ``run.add_message``, ``run.token``,
-``run.end`` and ``run.error``.
+Enqueued by ``POST /api/v1/webhook/{flow_id_or_name}`` with the run request and the flow it
+resolved (one lookup, in the request); the core's run service hands the raw body to every
+Webhook component and runs with input value ``""`` and the flow's default session. The job
+result is the simplified run response; a failing component fails the job with the component
+named (no traceback), an invalid graph with ``Invalid flow: <problems>``. Its stream carries
+``run.add_message``, ``run.token``, ``run.end`` and ``run.error``.
 """
 
 from __future__ import annotations
@@ -14,33 +13,51 @@ from __future__ import annotations
 from typing import Any
 
 from core import runs
-from core.contracts import FlowRecord
-from core.engine import RunEvent, simplified_run_response
-from core.errors import ValidationFailed
-from core.jobs import JobContext
-from core.runs.jobs import end_job, job_emitter
+from core.engine import RunEvent
+from core.errors import ApiError, ValidationFailed
+from core.runs import jobs as run_jobs
+from core.runs.shapers import ShapedRun, V1RunShaper
 
 WEBHOOK_JOB = "run.webhook"
-#: events copied to the job's event stream (end_vertex payloads are left out: too big)
+SHAPER = "v1.webhook"
+#: events copied to the job's event stream (end_vertex payloads are left out: too big), named ``run.<event>``
 JOB_EVENTS = frozenset({"add_message", "token", "end", "error"})
+PREFIX = "run."
 
 
-def _kept(event: RunEvent) -> bool:
-    return event.name in JOB_EVENTS
+class WebhookShaper(V1RunShaper):
+    """``v1.webhook``: the simplified run response; an invalid graph fails the job naming its problems."""
+
+    name = SHAPER
+
+    def keep(self, event: RunEvent) -> bool:
+        return event.name in JOB_EVENTS
+
+    def refused(self, run: ShapedRun, exc: ApiError) -> Any:
+        if isinstance(exc, ValidationFailed):
+            problems = "; ".join(str(item.get("msg")) for item in exc.detail)
+            raise ValueError(f"Invalid flow: {problems}") from None
+        raise exc
 
 
-def run_webhook(ctx: JobContext, request: dict[str, Any], flow: dict[str, Any]) -> dict[str, Any]:
-    req = runs.RunRequest.from_json(request)
-    prepared = runs.PreparedRun(req, FlowRecord.from_dict(flow))
-    try:
-        runs.build(prepared, ctx.app)
-    except ValidationFailed as exc:
-        problems = "; ".join(str(item.get("msg")) for item in exc.detail)
-        raise ValueError(f"Invalid flow: {problems}") from None
-    outcome = runs.execute(
-        prepared, emit=job_emitter(ctx, keep=_kept, prefix="run."), cancelled=ctx.cancelled, job_id=ctx.job_id
+def enqueue(prepared: runs.PreparedRun) -> str:
+    """Start the webhook's run (as the request's user) with the flow the request resolved."""
+    return run_jobs.enqueue(
+        prepared.request,
+        owner=str(prepared.request.user_id),
+        job=WEBHOOK_JOB,
+        shaper=SHAPER,
+        flow=prepared.flow,
+        prefix=PREFIX,
+        meta={"flow_id": prepared.flow.id},
+        base_meta=False,
     )
-    end_job(ctx, outcome)
-    if outcome.failed is not None:
-        raise RuntimeError(runs.failure_text(outcome.failed))
-    return simplified_run_response(outcome.results[0], input_value="")
+
+
+#: the job as registered: kwargs ``{request, flow}`` queued by an older version still run
+JOB = run_jobs.job(
+    WEBHOOK_JOB,
+    "Run a flow with a webhook payload, as the flow's owner",
+    run_jobs.legacy_run(SHAPER, prefix=PREFIX),
+    module=__name__,
+)

@@ -1,26 +1,29 @@
-"""Hook implementations of the run plugin (thin: the logic is in services, tweaks, validate, jobs)."""
+"""Hook implementations of the run plugin (thin: the logic is in services and jobs)."""
 
 from __future__ import annotations
 
 from core import hookimpl
-from core.records import Job
-
-#: the hooks this plugin publishes: the model listing (the models bundle answers ``list_models``)
-HOOKSPECS = "service_run.hookspecs"
 
 
 @hookimpl
 def register_blueprints():
-    from service_run.resources import base_blp, hidden_bp, run_blp, webhook_blp
+    from service_run.resources import hidden_bp, run_blp, webhook_blp
 
-    return [run_blp, webhook_blp, base_blp, hidden_bp]
+    return [run_blp, webhook_blp, hidden_bp]
 
 
 @hookimpl
 def register_jobs():
-    from service_run.jobs import WEBHOOK_JOB, run_webhook
+    from service_run.jobs import JOB
 
-    return [Job(WEBHOOK_JOB, run_webhook, "Run a flow with a webhook payload, as the flow's owner")]
+    return [JOB]
+
+
+@hookimpl
+def register_run_shapers():
+    from service_run.jobs import WebhookShaper
+
+    return [WebhookShaper()]
 
 
 @hookimpl

@@ -14,8 +14,7 @@ import secrets
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from core import runs
-from core.app import state
+from core import appstate, runs
 from core.contracts import FlowRecord
 from core.engine import RunEvent, RunResult, result_data, simplified_run_response
 from core.errors import ApiError
@@ -123,7 +122,7 @@ def advanced_response(outputs: list[str] | None, session_id: str, input_values: 
 def _session_key() -> bytes:
     from core.secrets import secret_key
 
-    return hashlib.sha256(b"service-run-session:" + secret_key(state().settings).encode()).digest()
+    return hashlib.sha256(b"service-run-session:" + secret_key(appstate.settings()).encode()).digest()
 
 
 def new_session_id(flow_id: str) -> str:
@@ -143,5 +142,5 @@ def session_known(user_id: str, flow: FlowRecord, session_id: str) -> bool:
         good = hmac.new(_session_key(), f"{flow_id}:{nonce}".encode(), hashlib.sha256).hexdigest()[:16]
         if hmac.compare_digest(sig, good):
             return True
-    history = state().host.hooks.message_history(user_id=user_id, flow_id=flow_id, session_id=session_id, limit=1)
+    history = appstate.hooks().message_history(user_id=user_id, flow_id=flow_id, session_id=session_id, limit=1)
     return bool(history)

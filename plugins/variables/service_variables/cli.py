@@ -9,8 +9,7 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from core import db, secrets
-from core.app import state
+from core import appstate, db, secrets
 
 
 @click.group("secret-key", help="Manage the secret key that encrypts stored secrets.")
@@ -46,7 +45,7 @@ def _write_private(path: Path, value: str) -> None:
 def rotate_command(old_key: str | None, new_key: str | None) -> None:
     from service_variables import services
 
-    settings = state().settings
+    settings = appstate.settings()
     old = old_key or secrets.secret_key(settings)
     new = new_key or click.prompt("New secret key", hide_input=True, confirmation_prompt=True)
     if not new.strip():

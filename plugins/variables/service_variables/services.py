@@ -19,8 +19,7 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core import db, secrets
-from core.app import state
+from core import appstate, db, secrets
 from core.errors import ApiError
 from service_variables import hookspecs
 from service_variables.models import Variable
@@ -32,7 +31,7 @@ DUPLICATE = "Variable name already exists"
 
 
 def _cipher() -> MultiFernet:
-    return secrets.fernet(state().settings)
+    return secrets.fernet(appstate.settings())
 
 
 def encrypt(value: str) -> str:
@@ -187,7 +186,7 @@ def rotate(s: Session, old_secret: str, new_secret: str, progress: Callable[[int
             if progress is not None:
                 progress(count)
         # the other plugins' secrets (MCP server headers, OAuth client secrets...), in this transaction
-        for more in state().host.hooks.each(hookspecs.reencrypt_secrets, cipher=cipher):
+        for more in appstate.hooks().each(hookspecs.reencrypt_secrets, cipher=cipher):
             count += int(more or 0)
         s.flush()
         s.commit()

@@ -69,7 +69,6 @@ from core.engine.events import (
     VertexStarted,
 )
 
-MEDIA_TYPE = "text/event-stream"
 #: the ``CUSTOM`` event a run that paused for a human decision ends with (the reference's name)
 HUMAN_INPUT_REQUIRED = "service.human_input_required"
 _ENCODER = EventEncoder()

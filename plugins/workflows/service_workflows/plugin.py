@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from core import hookimpl
-from core.records import Job
 
 
 @hookimpl
@@ -15,9 +14,13 @@ def register_blueprints():
 
 @hookimpl
 def register_jobs():
-    from service_workflows.jobs import RESUME_JOB, RUN_JOB, resume_workflow, run_workflow
+    from service_workflows.jobs import JOBS
 
-    return [
-        Job(RUN_JOB, run_workflow, "Run a flow in the background for the v2 workflows API"),
-        Job(RESUME_JOB, resume_workflow, "Resume a paused v2 workflow run with its answer"),
-    ]
+    return JOBS
+
+
+@hookimpl
+def register_run_shapers():
+    from service_workflows.jobs import WorkflowShaper
+
+    return [WorkflowShaper()]

@@ -11,29 +11,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, request
+from flask import request
 from flask_smorest import Blueprint
-from marshmallow import Schema, ValidationError
 
-from core import db, openapi, runs
-from core.app import state
-from core.auth import authenticated, current_actor, resolve_actor
-from core.errors import ApiError, ValidationFailed, flatten_marshmallow
-from core.limits import rate_limited
-from core.runs import checkpoints, public, request_variables
-from core.runs.jobs import resume as resume_checkpoint
+from core import appstate, openapi, runs
+from core.auth import authenticated, current_actor
+from core.errors import ApiError, ValidationFailed
+from core.requests import load, request_json
+from core.runs import checkpoints, public, request_variables, resumes, sse
+from core.runs import jobs as run_jobs
 from service_workflows import schemas, services, streams
-from service_workflows.jobs import RESUME_JOB, RUN_JOB
+from service_workflows.jobs import RESUME_JOB, RUN_JOB, SHAPER
 
 blp = Blueprint("workflows", __name__, url_prefix="/api/v2/workflows", description="Workflows (v2, Beta)")
 
 _RUN = schemas.WorkflowRunSchema()
 _LEGACY = schemas.LegacyWorkflowRunSchema()
 _JOBS = (RUN_JOB, RESUME_JOB)
-NO_CLIENT_ID = "No client_id cookie found"
 #: members an anonymous caller may not send (the stored flow runs as it is)
 PUBLIC_FORBIDDEN = ("tweaks", "data", "files", "globals", "start_component_id", "stop_component_id", "idempotency_key")
 
@@ -87,34 +83,13 @@ def _ok(description: str, *, json_body: Any = None, stream: bool = False, protoc
 
 
 # --- request helpers ---------------------------------------------------------------------------------
-def _load(schema: Schema, body: Any) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise ValidationFailed([{"loc": ["body"], "msg": "Input should be an object", "type": "model_attributes_type"}])
-    try:
-        loaded: dict[str, Any] = schema.load(body)
-    except ValidationError as exc:
-        raise ValidationFailed(flatten_marshmallow(exc.messages, "body")) from None
-    return loaded
-
-
-def _json() -> Any:
-    raw = request.get_data(cache=True)
-    if not raw.strip():
-        return {}
-    try:
-        return json.loads(raw)
-    except ValueError:
-        msg = "Invalid JSON: the request body could not be decoded"
-        raise ValidationFailed([{"loc": ["body"], "msg": msg, "type": "json_invalid"}]) from None
-
-
 def run_body() -> dict[str, Any]:
     """The 1.11 body, or the 1.10 body (``background`` / ``inputs``) translated; 422 otherwise."""
-    raw = _json()
+    raw = request_json(empty={})
     if isinstance(raw, dict) and ("background" in raw or "inputs" in raw) and "mode" not in raw:
-        body = services.translate_legacy(_load(_LEGACY, raw))
+        body = services.translate_legacy(load(_LEGACY, raw))
     else:
-        body = _load(_RUN, raw)
+        body = load(_RUN, raw)
     if body["stream_protocol"] not in schemas.PROTOCOLS:
         raise ApiError(
             422,
@@ -137,51 +112,22 @@ def _prepare(req: runs.RunRequest, flow_id: str) -> runs.PreparedRun:
 
 
 def _job(job_id: str, owner: str) -> Any:
-    info = state().jobs.info_for(job_id, owner)
+    info = appstate.jobs().info_for(job_id, owner)
     if info is None or info.name not in _JOBS:
         raise ApiError(404, services.job_not_found(job_id))
     return info
-
-
-#: a paused run answered with ``/resume`` goes on as another job; this key names it, so the paused id follows
-RESUMED_AS = "workflows:resumed:{}:{}"  # owner, digest of the paused id (a path segment may hold anything)
-
-
-def _resumed_key(owner: str, job_id: str) -> str:
-    return RESUMED_AS.format(owner, hashlib.sha256(job_id.encode("utf-8", "replace")).hexdigest()[:40])
-
-
-#: a run can pause and be resumed again; the chain is followed this far at most
-MAX_RESUMES = 32
 
 
 def _current(job_id: str, owner: str) -> Any:
     """The job that now carries the run ``job_id`` started: itself, or the job it was resumed as.
 
     A paused background run (``suspended``) or a sync run that paused (no job of its own) reads the
-    state of the job that continued it, hop by hop; every hop is looked up under the caller's id.
+    state of the job that continued it (``core.runs.resumes``: the checkpoints record where a run went on).
     """
-    st = state()
-    info = st.jobs.info_for(job_id, owner)
-    for _ in range(MAX_RESUMES):
-        if info is not None and info.state.value != "suspended":
-            break
-        following = st.shared.get(_resumed_key(owner, job_id))
-        nxt = st.jobs.info_for(following, owner) if following else None
-        if nxt is None:
-            break
-        job_id, info = following, nxt
+    info = resumes.current(appstate.jobs(), owner, job_id)
     if info is None or info.name not in _JOBS:
         raise ApiError(404, services.job_not_found(job_id))
     return info
-
-
-def sse(body: Iterator[str]) -> Response:
-    db.release()  # a stream may be long: the request's connection goes back to the pool now
-    response = Response(body, mimetype="text/event-stream")
-    response.headers["Cache-Control"] = "no-cache"
-    response.headers["X-Accel-Buffering"] = "no"
-    return response
 
 
 # --- run ------------------------------------------------------------------------------------------------
@@ -205,7 +151,7 @@ def run_workflow():
         return _background(req, body, owner)
     prepared = _prepare(req, body["flow_id"])
     if body["mode"] == "stream":
-        return sse(streams.live(prepared, body["stream_protocol"], body["output_ids"]))
+        return sse.response(streams.live(prepared, body["stream_protocol"], body["output_ids"]))
     run_id = services.new_run_id()  # a paused run is resumed under it: POST /{run_id}/resume
     outcome = runs.execute(prepared, job_id=run_id)
     return services.response(
@@ -220,26 +166,29 @@ def run_workflow():
 
 def _background(req: runs.RunRequest, body: dict[str, Any], owner: str) -> dict[str, Any]:
     """Start ``workflows.run``; a reused ``idempotency_key`` of the same owner returns the first job."""
-    st = state()
+    jobs, shared, ttl = appstate.jobs(), appstate.shared(), float(appstate.settings().job_event_ttl_seconds)
     job_id = services.new_run_id()
     key = body.get("idempotency_key")
     if key:
         digest = hashlib.sha256(key.encode()).hexdigest()[:40]
         mark = f"workflows:idempotency:{owner}:{digest}"
-        if not st.shared.cas(mark, None, job_id, ttl=float(st.settings.job_event_ttl_seconds)):
-            first = st.shared.get(mark)
-            info = st.jobs.info_for(first, owner) if first else None
+        if not shared.cas(mark, None, job_id, ttl=ttl):
+            first = shared.get(mark)
+            info = jobs.info_for(first, owner) if first else None
             if info is not None:
                 return services.background_response(info.id, str(info.meta.get("flow_id") or body["flow_id"]))
-            st.shared.put(mark, job_id, ttl=float(st.settings.job_event_ttl_seconds))
+            shared.put(mark, job_id, ttl=ttl)
     prepared = _prepare(req, body["flow_id"])  # 404 / 403 / 422 now, not in the job
     flow_id = prepared.flow.id
     req.flow = flow_id
-    st.jobs.enqueue(
-        RUN_JOB,
+    run_jobs.enqueue(
+        req,
         owner=owner,
         job_id=job_id,
-        kwargs={"request": req.to_json(), "output_ids": body["output_ids"], "globals_": body["globals"]},
+        job=RUN_JOB,
+        shaper=SHAPER,
+        hold_end=True,
+        args={"output_ids": body["output_ids"], "globals_": body["globals"]},
         meta={
             "flow_id": flow_id,
             "surface": "workflows",
@@ -290,7 +239,7 @@ def workflow_events(job_id: str):
             },
         )
     after = request.headers.get("Last-Event-ID") or request.args.get("last_event_id") or None
-    return sse(streams.replay(state(), info, protocol, after))
+    return sse.response(streams.replay(appstate.jobs(), info, protocol, after))
 
 
 @blp.route("/stop", methods=["POST"])
@@ -301,9 +250,9 @@ def workflow_events(job_id: str):
 @authenticated("user")
 def stop_workflow():
     """Stop a background run (between components, on any process and either job backend)."""
-    body = _load(schemas.StopSchema(), _json())
+    body = load(schemas.StopSchema(), request_json(empty={}))
     info = _current(body["job_id"], current_actor().owner_id)
-    stopped = state().jobs.cancel(info.id)
+    stopped = appstate.jobs().cancel(info.id)
     return {
         "job_id": info.id,
         "status": "cancelled" if stopped else streams.STATUS.get(info.state.value, info.state.value),
@@ -332,23 +281,24 @@ def pending_requests():
 @authenticated("user")
 def resume_workflow(job_id: str):
     """Answer a paused run: it continues as a new background job (404 foreign, 409 answered, 410 expired)."""
-    body = _load(schemas.ResumeSchema(), _json())
+    body = load(schemas.ResumeSchema(), request_json(empty={}))
     owner = current_actor().owner_id
     found = checkpoints.get(body["request_id"], owner)
     if found is None or (found.job_id and found.job_id != job_id):
         raise ApiError(404, f"Pending request {body['request_id']} not found")
-    paused = state().jobs.info_for(job_id, owner)  # None when the run paused in a sync or live stream
+    paused = appstate.jobs().info_for(job_id, owner)  # None when the run paused in a sync or live stream
     protocol = (paused.meta.get("stream_protocol") if paused is not None else None) or "service"
     session_id = json.loads(found.data).get("session_id") or found.flow_id  # the AG-UI thread goes on
-    new_job = resume_checkpoint(
+    # the paused id keeps answering: its status and stop follow the job that continues the run (core.runs.resumes)
+    new_job = run_jobs.resume(
         body["request_id"],
         owner,
         body["decision"],
         job=RESUME_JOB,
+        shaper=SHAPER,
+        paused_job_id=job_id,
         meta={"stream_protocol": protocol, "resumed_from": job_id, "session_id": session_id},
     )
-    # the paused id keeps answering: its status and stop follow the job that continues the run
-    state().shared.put(_resumed_key(owner, job_id), new_job, ttl=float(state().settings.job_event_ttl_seconds))
     return services.background_response(new_job, found.flow_id)
 
 
@@ -359,13 +309,11 @@ def resume_workflow(job_id: str):
     requestBody={"content": {"application/json": {"schema": schemas.WorkflowRunSchema}}, "required": True},
     responses=_ok("text/event-stream", stream=True, protocol=True),
 )
-@rate_limited(lambda s: s.public_flow_rate_limit_per_minute, scope="workflows_public")
+@public.rate_limited("workflows_public")
 def run_public_workflow():
     """Run a publicly shared flow anonymously: stream mode only, stored flow only, ``client_id`` cookie."""
-    client_id = request.cookies.get("client_id")
-    if not client_id:
-        raise ApiError(400, NO_CLIENT_ID)
-    raw = _json()
+    visitor = public.visitor()
+    raw = request_json(empty={})
     if isinstance(raw, dict):
         sent = [name for name in PUBLIC_FORBIDDEN if raw.get(name) not in (None, {}, [])]
         if sent:
@@ -383,29 +331,18 @@ def run_public_workflow():
         surface="workflows_public",
         inputs=[runs.RunInput(body.get("input_value") or "", "chat")],
         public=True,
-        principal=public.principal(client_id),
+        principal=visitor.principal,
     )
     try:
         prepared = runs.resolve(req)
     except runs.FlowNotFound:
         raise ApiError(404, services.not_found(body["flow_id"])) from None
     stored_id = prepared.flow.id
-    visitor = _signed_in_visitor()
-    if visitor is not None:
-        # a signed-in visitor keeps the conversation in their shared messages; the run still acts anonymously
-        virtual = str(runs.shared_flow_id(visitor, stored_id))
-        req.messages_as = visitor
-    else:
-        virtual = public.virtual_flow_id(client_id, stored_id)
+    # a signed-in visitor keeps the conversation in their shared messages; the run still acts anonymously
+    virtual, messages_as = visitor.conversation(stored_id)
+    if messages_as is not None:
+        req.messages_as = messages_as
     req.run_flow_id = virtual
     req.session_id = public.session(virtual, body.get("session_id")) or virtual
     runs.build(prepared)
-    return sse(streams.live(prepared, body["stream_protocol"], None, public=True))
-
-
-def _signed_in_visitor() -> str | None:
-    try:
-        actor = resolve_actor("user")
-    except ApiError:
-        return None
-    return str(actor.id) if actor is not None else None
+    return sse.response(streams.live(prepared, body["stream_protocol"], None, public=True))

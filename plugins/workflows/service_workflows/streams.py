@@ -16,6 +16,7 @@ from typing import Any
 from flask import current_app
 
 from core import runs
+from core.appstate import JobQueuePort
 from core.engine import RunEvent
 from core.engine.events import RunFailed, RunFinished, VertexFinished, decode
 from core.jobs import END_EVENTS, JobInfo
@@ -120,7 +121,7 @@ def _live_agui(
 
 
 # --- background jobs ----------------------------------------------------------------------------------
-def replay(st: Any, info: JobInfo, protocol: str, after: str | None, block: float = 5.0) -> Iterator[str]:
+def replay(jobs: JobQueuePort, info: JobInfo, protocol: str, after: str | None, block: float = 5.0) -> Iterator[str]:
     """A job's stored events after cursor ``after`` (None: from the start) until its end event."""
     translator = None
     if protocol == "agui":
@@ -130,21 +131,21 @@ def replay(st: Any, info: JobInfo, protocol: str, after: str | None, block: floa
                 yield agui.frame(event, "start")
     cursor = after
     while True:
-        batch = st.jobs.read_events(info.id, cursor, block_seconds=block)
+        batch = jobs.read_events(info.id, cursor, block_seconds=block)
         for stored in batch:
             cursor = stored.id
             yield from _stored_frames(translator, stored)
         if batch and batch[-1].name in _ENDS:
-            current = st.jobs.info(info.id)
+            current = jobs.info(info.id)
             if current is None or current.state.terminal:
                 return
         if not batch:
-            current = st.jobs.info(info.id)
+            current = jobs.info(info.id)
             if current is None:
                 return
             if current.state.terminal:
                 # the end event may have been written between the read and this check
-                rest = st.jobs.read_events(info.id, cursor)
+                rest = jobs.read_events(info.id, cursor)
                 for stored in rest:
                     yield from _stored_frames(translator, stored)
                 return

@@ -1,7 +1,8 @@
-"""Hooks the run plugin publishes (docs/hooks.md).
+"""Hooks the catalog plugin publishes (docs/hooks.md).
 
-The run plugin calls them from ``GET /api/v1/model_providers/models``; the models bundle answers
-them with ``@hookimpl(optionalhook=True)`` (the run plugin may be absent).
+The catalog plugin calls them from ``GET /api/v1/model_providers/models``
+(``appstate.hooks().first(hookspecs.list_models, ...)``); the models bundle answers them with
+``@hookimpl(optionalhook=True)`` (the catalog plugin may be absent).
 """
 
 from __future__ import annotations

@@ -1,0 +1,282 @@
+"""The worker side of the RQ backend: the app jobs run in, the RQ job function, heartbeats, dead work horses.
+
+RQ runs :func:`execute` with our job id as its only argument (enqueued by its
+path ``core.jobs.rq_backend.execute``, which re-exports it): it reads the job's
+name and kwargs from Redis and the registry from the worker's preloaded app,
+beats the job's heartbeat while it runs and records its ending (retried
+through a short Redis outage). :func:`worker_classes` are RQ's workers
+reporting a dead work horse (:func:`on_rq_failure`) and beating their own
+liveness for ``metrics``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from core.jobs import JobCancelled, JobContext, JobState, run_to_end
+from core.jobs.inprocess_store import to_json_value
+from core.jobs.rq_redis import UNREACHABLE, redis_client, retry_outage
+from core.jobs.rq_store import HEARTBEAT_INTERVAL, TERMINAL_STATES, RedisJobStore
+
+if TYPE_CHECKING:
+    from flask import Flask
+
+    from core.records import Job
+
+log = logging.getLogger(__name__)
+
+
+class WorkerContext(JobContext):
+    """The job's view of itself inside a worker."""
+
+    cancel_poll_interval = 0.05  # seconds between looks at the cancel marker
+
+    def __init__(self, store: RedisJobStore, app: Flask, job_id: str, owner: str, time_limit: float) -> None:
+        self.job_id = job_id
+        self.owner = owner
+        self.app = app
+        self._store = store
+        self._deadline = time.monotonic() + time_limit if time_limit else None
+        self._next_poll = 0.0
+        self._cancelled = False
+        self.timed_out = False
+        self.cancel_seen = False
+
+    def emit(self, name: str, data: Any = None) -> str:
+        event_id = retry_outage(f"job {self.job_id}", lambda: self._store.emit(self.job_id, name, data))
+        if not event_id:  # ended from outside (forced cancel, watchdog)
+            raise JobCancelled(self.job_id)
+        return event_id
+
+    def cancelled(self) -> bool:
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            self.timed_out = True
+        now = time.monotonic()
+        if not self._cancelled and not self.timed_out and now >= self._next_poll:
+            self._next_poll = now + self.cancel_poll_interval
+            try:
+                marked = self._store.r.exists(self._store.cancel_key(self.job_id))
+            except UNREACHABLE:  # Redis away: nobody can have asked since; look again later
+                self._next_poll = now + 1.0
+                marked = False
+            if marked:
+                self._cancelled = True
+                retry_outage(f"job {self.job_id}", lambda: self._store.incr("cancel_marker_hit"))
+        if self._cancelled or self.timed_out:
+            self.cancel_seen = True
+            return True
+        return False
+
+
+# --- the worker side -----------------------------------------------------------------------
+_worker_app: Flask | None = None
+_worker_kind = "fork"
+
+
+_worker_plugins_gen: int | None = None
+
+
+def set_worker_app(app: Flask, kind: str = "fork") -> None:
+    """Called by ``service worker`` before it forks: the app every job of this process runs in."""
+    global _worker_app, _worker_kind
+    _worker_app = app
+    _worker_kind = kind
+
+
+def worker_app() -> Flask:
+    global _worker_app
+    if _worker_app is None:  # started by a plain ``rq worker``: build the app once
+        import flask
+
+        if flask.has_app_context():
+            _worker_app = flask.current_app._get_current_object()  # type: ignore[attr-defined]
+        else:
+            from core.app import create_app
+
+            _worker_app = create_app(migrate=False)
+    return _worker_app
+
+
+def _caught_up(app: Flask) -> Flask:
+    """The worker's app in step with the deployment: a new plugin set rebuilds it, reloaded bundles swap in."""
+    global _worker_app, _worker_plugins_gen
+    from core.app import create_app, state
+    from core.extensions import APPS_GEN, generation, sync_components
+
+    shared = state(app).shared
+    if shared is not None:
+        gen = generation(shared, APPS_GEN)
+        if _worker_plugins_gen is None:  # the generation the app was built for, not the current one
+            _worker_plugins_gen = state(app).plugins_generation
+        if gen != _worker_plugins_gen:
+            try:
+                app = _worker_app = create_app(migrate=False)
+                _worker_plugins_gen = gen
+            except Exception:  # keep running jobs on the current app
+                log.exception("worker app not rebuilt for plugin generation %s", gen)
+    sync_components(app, force=True)
+    return app
+
+
+def execute(job_id: str) -> None:
+    """The RQ job function: run service job ``job_id`` (everything else is read from Redis)."""
+    from rq import get_current_job
+
+    from core.app import state as app_state
+
+    rq_job = get_current_job()
+    queue_name = rq_job.origin if rq_job is not None else "service"
+    worker_name = (rq_job.worker_name if rq_job is not None else None) or f"pid-{os.getpid()}"
+    app = _caught_up(worker_app())
+    service = app_state(app)
+    store = RedisJobStore(redis_client(service.settings.redis_url or ""), queue_name)
+    run_job(store, app, service.job_registry, job_id, worker_name, _worker_kind)
+
+
+def run_job(store: RedisJobStore, app: Flask, registry: Mapping[str, Job], job_id: str, worker: str, kind: str) -> None:
+    fields = store.r.hgetall(store.job_key(job_id))
+    if not fields or "name" not in fields:
+        log.warning("job %s: no record (expired or deleted); skipping", job_id)
+        return
+    ttl = int(fields.get("ttl") or 3600)
+    limit = float(fields.get("time_limit") or 0)
+    started = store.start(job_id, worker, kind)
+    if started == "cancel":
+        store.end(job_id, JobState.CANCELLED, ttl=ttl)
+        return
+    if started != "running":
+        log.info("job %s is %s; not running it", job_id, started or "gone")
+        return
+    job = registry.get(fields["name"])
+    if job is None:
+        store.end(job_id, JobState.FAILED, ttl=ttl, error=f"job {fields['name']!r} is not registered on this worker")
+        return
+    stop = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(store, job_id, stop), daemon=True, name=f"hb-{job_id[:8]}")
+    beat.start()
+
+    ctx = WorkerContext(store, app, job_id, fields.get("owner", ""), limit)
+
+    def call() -> Any:
+        with app.app_context():
+            try:
+                return to_json_value(job.func(ctx, **json.loads(fields.get("kwargs") or "{}")), "job result")
+            finally:
+                factory = app.extensions.get("service.db")
+                if factory is not None:
+                    factory.remove()
+
+    try:
+        ending = run_to_end(
+            call,
+            limit=limit,
+            timed_out=lambda: ctx.timed_out,
+            cancel_seen=lambda: ctx.cancel_seen,
+            on_error=lambda exc: log.exception("job %s (%s) failed", job_id, fields["name"]),
+        )
+        retry_outage(  # the outcome survives a short Redis outage
+            f"job {job_id}",
+            lambda: store.end(
+                job_id, ending.state, ttl=ttl, result=ending.result, error=ending.error, event_data=ending.event_data
+            ),
+        )
+    finally:
+        stop.set()
+
+
+def _heartbeat(store: RedisJobStore, job_id: str, stop: threading.Event) -> None:
+    while not stop.wait(HEARTBEAT_INTERVAL):
+        try:
+            store.beat(job_id)
+        except Exception:
+            log.warning("job %s: heartbeat failed", job_id, exc_info=True)
+
+
+def on_rq_failure(rq_job: Any, reason: str) -> None:
+    """Worker-side watchdog: RQ failed our job outside :func:`execute` (horse died, was stopped)."""
+    try:
+        app = worker_app()
+        from core.app import state as app_state
+
+        store = RedisJobStore(redis_client(app_state(app).settings.redis_url or ""), rq_job.origin)
+        fields = store.r.hgetall(store.job_key(rq_job.id))
+        if fields and fields.get("state") not in TERMINAL_STATES:
+            store.end_lost(rq_job.id, fields, reason)
+    except Exception:
+        log.exception("job %s: could not record the failure", getattr(rq_job, "id", "?"))
+
+
+def worker_classes() -> tuple[type, type]:
+    """RQ's forking and simple workers, each reporting dead work horses to :func:`on_rq_failure`."""
+    from rq import SimpleWorker, Worker
+
+    class _Mixin:
+        def handle_job_failure(
+            self, job: Any, queue: Any, started_job_registry: Any = None, exc_string: str = "", execution: Any = None
+        ) -> None:
+            super().handle_job_failure(  # type: ignore[misc]  # a mixin: Worker is the next class
+                job,
+                queue,
+                started_job_registry=started_job_registry,
+                exc_string=exc_string,
+                execution=execution,
+            )
+            if exc_string:
+                log.warning("job %s failed in RQ: %s", job.id, exc_string.strip().splitlines()[-1])
+            on_rq_failure(job, "The worker running this job stopped unexpectedly")
+
+        def work(self, *args: Any, **kwargs: Any) -> bool:
+            """RQ's loop, with a thread beating for each queue (metrics count live workers from these)."""
+            from core.app import state as app_state
+
+            stores = [
+                RedisJobStore(redis_client(app_state(worker_app()).settings.redis_url or ""), name)
+                for name in self.queue_names()  # type: ignore[attr-defined]
+            ]
+            stop = threading.Event()
+
+            def beat() -> None:
+                while True:
+                    for store in stores:
+                        try:
+                            store.worker_beat(self.name)  # type: ignore[attr-defined]
+                        except Exception:
+                            log.warning("worker %s: heartbeat failed", self.name, exc_info=True)  # type: ignore[attr-defined]
+                    if stop.wait(HEARTBEAT_INTERVAL):
+                        return
+
+            thread = threading.Thread(target=beat, daemon=True, name="worker-heartbeat")
+            thread.start()
+            try:
+                return bool(super().work(*args, **kwargs))  # type: ignore[misc]
+            finally:
+                stop.set()
+                for store in stores:
+                    try:
+                        store.worker_gone(self.name)  # type: ignore[attr-defined]
+                    except Exception:
+                        log.debug("worker %s: could not deregister", self.name, exc_info=True)  # type: ignore[attr-defined]
+
+    class ServiceWorker(_Mixin, Worker):
+        pass
+
+    class ServiceSimpleWorker(_Mixin, SimpleWorker):
+        pass
+
+    return ServiceWorker, ServiceSimpleWorker
+
+
+__all__ = [
+    "execute",
+    "on_rq_failure",
+    "run_job",
+    "set_worker_app",
+    "worker_app",
+    "worker_classes",
+]
