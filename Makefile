@@ -79,8 +79,10 @@ lint: install-dev
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --config .importlinter
 
+# mypy over the core and every plugin and bundle package (roots: setup.cfg [mypy] mypy_path)
+TYPED_PACKAGES = $(foreach f,$(sort $(wildcard plugins/*/service_*/__init__.py bundles/*/service_bundle_*/__init__.py)),-p $(notdir $(patsubst %/,%,$(dir $(f)))))
 typecheck: install-dev
-	$(BIN)/mypy core
+	$(BIN)/mypy -p core $(TYPED_PACKAGES)
 
 # Every scenario of bench/ (about 8 minutes); BENCH_ARGS= for SQLite and in-process jobs only.
 BENCH_ARGS ?= --scale-out

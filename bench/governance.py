@@ -99,12 +99,16 @@ def main(flows: int = 10_000, database_url: str | None = None) -> dict[str, floa
         return elapsed
 
     with app.app_context():
+        from service_policies import hookspecs
+
         from core.app import state
 
-        hook = state(app).host.hook
+        hooks = state(app).host.hooks
         t = time.perf_counter()
         with db.transaction() as s:
-            usage.rebuild(s, lambda after, limit: hook.stored_flows(after_id=after, limit=limit), canonical())
+            usage.rebuild(
+                s, lambda after, limit: hooks.first(hookspecs.stored_flows, after_id=after, limit=limit), canonical()
+            )
         figures["usage_backfill_s"] = time.perf_counter() - t
     colds = [cold() for _ in range(5)]
     cached, cached_cpu, plain = [], [], []

@@ -165,7 +165,7 @@ def create_app(
     startup.warn_unknown_names(environment(), startup.known_names(app, sections))
     startup.warn_opened_host_reach(settings)
 
-    host.hook.on_app_created(app=app)
+    host.hooks.on_app_created(app=app)
     return app
 
 

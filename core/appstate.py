@@ -16,7 +16,7 @@ The accessors read the state of the current app (or of ``app``)::
 
     info = appstate.jobs().info_for(job_id, owner)
     cipher = secrets.fernet(appstate.settings())
-    appstate.hooks().on_flow_changed(flow_id=flow_id, user_id=user_id, change="updated")
+    appstate.hooks().notify(hookspecs.on_flow_changed, flow_id=flow_id, user_id=user_id, flow=record)
     config = appstate.settings_of(FilesConfig, app)
 
 Records named only in annotations (:class:`core.jobs.JobInfo`, :class:`core.engine.Registry`, ...)
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from core.engine.component import Component
     from core.engine.registry import Registry
+    from core.hookcalls import Hooks
     from core.jobs import Event, JobInfo
     from core.records import HealthCheck, Job, PluginInfo
     from core.settings import Settings
@@ -153,6 +154,9 @@ class PluginHostPort(Protocol):
     @property
     def hook(self) -> HookRelay: ...
 
+    @property
+    def hooks(self) -> Hooks: ...
+
     def collect(self, hook_name: str, key: Callable[[T], str] | None = None, **kwargs: Any) -> list[T]: ...
 
     def list(self) -> Iterable[PluginInfo]: ...
@@ -236,9 +240,16 @@ def components(app: Flask | None = None) -> RegistryHolderPort:
     return state(app).components
 
 
-def hooks(app: Flask | None = None) -> HookRelay:
-    """The hook relay of the app's plugin host (``hooks().find_flow(...)``)."""
-    return state(app).host.hook
+def hooks(app: Flask | None = None) -> Hooks:
+    """The typed hook facade of the app's plugin host (:class:`core.hookcalls.Hooks`).
+
+    A core hook is a method with the spec's keyword arguments and records
+    (``hooks().find_flow(user_id=..., flow_id_or_name=..., public=False)`` is a ``FlowRecord | None``);
+    a hook a plugin publishes is called with ``first``, ``each`` or ``notify`` keyed on its spec
+    (``hooks().first(hookspecs.find_project, user_id=..., project_id=...)``). pluggy's untyped relay
+    stays at ``host().hook`` for the host itself and tests.
+    """
+    return state(app).host.hooks
 
 
 def host(app: Flask | None = None) -> PluginHostPort:

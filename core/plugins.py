@@ -14,7 +14,9 @@ A plugin may publish hooks of its own (as devpi's web plugin does): its plugin
 module names a module of ``@hookspec`` functions in ``HOOKSPECS``; the host adds
 every loaded plugin's specs before it registers any plugin, so plugins
 implement each other's hooks whatever their order. An implementation of a hook
-whose publisher may be absent is marked ``@hookimpl(optionalhook=True)``.
+whose publisher may be absent is marked ``@hookimpl(optionalhook=True)``. The plugin
+that calls a hook publishes it; call sites call hooks through the typed facade
+``host.hooks`` (:class:`core.hookcalls.Hooks`), never pluggy's untyped ``host.hook``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any, TypeVar
 import pluggy
 
 from core import PROJECT_NAME, __version__, hookspecs
+from core.hookcalls import Hooks
 from core.records import PluginInfo
 
 log = logging.getLogger(__name__)
@@ -56,10 +59,17 @@ class PluginHost:
         #: name -> reason, for plugins that were found but could not be loaded
         self.failures: dict[str, str] = {}
         self._spec_modules: list[ModuleType] = []  # published hook spec modules already added
+        #: the typed call facade (:class:`core.hookcalls.Hooks`): how call sites call hooks
+        self.hooks = Hooks(self.pm)
 
     @property
     def hook(self) -> Any:
+        """pluggy's untyped relay (for the host itself and tests): call sites use :attr:`hooks`."""
         return self.pm.hook
+
+    def published(self) -> list[ModuleType]:
+        """The hook spec modules the loaded plugins publish (their ``HOOKSPECS``), in the order added."""
+        return list(self._spec_modules)
 
     # --- registration ------------------------------------------------------------
     def register(
@@ -166,7 +176,9 @@ class PluginHost:
     # --- collecting contributions ------------------------------------------------------
     def collect(self, hook_name: str, key: Callable[[T], str] | None = None, **kwargs: Any) -> list[T]:
         """Flatten the lists returned by a ``register_*`` hook; reject duplicate keys."""
-        caller = getattr(self.pm.hook, hook_name)
+        caller = getattr(self.pm.hook, hook_name, None)
+        if caller is None:  # a published hook whose publisher is not loaded: nothing to collect
+            return []
         items: list[T] = []
         seen: dict[str, str] = {}
         for impl in caller.get_hookimpls():  # registration order

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.contracts import FlowRecord
 from core.engine import Registry
 from core.engine.hardening import Hardening
 from core.engine.nodes import flow_node_types
@@ -44,12 +45,12 @@ def code_components(registry: Registry, types: tuple[str, ...]) -> list[str]:
     return found
 
 
-def check_code_execution(hardening: Hardening, registry: Registry, flow: dict[str, Any]) -> None:
+def check_code_execution(hardening: Hardening, registry: Registry, flow: FlowRecord) -> None:
     """Raise 403 naming the component when the flow holds a code-execution component that is switched off."""
     reason = hardening.code_execution_refusal()
     if reason is None:
         return
-    types = flow_node_types(flow)
+    types = flow_node_types(flow.data)
     key = (id(registry), types)
     if key in _CACHE:
         blocked = _CACHE[key]

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from core import hookimpl
+from core.contracts import FlowRecord
 from core.records import HealthCheck, Job, Migrations
 
 
@@ -60,7 +61,7 @@ def register_health_checks() -> list[HealthCheck]:
 
 
 @hookimpl
-def check_run(user_id: str | None, flow: dict[str, Any], surface: str) -> None:
+def check_run(user_id: str | None, flow: FlowRecord, surface: str) -> None:
     from core import appstate
     from core.builtin.hardening import check_code_execution, hardening_of
 

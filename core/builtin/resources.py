@@ -108,7 +108,7 @@ def config():
     except ApiError:
         actor = None  # a stale token must not hide the public configuration
     svc = appstate.state()
-    extensions = svc.host.hook.extend_config(actor=actor, public=actor is None)
+    extensions = svc.host.hooks.extend_config(actor=actor, public=actor is None)
     return services.config_for(svc.settings, actor, extensions)
 
 

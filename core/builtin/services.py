@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -95,7 +96,9 @@ def full_config(settings: Settings) -> dict[str, Any]:
     }
 
 
-def config_for(settings: Settings, actor: Actor | None, extensions: list[dict[str, Any] | None]) -> dict[str, Any]:
+def config_for(
+    settings: Settings, actor: Actor | None, extensions: Sequence[Mapping[str, object] | None]
+) -> dict[str, Any]:
     """The full configuration for a caller, the reduced public one for anonymous callers."""
     config = full_config(settings)
     for extra in extensions:

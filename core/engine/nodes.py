@@ -37,9 +37,8 @@ def node_types(data: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def flow_node_types(flow: dict[str, Any]) -> tuple[str, ...]:
-    """:func:`node_types` of ``flow["data"]``, remembered for the same graph object."""
-    data = flow.get("data")
+def flow_node_types(data: Any) -> tuple[str, ...]:
+    """:func:`node_types` of a flow's graph ``data``, remembered for the same graph object."""
     hit = _RECENT.get(id(data))
     if hit is not None and hit[0] is data:
         return hit[1]

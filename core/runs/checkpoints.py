@@ -66,7 +66,7 @@ def save(
     body = {
         "request": req.to_json(),
         "input": {"value": item.value, "type": item.type, "components": item.components, "session": item.session},
-        "flow": {"id": prepared.flow.get("id"), "name": prepared.name, "data": prepared.flow["data"]},
+        "flow": {"id": prepared.flow.id, "name": prepared.name, "data": prepared.flow.data},
         "results": encode_results(result),
         "session_id": result.session_id,
         "vertex_id": paused["vertex_id"],
@@ -75,7 +75,7 @@ def save(
     row = Checkpoint(
         id=str(paused["request_id"]),
         owner=_owner(prepared),
-        flow_id=str(prepared.flow.get("id")),
+        flow_id=prepared.flow.id,
         surface=req.surface,
         job_id=job_id,
         vertex_id=str(paused["vertex_id"]),

@@ -23,15 +23,18 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from flask import Flask
+from werkzeug.datastructures import Headers
 
 from core import appctx
 from core.app import state
+from core.contracts import FlowRecord, MessageRecord, VertexRecord
 from core.engine import EgressPolicy, Registry, RunContext, RunEvent, VertexFinished
 from core.engine.errors import PolicyRefused
 from core.engine.execution import context_for
 from core.engine.hardening import Hardening
 from core.engine.ports import RunPorts, transaction_record, vertex_record
 from core.errors import ApiError
+from core.hookcalls import Hooks
 
 GLOBAL_VAR_HEADER = "X-SERVICE-GLOBAL-VAR-"
 
@@ -47,7 +50,7 @@ current_registry = registry  # make_context's ``registry`` argument shadows the 
 _ENVIRON_PREFIX = "HTTP_" + GLOBAL_VAR_HEADER.upper().replace("-", "_")
 
 
-def request_variables(headers: Mapping[str, str]) -> dict[str, str]:
+def request_variables(headers: Mapping[str, str] | Headers) -> dict[str, str]:
     """``X-SERVICE-GLOBAL-VAR-<NAME>`` headers as ``{NAME: value}`` (names upper-cased)."""
     environ = getattr(headers, "environ", None)
     if isinstance(environ, dict):  # a request's headers: read its WSGI environ without rebuilding every name
@@ -130,7 +133,7 @@ class HookPorts:
 
     def __init__(
         self,
-        hook: Any,
+        hooks: Hooks,
         user_id: str,
         *,
         keeper: str | None = None,
@@ -138,7 +141,7 @@ class HookPorts:
         job_id: str | None = None,
         builds: bool = True,
     ) -> None:
-        self.hook = hook
+        self.hooks = hooks
         self.user_id = user_id
         self.keeper = keeper or user_id
         self.flow_id = flow_id
@@ -147,59 +150,52 @@ class HookPorts:
 
     # FlowLookup
     def load_flow(self, id_or_name: str) -> dict[str, Any] | None:
-        found: dict[str, Any] | None = self.hook.find_flow(
-            user_id=self.user_id, flow_id_or_name=id_or_name, public=False
-        )
-        return found
+        found = self.hooks.find_flow(user_id=self.user_id, flow_id_or_name=id_or_name, public=False)
+        return None if found is None else found.as_dict()  # the engine reads the flow's JSON
 
     def check_flow(self, found: Mapping[str, Any]) -> None:
         # the checks of the top flow (core.runs.service.resolve), for every graph the engine loads
         try:
-            self.hook.check_run(user_id=self.user_id or None, flow=dict(found), surface="subflow")
+            self.hooks.check_run(user_id=self.user_id or None, flow=FlowRecord.from_dict(found), surface="subflow")
         except ApiError as exc:
             raise PolicyRefused(f"Sub-flow '{found.get('name') or found.get('id')}' cannot run: {exc.detail}") from None
 
     # Variables
     def variable(self, name: str, field: str) -> str | None:
-        value: str | None = self.hook.get_variable(user_id=self.user_id, name=name)
-        return value
+        return self.hooks.get_variable(user_id=self.user_id, name=name)
 
     # MessageStore
     def store_messages(self, messages: list[dict[str, Any]]) -> None:
-        self.hook.on_messages(user_id=self.keeper, messages=messages)
+        self.hooks.on_messages(user_id=self.keeper, messages=[MessageRecord.from_dict(m) for m in messages])
 
     def history(self, flow_id: str | None, session_id: str, limit: int) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = (
-            self.hook.message_history(user_id=self.keeper, flow_id=flow_id, session_id=session_id, limit=limit) or []
-        )
-        return found
+        found = self.hooks.message_history(user_id=self.keeper, flow_id=flow_id, session_id=session_id, limit=limit)
+        return [m.as_dict() for m in found or ()]
 
     # FileStore
     def read_file(self, ref: str) -> bytes:
-        content: bytes | None = self.hook.read_user_file(user_id=self.user_id, ref=ref)
+        content = self.hooks.read_user_file(user_id=self.user_id, ref=ref)
         if content is None:
             raise FileNotFoundError(f"File not found: {ref}")
         return content
 
     def write_file(self, name: str, content: bytes, append: bool) -> dict[str, Any]:
-        stored: dict[str, Any] | None = self.hook.write_user_file(
-            user_id=self.user_id, name=name, content=content, append=append
-        )
+        stored = self.hooks.write_user_file(user_id=self.user_id, name=name, content=content, append=append)
         if stored is None:
             raise OSError("Saving files is not available here (no file storage installed)")
-        return stored
+        return stored.as_dict()
 
     # RunRecorder
     def record_vertex(self, record: dict[str, Any]) -> None:
-        _send_record(self.hook, self.user_id, self.flow_id, self.job_id, **record)
+        _send_record(self.hooks, self.user_id, self.flow_id, self.job_id, **record)
 
     # the rest of the context
     def mcp_server(self, name: str) -> dict[str, Any] | None:
-        config: dict[str, Any] | None = self.hook.mcp_server_config(user_id=self.user_id, name=name)
-        return config
+        config = self.hooks.mcp_server_config(user_id=self.user_id, name=name)
+        return None if config is None else config.as_dict()
 
     def provider_allowed(self, provider_id: str) -> bool:
-        return not any(answer is False for answer in self.hook.model_provider_allowed(provider_id=provider_id))
+        return not any(answer is False for answer in self.hooks.model_provider_allowed(provider_id=provider_id))
 
 
 def hook_ports(
@@ -220,7 +216,7 @@ def hook_ports(
     settings = svc.settings
     egress, hardening = _policies(settings)
     hooks = HookPorts(
-        svc.host.hook, user_id, keeper=messages_user_id, flow_id=flow_id, job_id=job_id, builds=log_builds
+        svc.host.hooks, user_id, keeper=messages_user_id, flow_id=flow_id, job_id=job_id, builds=log_builds
     )
     record = flow_id is not None and (log_builds or log_transactions)  # a run without a flow id records nothing
     return RunPorts(
@@ -242,7 +238,7 @@ def hook_ports(
 def make_context(
     *,
     user_id: str,
-    flow: Mapping[str, Any],
+    flow: FlowRecord | Mapping[str, Any],
     session_id: str | None = None,
     emit: Callable[[RunEvent], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
@@ -256,7 +252,8 @@ def make_context(
     app: Flask | None = None,
     ports: RunPorts | None = None,
 ) -> RunContext:
-    """A RunContext for ``user_id`` running ``flow`` (a dict from ``find_flow`` or an unsaved graph).
+    """A RunContext for ``user_id`` running ``flow`` (the record ``find_flow`` gave, or ``{id, name}`` of an
+    unsaved graph).
 
     ``messages_user_id`` keeps the run's messages (and reads its history) in another user's
     store than the run's principal: a signed-in visitor's public-playground conversation is
@@ -265,7 +262,10 @@ def make_context(
     """
     if app is None:
         app = appctx.current()
-    flow_id = str(flow.get("id")) if flow.get("id") else None
+    if isinstance(flow, FlowRecord):
+        flow_id, flow_name = flow.id or None, flow.name
+    else:
+        flow_id, flow_name = (str(flow.get("id")) if flow.get("id") else None), flow.get("name")
     if ports is None:
         ports = hook_ports(
             user_id=user_id,
@@ -280,7 +280,7 @@ def make_context(
         ports,
         user_id=user_id,
         flow_id=flow_id,
-        flow_name=flow.get("name"),
+        flow_name=flow_name,
         session_id=session_id,
         emit=emit,
         cancelled=cancelled,
@@ -291,22 +291,28 @@ def make_context(
 
 
 def _record_vertex(
-    hook: Any, user_id: str, flow_id: str | None, job_id: str | None, data: dict[str, Any], *, build_record: bool = True
+    hooks: Hooks,
+    user_id: str,
+    flow_id: str | None,
+    job_id: str | None,
+    data: dict[str, Any],
+    *,
+    build_record: bool = True,
 ) -> None:
     """Hand the record of one ``end_vertex`` payload to ``on_vertex_built``."""
-    _send_record(hook, user_id, flow_id, job_id, **vertex_record(data, build_record=build_record))
+    _send_record(hooks, user_id, flow_id, job_id, **vertex_record(data, build_record=build_record))
 
 
 def _record_transaction(
-    hook: Any, user_id: str, flow_id: str | None, job_id: str | None, event: VertexFinished
+    hooks: Hooks, user_id: str, flow_id: str | None, job_id: str | None, event: VertexFinished
 ) -> None:
     """The transaction record of a vertex straight from its result (what :func:`_record_vertex` writes with
     ``build_record=False``, without building the ``end_vertex`` payload)."""
-    _send_record(hook, user_id, flow_id, job_id, **transaction_record(event))
+    _send_record(hooks, user_id, flow_id, job_id, **transaction_record(event))
 
 
-def _send_record(hook: Any, user_id: str, flow_id: str | None, job_id: str | None, **fields: Any) -> None:
+def _send_record(hooks: Hooks, user_id: str, flow_id: str | None, job_id: str | None, **fields: Any) -> None:
     """Hand one vertex's record to ``on_vertex_built`` (nothing for a run of an unsaved graph)."""
     if flow_id is None:
         return
-    hook.on_vertex_built(record={"user_id": user_id, "flow_id": flow_id, "job_id": job_id, "inputs": {}, **fields})
+    hooks.on_vertex_built(record=VertexRecord(user_id=user_id, flow_id=flow_id, job_id=job_id, **fields))

@@ -30,6 +30,7 @@ from typing import Any
 from flask import Flask
 
 from core import appstate, db
+from core.contracts import FlowRecord
 from core.engine import RunEvent, Suspended
 from core.engine.checkpoint import decode_results
 from core.engine.events import RunFinished
@@ -170,7 +171,11 @@ def _prepare(run: ShapedRun, spec: RunJobArgs) -> Resume | None:
     """Set ``run.prepared`` (built): the request's run, or the checkpointed one; the resume state, if any."""
     app = run.app
     if spec.resume is None:
-        prepared = PreparedRun(run.request, dict(spec.flow)) if spec.flow is not None else resolve(run.request, app)
+        prepared = (
+            PreparedRun(run.request, FlowRecord.from_dict(spec.flow))
+            if spec.flow is not None
+            else resolve(run.request, app)
+        )
         run.prepared = build(prepared, app)
         return None
     return _from_checkpoint(run, spec.resume["checkpoint_id"], spec.resume.get("answer"), spec.resume["data"])
@@ -194,11 +199,11 @@ def restore(
     this; a surface may run the result in its request (``execute(prepared, resume=...)``).
     """
     req = RunRequest.from_json(data["request"])
-    flow = dict(data["flow"])
-    hook = appstate.hooks(app)
-    if req.public and hook.find_flow(user_id=None, flow_id_or_name=str(flow.get("id")), public=True) is None:
-        raise FlowNotFound(str(flow.get("id")))  # the public grant was revoked since the run paused
-    hook.check_run(user_id=req.user_id, flow=flow, surface=req.surface)
+    flow = FlowRecord.from_dict(data["flow"])
+    hooks = appstate.hooks(app)
+    if req.public and hooks.find_flow(user_id=None, flow_id_or_name=flow.id, public=True) is None:
+        raise FlowNotFound(flow.id)  # the public grant was revoked since the run paused
+    hooks.check_run(user_id=req.user_id, flow=flow, surface=req.surface)
     req.inputs = [RunInput(**data["input"])]
     req.tweaks = None  # already part of the checkpointed graph
     req.data = None
@@ -272,7 +277,7 @@ def enqueue(
     events: list[str] | None = None,
     shaper: str = V1_RUN,
     job: str = RUN_JOB,
-    flow: Mapping[str, Any] | None = None,
+    flow: FlowRecord | None = None,
     prefix: str = "",
     hold_end: bool = False,
     args: Mapping[str, Any] | None = None,
@@ -289,7 +294,7 @@ def enqueue(
     spec = RunJobArgs(
         shaper=shaper,
         request=req.to_json(),
-        flow=dict(flow) if flow is not None else None,
+        flow=flow.as_dict() if flow is not None else None,
         events=events,
         prefix=prefix,
         hold_end=hold_end,

@@ -166,7 +166,7 @@ def expire(app: Flask | None = None, *, now: float | None = None) -> list[str]:
             continue
         principal_id = key[len(_SEEN) :]
         with db.transaction():
-            st.host.hook.on_user_deleted(user_id=principal_id)
+            st.host.hooks.on_user_deleted(user_id=principal_id)
         st.shared.delete(key)
         gone.append(principal_id)
     return gone

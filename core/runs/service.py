@@ -33,6 +33,7 @@ from typing import Any
 from flask import Flask, current_app
 
 from core.app import state
+from core.contracts import FlowRecord
 from core.engine import (
     Graph,
     GraphValidationError,
@@ -141,7 +142,7 @@ class PreparedRun:
     """A request whose flow was found and allowed; ``graph`` is set once :func:`build` validated it."""
 
     request: RunRequest
-    flow: dict[str, Any]  # as find_flow returns it (``data`` replaced by an unsaved graph, if any)
+    flow: FlowRecord  # as find_flow returns it (``data`` replaced by an unsaved graph, if any)
     graph: Graph | None = None
     #: the component registry snapshot the run uses from build to end (taken once: a bundle
     #: reload while the run goes swaps the holder, never this run's snapshot)
@@ -149,11 +150,11 @@ class PreparedRun:
 
     @property
     def flow_id(self) -> str:
-        return self.request.run_flow_id or str(self.flow.get("id"))
+        return self.request.run_flow_id or self.flow.id
 
     @property
     def name(self) -> str | None:
-        return self.request.flow_name or self.flow.get("name")
+        return self.request.flow_name or self.flow.name
 
 
 @dataclass
@@ -183,7 +184,7 @@ class RunOutcome:
 
 
 # --- preparing ---------------------------------------------------------------------------------------
-def resolve(req: RunRequest, app: Flask | None = None, *, found: Mapping[str, Any] | None = None) -> PreparedRun:
+def resolve(req: RunRequest, app: Flask | None = None, *, found: FlowRecord | None = None) -> PreparedRun:
     """Find the flow (owner-scoped; PUBLIC ones for anonymous runs) and ask ``check_run``.
 
     ``found``: the flow a surface already read through ``find_flow`` in this request (A2A looks its agent
@@ -192,23 +193,23 @@ def resolve(req: RunRequest, app: Flask | None = None, *, found: Mapping[str, An
     Raises :class:`FlowNotFound` (404) or whatever ``check_run`` raises (403).
     """
     check_text(req)
-    hook = state(app).host.hook
-    flow: dict[str, Any] | None
+    hooks = state(app).host.hooks
+    flow: FlowRecord | None
     if (
         found is not None
         and not req.public
         and req.user_id is not None
-        and str(found.get("id")) == str(req.flow)
-        and str(found.get("user_id")) == str(req.user_id)
+        and found.id == str(req.flow)
+        and str(found.user_id) == str(req.user_id)
     ):
-        flow = dict(found)
+        flow = found
     else:
-        flow = hook.find_flow(user_id=None if req.public else req.user_id, flow_id_or_name=req.flow, public=req.public)
-    if flow is None or not isinstance(flow.get("data"), Mapping):
+        flow = hooks.find_flow(user_id=None if req.public else req.user_id, flow_id_or_name=req.flow, public=req.public)
+    if flow is None or not isinstance(flow.data, Mapping):
         raise FlowNotFound(req.flow)
     if req.data is not None and not req.public:
-        flow = {**flow, "data": req.data}
-    hook.check_run(user_id=req.user_id, flow=flow, surface=req.surface)
+        flow = flow.replace(data=req.data)
+    hooks.check_run(user_id=req.user_id, flow=flow, surface=req.surface)
     return PreparedRun(req, flow)
 
 
@@ -234,7 +235,7 @@ def check_text(req: RunRequest) -> None:
 def build(prepared: PreparedRun, app: Flask | None = None) -> PreparedRun:
     """Check the tweaks against ``SERVICE_TWEAKS_POLICY``, apply them and validate the graph (422)."""
     req = prepared.request
-    data = prepared.flow["data"]
+    data: Mapping[str, Any] = prepared.flow.data or {}  # resolve() refused a flow without a graph
     if req.tweaks:
         try:
             engine_run.check_tweaks(
@@ -280,7 +281,7 @@ def _graph_key(prepared: PreparedRun) -> tuple[str, str] | None:
     req = prepared.request
     if req.tweaks or req.data is not None or req.files or req.webhook_payload is not None:
         return None
-    flow_id, updated = prepared.flow.get("id"), prepared.flow.get("updated_at")
+    flow_id, updated = prepared.flow.id, prepared.flow.updated_at
     if not flow_id or not updated:
         return None
     return (str(flow_id), str(updated))
@@ -293,13 +294,13 @@ def check_model_providers(graph: Graph, app: Flask | None = None) -> None:
     ``model_providers(params) -> [provider id]``; every ``model_provider_allowed``
     answer is asked and any False refuses the run before anything runs.
     """
-    hook = state(app).host.hook
+    hooks = state(app).host.hooks
     for vertex in graph.vertices.values():
         named = getattr(vertex.cls, "model_providers", None)
         if named is None:
             continue
         for provider_id in named(vertex.params):
-            if any(answer is False for answer in hook.model_provider_allowed(provider_id=provider_id)):
+            if any(answer is False for answer in hooks.model_provider_allowed(provider_id=provider_id)):
                 raise ApiError(
                     403,
                     f"Model provider '{provider_id}' (component '{vertex.display_name}') "
@@ -307,7 +308,7 @@ def check_model_providers(graph: Graph, app: Flask | None = None) -> None:
                 )
 
 
-def prepare(req: RunRequest, app: Flask | None = None, *, found: Mapping[str, Any] | None = None) -> PreparedRun:
+def prepare(req: RunRequest, app: Flask | None = None, *, found: FlowRecord | None = None) -> PreparedRun:
     """:func:`resolve` then :func:`build`: a run ready to execute, stream or hand to a job."""
     return build(resolve(req, app, found=found), app)
 
@@ -427,7 +428,7 @@ def stream(
         with app.app_context():
             return execute(prepared, emit=emit, cancelled=cancelled, job_id=job_id, app=app)
 
-    return engine_run.stream(work, keep=keep, label=f"run of flow {prepared.flow.get('id')}")
+    return engine_run.stream(work, keep=keep, label=f"run of flow {prepared.flow.id}")
 
 
 def suspended_event(outcome: RunOutcome) -> Suspended | None:

@@ -13,11 +13,11 @@ naming the component.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from flask import Flask
 
 from core.app import state
+from core.contracts import FlowRecord
 from core.engine import Graph, GraphValidationError, Registry
 from core.engine.context import RunContext
 from core.errors import ApiError
@@ -52,17 +52,17 @@ def check_subflows(
     found_any = named_subflows(graph)
     if not found_any or depth >= MAX_DEPTH:
         return
-    hook = state(app).host.hook
+    hooks = state(app).host.hooks
     for component, ident in found_any:
-        flow = hook.find_flow(user_id=user_id, flow_id_or_name=ident, public=False)
-        if flow is None or not isinstance(flow.get("data"), Mapping):
+        flow = hooks.find_flow(user_id=user_id, flow_id_or_name=ident, public=False)
+        if flow is None or not isinstance(flow.data, Mapping):
             continue
-        flow_id = str(flow.get("id") or ident)
+        flow_id = flow.id or ident
         if flow_id in seen:
             continue  # a cycle: the engine refuses it when it gets there
-        name = flow.get("name") or ident
+        name = flow.name or ident
         try:
-            hook.check_run(user_id=user_id or None, flow=flow, surface="subflow")
+            hooks.check_run(user_id=user_id or None, flow=flow, surface="subflow")
             sub = _graph(flow, registry)
             if sub is not None:
                 check_subflows(sub, user_id, registry, app, seen=seen | {flow_id}, depth=depth + 1)
@@ -76,17 +76,17 @@ _graphs: dict[tuple[str, str], tuple[Registry, Graph]] = {}
 _GRAPHS_MAX = 256
 
 
-def _graph(flow: Mapping[str, Any], registry: Registry) -> Graph | None:
+def _graph(flow: FlowRecord, registry: Registry) -> Graph | None:
     """The sub-flow's graph (built once per stored version and registry), or None when it does not build."""
-    key = (str(flow.get("id")), str(flow.get("updated_at")))
-    hit = _graphs.get(key) if flow.get("updated_at") else None
+    key = (flow.id, str(flow.updated_at))
+    hit = _graphs.get(key) if flow.updated_at else None
     if hit is not None and hit[0] is registry:
         return hit[1]
     try:
-        graph = Graph.build(flow["data"], registry)
+        graph = Graph.build(flow.data or {}, registry)
     except GraphValidationError:
         return None
-    if flow.get("updated_at"):
+    if flow.updated_at:
         if len(_graphs) >= _GRAPHS_MAX:
             _graphs.pop(next(iter(_graphs)))
         _graphs[key] = (registry, graph)

@@ -277,16 +277,22 @@ def test_the_flows_plugin_answers_the_a2a_hooks(app, client, admin):
     published = agent(client, admin, chat_echo(), folder_id=folder, name="pub")
     agent(client, admin, chat_echo(), folder_id=folder, name="off", enabled=False)
     with app.app_context():
-        hook = state(app).host.hook
-        flow, auth_type = hook.find_flow_with_auth_type(flow_id=published, user_id=None)
-        assert flow["id"] == published and flow["data"] and auth_type == "oauth"
-        assert hook.find_flow_with_auth_type(flow_id=published, user_id=admin.id)[0]["id"] == published
-        assert hook.find_flow_with_auth_type(flow_id=published, user_id=str(uuid.uuid4())) is None  # not theirs
-        assert hook.find_flow_with_auth_type(flow_id=str(uuid.uuid4()), user_id=None) is None
-        assert hook.find_flow_with_auth_type(flow_id="nope", user_id=None) is None
-        found = hook.published_agents(user_id=admin.id)
-        assert [f["id"] for f in found] == [published] and found[0]["data"] is None
-        assert hook.published_agents(user_id=str(uuid.uuid4())) == []
+        from service_a2a import hookspecs
+
+        hooks = state(app).host.hooks
+        flow = hooks.first(hookspecs.find_agent_flow, flow_id=published, user_id=None)
+        assert flow is not None and flow.id == published and flow.data and flow.auth_type == "oauth"
+        assert "auth_type" not in flow.as_dict()  # no private member leaks into the flow's JSON
+        mine = hooks.first(hookspecs.find_agent_flow, flow_id=published, user_id=admin.id)
+        assert mine is not None and mine.id == published
+        assert (
+            hooks.first(hookspecs.find_agent_flow, flow_id=published, user_id=str(uuid.uuid4())) is None
+        )  # not theirs
+        assert hooks.first(hookspecs.find_agent_flow, flow_id=str(uuid.uuid4()), user_id=None) is None
+        assert hooks.first(hookspecs.find_agent_flow, flow_id="nope", user_id=None) is None
+        found = hooks.first(hookspecs.published_agents, user_id=admin.id)
+        assert found is not None and [f.id for f in found] == [published] and found[0].data is None
+        assert hooks.first(hookspecs.published_agents, user_id=str(uuid.uuid4())) == []
 
 
 def test_card_preview_builds_the_card_with_unsaved_overrides(client, admin):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -21,7 +22,7 @@ class Recorder:
 
     @hookimpl
     def on_vertex_built(self, record):
-        self.vertices.append(record)
+        self.vertices.append(dataclasses.asdict(record))
 
 
 def start(client, caller, flow_id, body=None, query="", prefix="/api/v1/build"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 import pytest
@@ -41,7 +42,7 @@ class OwnerVariables:
 
     @hookimpl
     def on_vertex_built(self, record):
-        self.records.append(record)
+        self.records.append(dataclasses.asdict(record))
 
 
 @pytest.fixture

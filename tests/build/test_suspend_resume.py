@@ -25,7 +25,7 @@ class Messages:
 
     @hookimpl
     def on_messages(self, user_id, messages):
-        self.stored.extend({**m, "_user": user_id} for m in messages)
+        self.stored.extend({**m.as_dict(), "_user": user_id} for m in messages)
 
 
 def approval_flow() -> dict[str, Any]:

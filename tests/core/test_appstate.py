@@ -12,6 +12,7 @@ import pytest
 from flask import Flask
 
 from core import appstate, hookimpl
+from core.hookcalls import Hooks
 from core.records import SettingsSection
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +57,8 @@ def test_the_accessors_read_the_current_app(make_app):
         assert appstate.registry() is svc.components.current
         assert appstate.components() is svc.components
         assert appstate.host() is svc.host
-        assert appstate.hooks() is svc.host.hook
+        assert appstate.hooks() is svc.host.hooks  # the typed facade over the relay (core.hookcalls)
+        assert isinstance(appstate.hooks(), Hooks)
         assert appstate.settings_of(ProbeConfig) == ProbeConfig(level=5)
         assert appstate.plugin_settings("probe") is appstate.settings_of(ProbeConfig)
     assert appstate.jobs(app) is svc.jobs  # or of the app given, outside its context

@@ -119,6 +119,7 @@ def test_concurrent_runs_store_every_message(app):
 
     from core import db, groupcommit
     from core.app import state
+    from core.contracts import MessageRecord
 
     owners = [str(uuid.uuid4()) for _ in range(4)]
     flow_id = str(uuid.uuid4())
@@ -132,8 +133,8 @@ def test_concurrent_runs_store_every_message(app):
                         state().engine,
                         owner,
                         [
-                            {"flow_id": flow_id, "session_id": owner, "text": f"q{i}", "sender": "User"},
-                            {"flow_id": flow_id, "session_id": owner, "text": f"a{i}", "sender": "Machine"},
+                            MessageRecord(flow_id=flow_id, session_id=owner, text=f"q{i}", sender="User"),
+                            MessageRecord(flow_id=flow_id, session_id=owner, text=f"a{i}", sender="Machine"),
                         ],
                     )
         except BaseException as exc:  # pragma: no cover - reported below

@@ -119,7 +119,9 @@ def test_jobs_queued_by_an_older_version_still_run(make_app):
     jobs = state(app).jobs
     with app.app_context():
         req = _request(flow_id, admin.id).to_json()
-        flow = state(app).host.hook.find_flow(user_id=admin.id, flow_id_or_name=flow_id, public=False)
+        found = state(app).host.hooks.find_flow(user_id=admin.id, flow_id_or_name=flow_id, public=False)
+        assert found is not None
+        flow = found.as_dict()  # an older version queued the flow's JSON
         old = {
             "runs.flow": {"request": req, "events": ["end"]},
             "run.webhook": {"request": {**req, "surface": "webhook"}, "flow": flow},

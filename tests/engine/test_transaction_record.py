@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from core.contracts import VertexRecord
 from core.engine import RunContext, VertexFinished, run_flow
 from core.engine.results import end_vertex_payload
 from core.runs.context import _record_transaction, _record_vertex
 from tests.flowkit import edge, flow, node, standard_registry
+
+TRANSACTION = ("user_id", "flow_id", "job_id", "inputs", "vertex_id", "valid", "outputs", "error", "target_id", "build")
 
 
 class Hook:
     def __init__(self) -> None:
         self.records: list[dict] = []
 
-    def on_vertex_built(self, record: dict) -> None:
-        self.records.append(record)
+    def on_vertex_built(self, *, record: VertexRecord) -> None:
+        self.records.append(dataclasses.asdict(record))
 
 
 def _both(event: VertexFinished) -> tuple[dict, dict]:
@@ -21,7 +26,8 @@ def _both(event: VertexFinished) -> tuple[dict, dict]:
     _record_vertex(from_payload, "u", "f", "j", event.payload(), build_record=False)
     _record_transaction(from_result, "u", "f", "j", event)
     (a,), (b,) = from_payload.records, from_result.records
-    return {k: a[k] for k in b}, b  # the keys a transaction record has (the payload's adds build-only ones)
+    # the members a transaction is written from (the payload's record adds build-only ones)
+    return {k: a[k] for k in TRANSACTION}, {k: b[k] for k in TRANSACTION}
 
 
 def test_records_match_for_valid_and_failed_vertices():

@@ -102,7 +102,12 @@ def test_flows_using_components_reads_nodes_not_text(app, client, admin):
 
     create_flow(client, admin, flow_data([node("ChatInput", "ChatInput-1", input_value='say "ChatOutput"')], []))
     with app.app_context():
-        found = state(app).host.hook.flows_using_components(component_keys=["ChatOutput", "ChatInput"])
+        from service_extensions import hookspecs
+
+        from core.contracts import NodeRef
+
+        hooks = state(app).host.hooks
+        found = hooks.each(hookspecs.flows_using_components, component_keys=["ChatOutput", "ChatInput"])
         [[flow]] = found
-        assert flow["nodes"] == [{"id": "ChatInput-1", "type": "ChatInput"}]
-        assert state(app).host.hook.flows_using_components(component_keys=["ChatOutput"]) == [[]]
+        assert flow.nodes == (NodeRef(id="ChatInput-1", type="ChatInput"),)
+        assert hooks.each(hookspecs.flows_using_components, component_keys=["ChatOutput"]) == [[]]

@@ -289,13 +289,13 @@ def test_write_user_file_hook(app):
 
     user = str(uuid.uuid4())
     with app.app_context():
-        hook = state(app).host.hook
+        hook = state(app).host.hooks
         first = hook.write_user_file(user_id=user, name="h.txt", content=b"one", append=False)
-        assert first["path"] == f"{user}/h.txt" and first["size"] == 3
+        assert first is not None and first.path == f"{user}/h.txt" and first.size == 3
         again = hook.write_user_file(user_id=user, name="h.txt", content=b"two", append=True)
-        assert again["id"] == first["id"] and again["size"] == 6
-        assert hook.read_user_file(user_id=user, ref=first["id"]) == b"onetwo"
-        assert hook.read_user_file(user_id=str(uuid.uuid4()), ref=first["id"]) is None
+        assert again is not None and again.id == first.id and again.size == 6
+        assert hook.read_user_file(user_id=user, ref=first.id) == b"onetwo"
+        assert hook.read_user_file(user_id=str(uuid.uuid4()), ref=first.id) is None
         for bad in ("", "a/b", "..", "a\\b", "a\x00b"):
             with pytest.raises(ValueError):
                 hook.write_user_file(user_id=user, name=bad, content=b"x", append=False)

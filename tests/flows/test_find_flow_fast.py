@@ -45,13 +45,15 @@ def test_find_flow_matches_the_read_schema_dump(app, client, alice):
         s = db.session()
         s.execute(sa.update(Flow).where(Flow.id == uuid.UUID(created[0]["id"])).values(a2a_card_overrides={"x": 1}))
         s.commit()
-        find = state(app).host.hook.find_flow
+        find = state(app).host.hooks.find_flow
         for flow in created:
             orm = s.scalar(sa.select(Flow).where(Flow.id == uuid.UUID(flow["id"])))
             expected = FlowReadSchema().dump(services.flow_out(orm))
             for ref in filter(None, (flow["id"], flow["endpoint_name"])):
-                got = find(user_id=alice.id, flow_id_or_name=ref, public=False)
+                found = find(user_id=alice.id, flow_id_or_name=ref, public=False)
+                assert found is not None
+                got = found.as_dict()
                 assert got == expected
                 assert list(got) == list(expected)
         public = find(user_id=None, flow_id_or_name=created[1]["id"], public=True)
-        assert public is not None and public["access_type"] == "PUBLIC"
+        assert public is not None and public.access_type == "PUBLIC"

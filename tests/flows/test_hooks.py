@@ -10,8 +10,8 @@ def test_find_flow_for_any_owner_matches_ids_and_unique_endpoint_names(app, clie
     create(alice, "b", "shared-name")
     create(bob, "c", "shared-name")
     with app.app_context():
-        find = state(app).host.hook.find_flow
-        assert find(user_id=None, flow_id_or_name=mine["id"], public=False)["user_id"] == alice.id
-        assert find(user_id=None, flow_id_or_name="only-alice", public=False)["id"] == mine["id"]
+        find = state(app).host.hooks.find_flow
+        assert find(user_id=None, flow_id_or_name=mine["id"], public=False).user_id == alice.id
+        assert find(user_id=None, flow_id_or_name="only-alice", public=False).id == mine["id"]
         assert find(user_id=None, flow_id_or_name="shared-name", public=False) is None  # ambiguous
         assert find(user_id=None, flow_id_or_name=mine["id"], public=True) is None  # private

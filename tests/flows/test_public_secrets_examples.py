@@ -203,16 +203,25 @@ def test_find_flow_hook_is_owner_scoped(app, client, alice, bob):
     theirs = client.post(
         URL, json={"name": "theirs", "endpoint_name": "shared-name", "access_type": "PUBLIC"}, headers=bob.bearer
     ).get_json()
-    hook = state(app).host.hook
+    hook = state(app).host.hooks
     with app.app_context():
-        assert hook.find_flow(user_id=alice.id, flow_id_or_name=mine["id"], public=False)["name"] == "mine"
-        assert hook.find_flow(user_id=alice.id, flow_id_or_name="shared-name", public=False)["id"] == mine["id"]
-        assert hook.find_flow(user_id=bob.id, flow_id_or_name="shared-name", public=False)["id"] == theirs["id"]
+        assert hook.find_flow(user_id=alice.id, flow_id_or_name=mine["id"], public=False).name == "mine"
+        assert hook.find_flow(user_id=alice.id, flow_id_or_name="shared-name", public=False).id == mine["id"]
+        assert hook.find_flow(user_id=bob.id, flow_id_or_name="shared-name", public=False).id == theirs["id"]
         assert hook.find_flow(user_id=alice.id, flow_id_or_name=theirs["id"], public=False) is None
         assert hook.find_flow(user_id=alice.id, flow_id_or_name="nope", public=False) is None
         found = hook.find_flow(user_id=None, flow_id_or_name=theirs["id"], public=True)
-        assert found["id"] == theirs["id"] and found["access_type"] == "PUBLIC"
-        assert set(found) >= {"id", "name", "user_id", "folder_id", "endpoint_name", "access_type", "webhook", "data"}
+        assert found is not None and found.id == theirs["id"] and found.access_type == "PUBLIC"
+        assert set(found.as_dict()) >= {
+            "id",
+            "name",
+            "user_id",
+            "folder_id",
+            "endpoint_name",
+            "access_type",
+            "webhook",
+            "data",
+        }
         assert hook.find_flow(user_id=None, flow_id_or_name=mine["id"], public=True) is None
         assert hook.find_flow(user_id=None, flow_id_or_name="shared-name", public=True) is None
 

@@ -63,11 +63,11 @@ def test_rotation_reencrypts_mcp_secrets(make_app, app, client, alice):
             old.decrypt(token.encode())
     rotated = make_app(plugins=PLUGINS, secret_key=NEW, mcp_stdio_allowed_commands=("python",))
     with rotated.app_context():
-        hook = state(rotated).host.hook
-        remote = hook.mcp_server_config(user_id=alice.id, name="remote")
-        local = hook.mcp_server_config(user_id=alice.id, name="local")
-    assert remote["headers"] == {"Authorization": "Bearer hdr-secret"}
-    assert local["env"] == {"TOKEN": "env-secret"}
+        hooks = state(rotated).host.hooks
+        remote = hooks.mcp_server_config(user_id=alice.id, name="remote")
+        local = hooks.mcp_server_config(user_id=alice.id, name="local")
+    assert remote is not None and remote.headers == {"Authorization": "Bearer hdr-secret"}
+    assert local is not None and local.env == {"TOKEN": "env-secret"}
     assert new.decrypt(after["oauth0"].encode()) == b"oauth-secret"
 
 
@@ -97,7 +97,9 @@ def test_reencrypt_secrets_hook_counts_and_leaves_the_commit_to_the_caller(app, 
     before = _tokens(app)
     cipher = MultiFernet([Fernet(_key(NEW)), Fernet(_key(OLD))])
     with app.app_context():
-        counts = state(app).host.hook.reencrypt_secrets(cipher=cipher)
+        from service_variables import hookspecs
+
+        counts = state(app).host.hooks.each(hookspecs.reencrypt_secrets, cipher=cipher)
         db.session().rollback()  # the caller decides: here nothing is kept
     assert sum(c or 0 for c in counts) == 3  # two MCP servers' secrets, one OAuth client secret
     assert _tokens(app) == before

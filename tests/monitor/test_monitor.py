@@ -1,5 +1,6 @@
 """Monitor plugin: messages, sessions, shared messages, vertex builds, transactions, logs."""
 
+import dataclasses
 import datetime as dt
 import logging
 import uuid
@@ -8,6 +9,7 @@ import pytest
 from service_monitor import plugin as monitor_plugin
 
 from core.app import state
+from core.contracts import MessageRecord, VertexRecord
 from core.runs import shared_flow_id
 
 FLOW = str(uuid.uuid4())
@@ -27,7 +29,7 @@ def store(app, user_id, flow_id, session, text, *, sender="User", seconds=0, msg
         "properties": {"source": {"id": "ChatInput-1", "display_name": "Chat Input", "source": None}},
     }
     with app.app_context():
-        state(app).host.hook.on_messages(user_id=user_id, messages=[message])
+        state(app).host.hooks.on_messages(user_id=user_id, messages=[MessageRecord.from_dict(message)])
     return message
 
 
@@ -124,15 +126,13 @@ def test_a_streamed_answer_is_stored_once_with_its_final_text(app, client, alice
 
 def test_message_history_hook_is_owner_scoped(seeded, alice, bob):
     with seeded.app_context():
-        hook = state(seeded).host.hook
-        history = hook.message_history(user_id=alice.id, flow_id=FLOW, session_id="s1", limit=10)
-        assert [m["text"] for m in history] == ["hello", "HELLO"]
-        assert [m["text"] for m in hook.message_history(user_id=alice.id, flow_id=FLOW, session_id="s1", limit=1)] == [
-            "HELLO"
-        ]
-        assert [m["text"] for m in hook.message_history(user_id=bob.id, flow_id=FLOW, session_id="s1", limit=10)] == [
-            "bob's secret"
-        ]
+        hook = state(seeded).host.hooks
+        history = hook.message_history(user_id=alice.id, flow_id=FLOW, session_id="s1", limit=10) or []
+        assert [m.text for m in history] == ["hello", "HELLO"]
+        last = hook.message_history(user_id=alice.id, flow_id=FLOW, session_id="s1", limit=1) or []
+        assert [m.text for m in last] == ["HELLO"]
+        theirs = hook.message_history(user_id=bob.id, flow_id=FLOW, session_id="s1", limit=10) or []
+        assert [m.text for m in theirs] == ["bob's secret"]
 
 
 def test_shared_messages_live_under_a_virtual_flow(app, client, alice, bob):
@@ -167,25 +167,25 @@ def test_shared_messages_live_under_a_virtual_flow(app, client, alice, bob):
 
 
 def _vertex(user_id, flow_id, vertex_id, valid=True):
-    return {
-        "user_id": user_id,
-        "flow_id": flow_id,
-        "job_id": "job-1",
-        "vertex_id": vertex_id,
-        "valid": valid,
-        "data": {"results": {"x": 1}},
-        "artifacts": {},
-        "params": "p",
-        "inputs": {"a": 1},
-        "outputs": {"message": {"message": "m", "type": "text"}},
-        "error": None if valid else "boom",
-        "target_id": None,
-    }
+    return VertexRecord(
+        user_id=user_id,
+        flow_id=flow_id,
+        job_id="job-1",
+        vertex_id=vertex_id,
+        valid=valid,
+        data={"results": {"x": 1}},
+        artifacts={},
+        params="p",
+        inputs={"a": 1},
+        outputs={"message": {"message": "m", "type": "text"}},
+        error=None if valid else "boom",
+        target_id=None,
+    )
 
 
 def test_vertex_builds_and_transactions_are_recorded_off_the_run_path(app, client, alice, bob):
     with app.app_context():
-        hook = state(app).host.hook
+        hook = state(app).host.hooks
         hook.on_vertex_built(record=_vertex(alice.id, FLOW, "ChatInput-1"))
         hook.on_vertex_built(record=_vertex(alice.id, FLOW, "ChatOutput-2", valid=False))
         hook.on_vertex_built(record=_vertex(bob.id, FLOW, "ChatInput-1"))
@@ -323,10 +323,10 @@ def test_pruning_reads_one_owners_flow_through_the_index(app, alice, bob):
     rec = Recorder(engine, keep_per_flow=2, prune_every=1, prune_batch=100)
     start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     for i in range(3):
-        rec.submit({**_vertex(bob.id, FLOW, f"B-{i}"), "timestamp": start + dt.timedelta(seconds=i)})
+        rec.submit(dataclasses.replace(_vertex(bob.id, FLOW, f"B-{i}"), timestamp=start + dt.timedelta(seconds=i)))
     rec.flush()
     for i in range(5):
-        rec.submit({**_vertex(alice.id, FLOW, f"A-{i}"), "timestamp": start + dt.timedelta(seconds=i)})
+        rec.submit(dataclasses.replace(_vertex(alice.id, FLOW, f"A-{i}"), timestamp=start + dt.timedelta(seconds=i)))
     rec.flush()
     with engine.connect() as conn:
         rows = conn.execute(sa.select(Transaction.user_id, Transaction.vertex_id).where(Transaction.flow_id == flow))

@@ -10,6 +10,7 @@ import pytest
 
 from core import hookimpl
 from core.app import state
+from core.contracts import FlowRecord
 from tests.conftest import make_user, superuser
 from tests.policies.conftest import PLUGINS
 from tests.run.runkit import chat_echo, create_flow
@@ -20,8 +21,8 @@ class FlowRecorder:
         self.calls: list[tuple[str, str | None, Any]] = []
 
     @hookimpl
-    def on_flow_changed(self, flow_id: str, user_id: str | None, flow: dict[str, Any] | None) -> None:
-        self.calls.append((flow_id, user_id, None if flow is None else flow["name"]))
+    def on_flow_changed(self, flow_id: str, user_id: str | None, flow: FlowRecord | None) -> None:
+        self.calls.append((flow_id, user_id, None if flow is None else flow.name))
 
 
 @pytest.fixture
@@ -69,18 +70,20 @@ def test_stored_flows_pages_every_flow_and_example_by_id(app, client):
     bob = make_user(client, admin, username="bob")
     made = {create_flow(client, who, chat_echo(), name=f"f{i}")["id"] for i, who in enumerate([alice, bob, alice])}
     with app.test_request_context():
-        hook = state(app).host.hook
-        seen: list[dict[str, Any]] = []
+        from service_policies import hookspecs
+
+        hooks = state(app).host.hooks
+        seen: list[FlowRecord] = []
         after = None
         while True:
-            page = hook.stored_flows(after_id=after, limit=2)
+            page = hooks.first(hookspecs.stored_flows, after_id=after, limit=2)
             if not page:
                 break
             seen.extend(page)
-            after = page[-1]["id"]
-    ids = [f["id"] for f in seen]
+            after = page[-1].id
+    ids = [f.id for f in seen]
     examples = len(list((Path(__file__).resolve().parents[2] / "plugins/flows/service_flows/examples").glob("*.json")))
     assert ids == sorted(ids, key=uuid.UUID) and len(ids) == len(set(ids)) == 3 + examples  # three flows, the examples
     assert made <= set(ids)
-    assert {f["user_id"] for f in seen} == {alice.id, bob.id, None}
-    assert all(isinstance(f["data"], dict) for f in seen)
+    assert {f.user_id for f in seen} == {alice.id, bob.id, None}
+    assert all(isinstance(f.data, dict) for f in seen)

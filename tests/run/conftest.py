@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from core import hookimpl
+from core.contracts import MessageRecord
 
 #: what the run tests need installed (the monitor plugin, when installed, is left out on purpose:
 #: the recorder below answers the message hooks so the tests see exactly what a run stored)
@@ -20,9 +21,9 @@ class MessageRecorder:
         self.messages: list[dict[str, Any]] = []
 
     @hookimpl
-    def on_messages(self, user_id: str, messages: list[dict[str, Any]]) -> None:
+    def on_messages(self, user_id: str, messages: list[MessageRecord]) -> None:
         for message in messages:
-            self.messages.append({**message, "_user_id": user_id})
+            self.messages.append({**message.as_dict(), "_user_id": user_id})
 
     @hookimpl
     def message_history(self, user_id, flow_id, session_id, limit):
@@ -33,7 +34,7 @@ class MessageRecorder:
             and m.get("session_id") == session_id
             and (flow_id is None or str(m.get("flow_id")) == str(flow_id))
         ]
-        return found[-limit:] if limit else found
+        return [MessageRecord.from_dict(m) for m in (found[-limit:] if limit else found)]
 
     def texts(self, session_id: str | None = None) -> list[str]:
         return [m["text"] for m in self.messages if session_id is None or m.get("session_id") == session_id]

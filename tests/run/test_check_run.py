@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from core import hookimpl
 from core.app import state
+from core.contracts import FlowRecord
 from core.errors import ApiError
 from tests.build.buildkit import parse
 from tests.run.conftest import PLUGINS
@@ -21,10 +20,10 @@ class Veto:
         self.asked: list[tuple[str | None, str, str]] = []
 
     @hookimpl
-    def check_run(self, user_id: str | None, flow: dict[str, Any], surface: str) -> None:
-        self.asked.append((user_id, str(flow.get("name")), surface))
-        assert isinstance(flow.get("data"), dict)
-        if str(flow.get("name")).startswith("blocked"):
+    def check_run(self, user_id: str | None, flow: FlowRecord, surface: str) -> None:
+        self.asked.append((user_id, str(flow.name), surface))
+        assert isinstance(flow.data, dict)
+        if str(flow.name).startswith("blocked"):
             raise ApiError(403, "Component ChatOutput is blocked by the catalog policy")
 
 
@@ -93,11 +92,12 @@ def test_resolve_with_a_flow_the_surface_found_still_asks_check_run(app, client,
     bad = create_flow(client, alice, chat_echo(), name="blocked found")
     bob = make_user(client, superuser(client), username="bob")
     with app.test_request_context():
-        hook = state(app).host.hook
+        hook = state(app).host.hooks
         found = hook.find_flow(user_id=None, flow_id_or_name=ok["id"], public=False)
-        edited = {**found, "name": "edited in the surface's copy"}
+        assert found is not None
+        edited = found.replace(name="edited in the surface's copy")
         prepared = runs.prepare(runs.RunRequest(flow=ok["id"], user_id=alice.id, surface="a2a"), found=edited)
-        assert prepared.flow["name"] == "edited in the surface's copy"  # the copy given, not a second read
+        assert prepared.flow.name == "edited in the surface's copy"  # the copy given, not a second read
         assert veto.asked[-1] == (alice.id, "edited in the surface's copy", "a2a")
         refused = hook.find_flow(user_id=None, flow_id_or_name=bad["id"], public=False)
         with pytest.raises(ApiError) as info:  # check_run still vetoes a flow handed in

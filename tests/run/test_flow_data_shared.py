@@ -19,12 +19,12 @@ def test_find_flow_decodes_data_once_per_stored_version_and_runs_leave_it_unchan
 
     data = reference_flow("chat-echo.json")["data"]
     flow = client.post("/api/v1/flows/", json={"name": "cached", "data": data}, headers=alice.key).get_json()
-    find = state(app).host.hook.find_flow
+    find = state(app).host.hooks.find_flow
     with app.app_context():
         first = find(user_id=alice.id, flow_id_or_name=flow["id"], public=False)
         second = find(user_id=alice.id, flow_id_or_name=flow["id"], public=False)
-    assert first["data"] is second["data"]  # decoded once
-    pristine = copy.deepcopy(first["data"])
+    assert first.data is second.data  # decoded once
+    pristine = copy.deepcopy(first.data)
     output = next(n["id"] for n in data["nodes"] if n["data"]["type"] == "ChatOutput")
     for body in (
         {"input_value": "hi"},
@@ -34,14 +34,14 @@ def test_find_flow_decodes_data_once_per_stored_version_and_runs_leave_it_unchan
         assert response.status_code == 200, response.get_json()
     with app.app_context():
         again = find(user_id=alice.id, flow_id_or_name=flow["id"], public=False)
-    assert again["data"] is first["data"] and again["data"] == pristine
+    assert again.data is first.data and again.data == pristine
 
     renamed = copy.deepcopy(data)
     renamed["nodes"][0]["data"]["node"]["display_name"] = "Renamed through the API"
     assert client.patch(f"/api/v1/flows/{flow['id']}", json={"data": renamed}, headers=alice.key).status_code == 200
     with app.app_context():
         updated = find(user_id=alice.id, flow_id_or_name=flow["id"], public=False)
-        assert updated["data"]["nodes"][0]["data"]["node"]["display_name"] == "Renamed through the API"
+        assert updated.data["nodes"][0]["data"]["node"]["display_name"] == "Renamed through the API"
         s = db.session()
         row = s.get(Flow, uuid.UUID(flow["id"]))
         stamp = row.updated_at
@@ -50,4 +50,4 @@ def test_find_flow_decodes_data_once_per_stored_version_and_runs_leave_it_unchan
         s.execute(sa.update(Flow).where(Flow.id == row.id).values(data=changed, updated_at=stamp))
         s.commit()
         direct = find(user_id=alice.id, flow_id_or_name=flow["id"], public=False)
-    assert direct["data"]["nodes"][0]["data"]["node"]["display_name"] == "Changed in the database"
+    assert direct.data["nodes"][0]["data"]["node"]["display_name"] == "Changed in the database"

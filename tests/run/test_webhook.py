@@ -120,7 +120,7 @@ class AnyOwnerFlows:
     def find_flow(self, user_id, flow_id_or_name, public):
         if user_id is not None or public or flow_id_or_name not in self.owners:
             return None
-        return self.host.hook.find_flow(
+        return self.host.hooks.find_flow(
             user_id=self.owners[flow_id_or_name], flow_id_or_name=flow_id_or_name, public=False
         )
 
@@ -164,8 +164,8 @@ def test_auth_disabled_with_the_flows_plugin_alone(make_app):
     owner = make_user(client, superuser(client))
     flow = upload(client, owner, reference("webhook-parser-chat.json"))
     with app.app_context():
-        found = state(app).host.hook.find_flow(user_id=None, flow_id_or_name=flow["id"], public=False)
-    assert found is not None and found["id"] == flow["id"] and found["user_id"] == owner.id
+        found = state(app).host.hooks.find_flow(user_id=None, flow_id_or_name=flow["id"], public=False)
+    assert found is not None and found.id == flow["id"] and found.user_id == owner.id
     response = client.post(f"/api/v1/webhook/{flow['id']}", data="not json at all")
     assert response.status_code == 202
     wait_jobs(app)

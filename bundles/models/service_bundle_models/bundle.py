@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from core import hookimpl
+from core.engine import RunContext
 from core.records import ModelProvider
 from service_bundle_models import agent, guardrails, llm_ops, models, transform
 from service_bundle_models.provider import (
@@ -23,21 +22,21 @@ def register_components() -> list[type]:
     return [*models.COMPONENTS, *agent.COMPONENTS, *llm_ops.COMPONENTS, *transform.COMPONENTS, *guardrails.COMPONENTS]
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # published by the policies plugin, which may be absent
 def register_model_providers() -> list[ModelProvider]:
     return [ModelProvider(pid, name, "openai") for pid, name in DISPLAY.items()]
 
 
-@hookimpl
-def list_models(context: Any, provider: str, refresh: bool) -> list[str] | None:
+@hookimpl(optionalhook=True)  # published by the catalog plugin, which may be absent
+def list_models(context: RunContext, provider: str, refresh: bool) -> list[str] | None:
     if provider not in PROVIDER_IDS:
         return None
     pid, url, key = provider_for(provider, context)
     return discover(pid, url, key, context.egress, refresh=refresh)
 
 
-@hookimpl
-def embed_texts(context: Any, provider: str, model: str, texts: list[str]) -> list[list[float]] | None:
+@hookimpl(optionalhook=True)  # published by the knowledge plugin, which may be absent
+def embed_texts(context: RunContext, provider: str, model: str, texts: list[str]) -> list[list[float]] | None:
     if provider not in PROVIDER_IDS:
         return None
     pid, url, key = provider_for(provider, context)

@@ -6,6 +6,7 @@ Parser, Prompt Template, Combine/Split Text, Regex Extractor, Create Data, Data 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from core.engine import Component, Data, DataFrame, Message, Output
@@ -25,6 +26,12 @@ from core.engine.text import format_template, safe_convert, template_variables
 from core.engine.types import to_text
 from service_bundle_standard.type_convert import TypeConverterComponent
 from service_bundle_standard.user_regex import UserPattern
+
+
+def _fallback(default: Any) -> Callable[[str], str]:
+    """A ``missing`` callback of :func:`format_template` that answers ``default`` as text for any name."""
+    return lambda _name: to_text(default)
+
 
 # -- Parser ------------------------------------------------------------------------------------
 
@@ -105,7 +112,7 @@ class ParserComponent(Component):
             elif isinstance(item, Data):
                 data = item.data  # a Message's: its text and what a component put beside it (Read File's file_path...)
                 default = item.default_value if item.default_value is not None else ""
-                lines.append(format_template(self.pattern, data, missing=lambda _k, d=default: to_text(d)))
+                lines.append(format_template(self.pattern, data, missing=_fallback(default)))
             elif isinstance(item, dict):
                 lines.append(format_template(self.pattern, item, missing=lambda _k: ""))
             elif item in (None, ""):

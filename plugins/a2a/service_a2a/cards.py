@@ -8,6 +8,7 @@ from typing import Any
 from a2a.compat.v0_3 import types as v03
 from pydantic import ValidationError
 
+from core.contracts import FlowRecord
 from core.errors import ApiError
 
 #: members of ``a2a_card_overrides`` (everything else is refused when a card is built)
@@ -37,9 +38,9 @@ def override_errors(raw: Any) -> list[dict[str, Any]]:
     return errors
 
 
-def overrides(flow: Mapping[str, Any]) -> dict[str, Any]:
+def overrides(flow: FlowRecord) -> dict[str, Any]:
     """The flow's card overrides, checked: known members with the right types (422 otherwise)."""
-    raw = flow.get("a2a_card_overrides") or {}
+    raw = flow.a2a_card_overrides or {}
     errors = override_errors(raw)
     if errors:
         first = errors[0]
@@ -58,13 +59,13 @@ def overrides(flow: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def build_card(flow: Mapping[str, Any], *, rpc_url: str, auth_type: str | None, server_version: str) -> dict[str, Any]:
+def build_card(flow: FlowRecord, *, rpc_url: str, auth_type: str | None, server_version: str) -> dict[str, Any]:
     """The agent card JSON of ``flow`` (reference-api.md section 6), validated as an a2a-sdk ``AgentCard``."""
     extra = overrides(flow)
-    name = extra.get("name") or str(flow.get("name") or "Agent")
-    description = extra.get("description") or str(flow.get("description") or name)
+    name = extra.get("name") or str(flow.name or "Agent")
+    description = extra.get("description") or str(flow.description or name)
     skill: dict[str, Any] = {
-        "id": str(flow["id"]),
+        "id": flow.id,
         "name": name,
         "description": description,
         "tags": extra.get("tags") or ["service"],

@@ -7,6 +7,9 @@ from pathlib import Path
 from core import hookimpl
 from core.records import Migrations
 
+#: the hooks this plugin publishes: the agent lookups (the flows plugin answers them)
+HOOKSPECS = "service_a2a.hookspecs"
+
 
 @hookimpl
 def register_blueprints():

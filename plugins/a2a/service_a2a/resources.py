@@ -11,6 +11,7 @@ from marshmallow import Schema, fields
 
 import core
 from core.auth import authenticated, current_actor, resolve_actor
+from core.contracts import FlowRecord
 from core.errors import ApiError, ValidationFailed, validation_error
 from core.openapi import json_response
 from core.requests import body_limit
@@ -40,7 +41,7 @@ def _card_url(flow_id: str) -> str:
     return f"{_base()}/api/v1/a2a/{flow_id}/.well-known/agent-card.json"
 
 
-def _agent(flow_id: str) -> dict[str, Any]:
+def _agent(flow_id: str) -> FlowRecord:
     flow = services.find_agent(flow_id)  # None for an id that is no UUID too
     if flow is None:
         abort(404)
@@ -54,10 +55,10 @@ def list_agents() -> Any:
     """The caller's published agents (``flow_type=agent`` and ``a2a_enabled``), each with its card URL."""
     return [
         {
-            "id": flow["id"],
-            "name": flow.get("name"),
-            "description": flow.get("description"),
-            "cardUrl": _card_url(flow["id"]),
+            "id": flow.id,
+            "name": flow.name,
+            "description": flow.description,
+            "cardUrl": _card_url(flow.id),
         }
         for flow in services.agents_of(current_actor().owner_id)
     ]
@@ -71,7 +72,7 @@ def agent_card(flow_id: str) -> Any:
     return cards.build_card(
         flow,
         rpc_url=f"{_base()}/api/v1/a2a/{flow_id}/jsonrpc",
-        auth_type=flow["_auth_type"],
+        auth_type=services.auth_type(flow),
         server_version=core.__version__,
     )
 
@@ -99,9 +100,9 @@ def card_preview(body: dict[str, Any], flow_id: str) -> Any:
         raise ValidationFailed(errors)
     try:
         card = cards.build_card(
-            {**flow, "a2a_card_overrides": raw},
+            flow.replace(a2a_card_overrides=raw),
             rpc_url=f"{_base()}/api/v1/a2a/{flow_id}/jsonrpc",
-            auth_type=flow["_auth_type"],
+            auth_type=services.auth_type(flow),
             server_version=core.__version__,
         )
     except ValidationFailed:
@@ -111,10 +112,10 @@ def card_preview(body: dict[str, Any], flow_id: str) -> Any:
     return {"card": card, "cardUrl": _card_url(flow_id), "published": services.is_agent(flow)}
 
 
-def _access(flow: dict[str, Any]) -> services.Access:
+def _access(flow: FlowRecord) -> services.Access:
     """Who runs the agent: the run service's admission rule (:mod:`core.runs.admission`) over the
     ``x-api-key`` sent, its refusals in A2A's shape (an invalid key and another user's get one answer)."""
-    auth_type = flow["_auth_type"]
+    auth_type = services.auth_type(flow)
     key = request.headers.get("x-api-key") or request.args.get("x-api-key")
     actor = None
     if key:
@@ -123,14 +124,14 @@ def _access(flow: dict[str, Any]) -> services.Access:
         except ApiError:
             actor = None
     try:
-        admitted = admission.admit({"auth_type": auth_type}, str(flow["user_id"]), actor, presented=bool(key))
+        admitted = admission.admit({"auth_type": auth_type}, str(flow.user_id), actor, presented=bool(key))
     except admission.Refused as refused:
         if refused.reason == admission.UNSUPPORTED:
             raise ApiError(403, f"Unsupported project auth type {auth_type!r} for A2A") from None
         if refused.reason == admission.CREDENTIALS_REQUIRED:
             raise ApiError(401, API_KEY_REQUIRED) from None
         raise ApiError(401, INVALID_API_KEY) from None
-    return services.Access(str(flow["id"]), admitted.owner_id, public=admitted.anonymous)
+    return services.Access(flow.id, admitted.owner_id, public=admitted.anonymous)
 
 
 @blp.route("/<flow_id>/jsonrpc", methods=["POST"])

@@ -21,6 +21,7 @@ from a2a.types import a2a_pb2 as pb
 from google.protobuf import json_format
 from pydantic import BaseModel, ValidationError
 
+from core.contracts import FlowRecord
 from core.errors import ApiError, ValidationFailed
 from core.requests import parse_json
 from service_a2a import services, tasks
@@ -195,7 +196,9 @@ def _task_or_error(flow_id: str, task_id: str) -> Any:
     return row
 
 
-def _start(access: Access, params: v03.MessageSendParams, *, inline: bool = False, flow: Any = None) -> Any:
+def _start(
+    access: Access, params: v03.MessageSendParams, *, inline: bool = False, flow: FlowRecord | None = None
+) -> Any:
     """A new task, or the answer to an ``input-required`` one (``message.taskId``): resumed through the run service.
 
     ``inline``: run the new task (or the answered one) in this request (a blocking send); otherwise it is a job.
@@ -214,7 +217,7 @@ def _start(access: Access, params: v03.MessageSendParams, *, inline: bool = Fals
         raise RpcError(INVALID_PARAMS, str(exc.detail)) from None
 
 
-def handle(call: Call, access: Access, flow: Any = None) -> dict[str, Any]:
+def handle(call: Call, access: Access, flow: FlowRecord | None = None) -> dict[str, Any]:
     """Answer a non-streaming call (the result of a JSON-RPC response); ``flow``: the agent as read for this request."""
     if call.handler == "send":
         config = call.params.configuration

@@ -23,8 +23,10 @@ from typing import Any
 from a2a.compat.v0_3 import types as v03
 
 from core import appstate, runs
+from core.contracts import FlowRecord
 from core.errors import ApiError
 from core.runs import admission
+from service_a2a import hookspecs
 
 log = logging.getLogger(__name__)
 
@@ -34,36 +36,36 @@ FAILED_TEXT = "Flow execution failed"
 
 
 # --- flows and access ---------------------------------------------------------------------------------
-def is_agent(flow: Mapping[str, Any] | None) -> bool:
-    return bool(flow) and flow.get("flow_type") == "agent" and bool(flow.get("a2a_enabled"))  # type: ignore[union-attr]
+def is_agent(flow: FlowRecord | None) -> bool:
+    return flow is not None and flow.flow_type == "agent" and bool(flow.a2a_enabled)
 
 
-def find_agent(flow_id: str) -> dict[str, Any] | None:
+def find_agent(flow_id: str) -> FlowRecord | None:
     """The published agent flow ``flow_id`` whoever owns it (None: 404), with its project's auth type."""
     flow = _with_auth_type(flow_id, None)
     return flow if is_agent(flow) else None
 
 
-def own_flow(user_id: str, flow_id: str) -> dict[str, Any] | None:
+def own_flow(user_id: str, flow_id: str) -> FlowRecord | None:
     """The caller's own flow ``flow_id``, published or not (another user's is None: 404), with its auth type."""
     flow = _with_auth_type(flow_id, user_id)
-    if not flow or str(flow.get("user_id")) != str(user_id):
+    if flow is None or str(flow.user_id) != str(user_id):
         return None
     return flow
 
 
-def _with_auth_type(flow_id: str, user_id: str | None) -> dict[str, Any] | None:
-    """The flow and its project's auth type (``_auth_type``, ``apikey`` by default) in one read of the flows plugin."""
+def auth_type(flow: FlowRecord) -> str:
+    """The auth type the agent's project asks of callers (``apikey`` without a project or auth settings)."""
+    return flow.auth_type or "apikey"
+
+
+def _with_auth_type(flow_id: str, user_id: str | None) -> FlowRecord | None:
+    """The flow with its project's auth type, in one read of the flows plugin (``find_agent_flow``)."""
     try:
         uuid_of(str(flow_id))
     except ValueError:
         return None
-    found = appstate.hooks().find_flow_with_auth_type(flow_id=flow_id, user_id=user_id)
-    if found is None:
-        return None
-    flow, auth_type = found
-    flow["_auth_type"] = auth_type or "apikey"
-    return flow
+    return appstate.hooks().first(hookspecs.find_agent_flow, flow_id=flow_id, user_id=user_id)
 
 
 #: a flow's or owner's id parsed once per process (every call of an agent parsed the same ids again: ``uuid.UUID``
@@ -71,8 +73,9 @@ def _with_auth_type(flow_id: str, user_id: str | None) -> dict[str, Any] | None:
 uuid_of = functools.lru_cache(maxsize=4096)(uuid.UUID)
 
 
-def agents_of(user_id: str) -> list[dict[str, Any]]:
-    return list(appstate.hooks().published_agents(user_id=user_id) or [])
+def agents_of(user_id: str) -> list[FlowRecord]:
+    agents = appstate.hooks().first(hookspecs.published_agents, user_id=user_id)
+    return agents or []
 
 
 def public_principal(flow_id: str) -> str:

@@ -37,6 +37,7 @@ import sqlalchemy as sa
 from a2a.compat.v0_3 import types as v03
 
 from core import appstate, db, groupcommit, runs
+from core.contracts import FlowRecord
 from core.engine import RunResult
 from core.engine import events as run_events
 from core.engine.results import last_chat_text
@@ -263,7 +264,7 @@ def start(access: Access, message: v03.Message) -> Row:
     return row
 
 
-def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] | None = None) -> Row:
+def run_blocking(access: Access, message: v03.Message, flow: FlowRecord | None = None) -> Row:
     """A blocking ``message/send``: the run in this request (``core.runs`` execute), the task stored once, ended.
 
     Its caller learns the task id only from the answer, so nobody can ask for it earlier; the row
@@ -276,7 +277,7 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
     try:
         # 404 / 403 / 422 of the run service: a failed task, as in a job. The agent read for this request
         # is the run's flow (an owner's run; a public one is looked up through its grant again)
-        prepared = runs.prepare(req, found=_without_extras(flow))
+        prepared = runs.prepare(req, found=flow)
     except ApiError as exc:
         return _insert_ended(row, "failed", status_text=failure_text(row, _detail(exc)))
     # the lookup's connection stays with this request through the run, as in every in-request run of the run
@@ -309,10 +310,6 @@ def run_blocking(access: Access, message: v03.Message, flow: Mapping[str, Any] |
         groupcommit.flush(appstate.engine())  # no message to store: nothing committed the row yet
         return row
     return _finish_outcome(row, outcome)
-
-
-def _without_extras(flow: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    return None if flow is None else {k: v for k, v in flow.items() if not k.startswith("_")}
 
 
 def _finish_outcome(row: NewTask, outcome: runs.RunOutcome) -> Row:

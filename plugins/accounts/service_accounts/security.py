@@ -99,8 +99,8 @@ def _rsa_keys(settings: AccountsConfig, config_dir: Path) -> tuple[str, str]:
         if not isinstance(given, rsa.RSAPublicKey) or given.public_numbers() != derived.public_numbers():
             raise StartupError("SERVICE_PUBLIC_KEY does not belong to the private key (tokens could not be verified)")
         return private_pem, public_pem
-    public_pem = derived.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-    return private_pem, public_pem.decode()
+    derived_pem = derived.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return private_pem, derived_pem.decode()
 
 
 def configure_jwt(app: Flask, core: Settings, settings: AccountsConfig) -> None:

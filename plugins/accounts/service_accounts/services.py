@@ -12,7 +12,7 @@ import logging
 import secrets
 import uuid
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import sqlalchemy as sa
 from flask import Request
@@ -295,7 +295,7 @@ def rotate_refresh(s: Session, user_id: uuid.UUID, sid: str, jti: str) -> str:
     now = dt.datetime.now(dt.UTC)
     expires = now + dt.timedelta(seconds=settings().refresh_token_expire_seconds)
     successor = str(uuid.uuid4())
-    table = RefreshFamily.__table__
+    table = cast(sa.Table, RefreshFamily.__table__)
     moved = s.execute(
         sa.update(table)
         .where(table.c.sid == sid, table.c.current_jti == jti, table.c.user_id == user_id)
@@ -470,9 +470,9 @@ def actor_from_request(request: Request, scheme: str) -> Actor | None:
         user, key_id = found
         return actor_of(user, "api_key" if key_id else "env_api_key", key_id)
     if cfg.auto_login and cfg.skip_auth_auto_login:
-        user = superuser(db.session())
-        if user is not None and user.is_active:
-            return actor_of(user, "auto_login")
+        admin = superuser(db.session())
+        if admin is not None and admin.is_active:
+            return actor_of(admin, "auto_login")
     if scheme == "optional":
         return None
     if scheme == "api_key":

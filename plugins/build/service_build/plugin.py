@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from core import hookimpl
 from core.records import SettingsSection
 
@@ -43,7 +45,7 @@ def on_app_created(app):
 
 
 @hookimpl(optionalhook=True)
-def job_queue_metrics():
+def job_queue_metrics() -> Mapping[str, object] | None:
     """The build counters of ``GET /api/v1/monitor/job_queue`` (a hook the monitor plugin publishes)."""
     from service_build.config import runtime
 

@@ -22,6 +22,7 @@ from typing import Any
 from flask import Flask
 
 from core import db, runs
+from core.contracts import FlowRecord
 from core.engine import Graph, RunEvent, RunFailed, VertexResult
 from core.errors import ApiError, ValidationFailed
 from core.runs import jobs as run_jobs
@@ -88,10 +89,10 @@ class BuildRequest:
     def resolve(self, app: Flask | None = None) -> runs.PreparedRun:
         """Look the flow up and ask ``check_run`` (404/403), once: the job reuses what it found."""
         prepared = runs.resolve(self.run_request(), app)
-        self.flow = prepared.flow
+        self.flow = prepared.flow.as_dict()  # the job payload's JSON
         self.data = None  # it is in ``flow`` now
         if self.flow_name is None:
-            self.flow_name = prepared.flow.get("name")
+            self.flow_name = prepared.flow.name
         return prepared
 
 
@@ -134,7 +135,11 @@ def _error(emit: Callable[[RunEvent], Any], req: BuildRequest, text: str, **extr
 def prepare(app: Flask, req: BuildRequest, emit: Callable[[RunEvent], Any]) -> Prepared | None:
     """The run and its graph; on failure send the ``error`` event and return None."""
     try:
-        prepared = runs.PreparedRun(req.run_request(), req.flow) if req.flow is not None else req.resolve(app)
+        prepared = (
+            runs.PreparedRun(req.run_request(), FlowRecord.from_dict(req.flow))
+            if req.flow is not None
+            else req.resolve(app)
+        )
         db.release(app)
         runs.build(prepared, app)
     except runs.FlowNotFound:
@@ -153,7 +158,7 @@ def for_cache(prepared: runs.PreparedRun, owner: str) -> Prepared:
     """A built run with what the partial-build cache needs: the vertices' fingerprints, the cache key."""
     graph = prepared.graph
     assert graph is not None
-    data = prepared.flow["data"]
+    data = prepared.flow.data or {}
     req = prepared.request
     first = req.inputs[0] if req.inputs else runs.RunInput()
     prints = cache.fingerprints(
@@ -238,7 +243,7 @@ def start_build(app: Flask, req: BuildRequest, delivery: str) -> str:
             job_id=job_id,
             job=BUILD_JOB,
             shaper=SHAPER,
-            flow=req.flow,
+            flow=FlowRecord.from_dict(req.flow) if req.flow is not None else None,
             meta=meta,
             base_meta=False,
             app=app,

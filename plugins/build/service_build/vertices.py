@@ -42,7 +42,7 @@ def _flow(flow_id: str) -> dict[str, Any]:
         prepared = runs.resolve(runs.RunRequest(flow=flow_id, user_id=current_actor().owner_id, surface="build"))
     except runs.FlowNotFound:
         raise ApiError(404, f"Flow with id {flow_id} not found") from None
-    return dict(prepared.flow)
+    return prepared.flow.as_dict()
 
 
 def _saved_key(owner: str, flow_id: str) -> str:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from core import hookimpl
 
+#: the hooks this plugin publishes: the model listing (the models bundle answers ``list_models``)
+HOOKSPECS = "service_catalog.hookspecs"
+
 
 @hookimpl
 def register_blueprints():

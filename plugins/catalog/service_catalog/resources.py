@@ -17,7 +17,7 @@ from core import appstate, openapi, runs
 from core.auth import allowed, authenticated, current_actor
 from core.errors import ApiError
 from core.runs import registry
-from service_catalog import catalog, schemas, validate
+from service_catalog import catalog, hookspecs, schemas, validate
 
 blp = Blueprint("components", __name__, url_prefix="/api/v1", description="Component catalog and validation")
 
@@ -43,7 +43,7 @@ def all_components(query: Mapping[str, Any]):
     locale = request.accept_languages.best_match(catalog.locales(reg), default=catalog.DEFAULT_LOCALE)
     hidden: frozenset[str] = frozenset()
     if not query["include_blocked"]:
-        hidden = frozenset(k for answer in appstate.hooks().blocked_components() if answer for k in answer)
+        hidden = appstate.hooks().blocked_components()
     raw, packed = catalog.encoded(reg, locale or catalog.DEFAULT_LOCALE, hidden)
     response = Response(raw, mimetype="application/json")
     response.vary.add("Accept-Encoding")
@@ -129,7 +129,7 @@ def model_provider_models():
     if ctx.provider_allowed is not None and not ctx.provider_allowed(pid):
         raise ApiError(403, f"Model provider '{pid}' is not allowed by the model-provider policy")
     try:
-        models = appstate.hooks().list_models(context=ctx, provider=provider, refresh=refresh)
+        models = appstate.hooks().first(hookspecs.list_models, context=ctx, provider=provider, refresh=refresh)
     except ValueError as exc:  # not usable as configured: no endpoint or key, a blocked address, a refused key
         raise ApiError(422, [{"loc": ["query", "provider"], "msg": str(exc), "type": "value_error"}]) from exc
     except Exception as exc:  # the provider failed or cannot be reached

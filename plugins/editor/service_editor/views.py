@@ -97,7 +97,8 @@ def _send(path: Path, cache_control: str) -> Response:
     response.headers["Cache-Control"] = cache_control
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.set_etag(f"{int(path.stat().st_mtime_ns)}-{len(raw)}{'-gz' if use_gzip else ''}")
-    return response.make_conditional(request)
+    response.make_conditional(request)  # in place: a 304 (or 206) when the request's validators match
+    return response
 
 
 def _safe_file(base: Path, name: str) -> Path | None:

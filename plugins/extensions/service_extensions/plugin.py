@@ -7,6 +7,9 @@ from pathlib import Path
 from core import hookimpl
 from core.records import Migrations
 
+#: the hooks this plugin publishes: the flows a bundle reload affects (the flows plugin answers)
+HOOKSPECS = "service_extensions.hookspecs"
+
 
 @hookimpl
 def register_blueprints():

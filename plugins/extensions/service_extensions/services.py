@@ -32,6 +32,7 @@ from core.extensions import (
     import_bundle,
     publish_reload,
 )
+from service_extensions import hookspecs
 from service_extensions.models import ExtensionEvent
 
 RELOAD_DOCS = "docs/plugins/extensions.md"
@@ -194,8 +195,11 @@ def _affected_flows(svc: Any, keys: list[str], removed: set[str]) -> list[dict[s
     if not keys:
         return []
     found: list[dict[str, Any]] = []
-    for items in svc.host.hook.flows_using_components(component_keys=sorted(keys)):
-        for flow in items or []:
-            nodes = [{**n, "change": "removed" if n["type"] in removed else "changed"} for n in flow["nodes"]]
-            found.append({**flow, "nodes": nodes})
+    for items in svc.host.hooks.each(hookspecs.flows_using_components, component_keys=sorted(keys)):
+        for flow in items:
+            nodes = [
+                {"id": n.id, "type": n.type, "change": "removed" if n.type in removed else "changed"}
+                for n in flow.nodes
+            ]
+            found.append({"flow_id": flow.flow_id, "name": flow.name, "user_id": flow.user_id, "nodes": nodes})
     return found

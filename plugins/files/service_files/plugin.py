@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from core import hookimpl
+from core.contracts import FileRecord
 from core.records import Job, Migrations, SettingsSection
 
 
@@ -59,7 +60,7 @@ def read_user_file(user_id: str, ref: str) -> bytes | None:
 
 
 @hookimpl
-def write_user_file(user_id: str, name: str, content: bytes, append: bool) -> dict[str, Any] | None:
+def write_user_file(user_id: str, name: str, content: bytes, append: bool) -> FileRecord | None:
     import uuid
 
     from core import db
@@ -74,7 +75,7 @@ def write_user_file(user_id: str, name: str, content: bytes, append: bool) -> di
     except Exception:
         s.rollback()
         raise
-    return {**out, "id": str(out["id"])}
+    return FileRecord(id=str(out["id"]), name=out["name"], path=out["path"], size=out["size"])
 
 
 @hookimpl

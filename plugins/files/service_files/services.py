@@ -59,11 +59,11 @@ def own(s: Session, user_id: uuid.UUID, file_id: Any) -> StoredFile:
     return row
 
 
-def _mine(user_id: uuid.UUID) -> sa.Select[tuple[StoredFile]]:
+def _mine(user_id: uuid.UUID) -> sa.Select[StoredFile]:
     return sa.select(StoredFile).where(StoredFile.user_id == user_id)
 
 
-def _user_files(user_id: uuid.UUID) -> sa.Select[tuple[StoredFile]]:
+def _user_files(user_id: uuid.UUID) -> sa.Select[StoredFile]:
     return _mine(user_id).where(StoredFile.flow_id.is_(None))
 
 

@@ -19,17 +19,12 @@ from core.engine.nodes import node_types
 HEADER = "X-Service-Blocked-Components"
 
 
-def _union(hook_name: str) -> frozenset[str]:
-    answers = getattr(appstate.hooks(), hook_name)()
-    return frozenset(k for answer in answers if answer for k in answer)
-
-
 def blocked_components() -> frozenset[str]:
-    return _union("blocked_components")
+    return appstate.hooks().blocked_components()
 
 
 def blocked_templates() -> frozenset[str]:
-    return _union("blocked_templates")
+    return appstate.hooks().blocked_templates()
 
 
 def blocked_in(data: Any, blocked: frozenset[str] | None = None) -> list[str]:

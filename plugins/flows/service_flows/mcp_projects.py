@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from core.contracts import FlowRecord, McpToolSettings, ProjectRecord
 from core.db import utcnow
 from service_flows.models import Flow, Folder
 
@@ -50,7 +52,7 @@ def _folder(s: Session, user_id: str | None, project_id: str) -> Folder | None:
 _by_id: Any = None
 
 
-def find_project(s: Session, user_id: str | None, project_id: str) -> dict[str, Any] | None:
+def find_project(s: Session, user_id: str | None, project_id: str) -> ProjectRecord | None:
     """One Core select built once (every MCP request admits its caller with it; the ORM cost 3x)."""
     global _by_id
     key = _uuid(project_id)
@@ -63,18 +65,16 @@ def find_project(s: Session, user_id: str | None, project_id: str) -> dict[str, 
     row = s.connection().execute(_by_id, {"key": key}).mappings().first()
     if row is None or (owner is not None and row["user_id"] != owner):
         return None
-    return {
-        "id": str(row["id"]),
-        "name": row["name"],
-        "description": row["description"],
-        "user_id": str(row["user_id"]),
-        "auth_settings": public_auth_settings(row["auth_settings"]),
-    }
+    return ProjectRecord(
+        id=str(row["id"]),
+        name=row["name"],
+        description=row["description"],
+        user_id=str(row["user_id"]),
+        auth_settings=public_auth_settings(row["auth_settings"]),
+    )
 
 
-def list_project_flows(
-    s: Session, user_id: str, project_id: str | None, with_data: bool
-) -> list[dict[str, Any]] | None:
+def list_project_flows(s: Session, user_id: str, project_id: str | None, with_data: bool) -> list[FlowRecord] | None:
     owner = _uuid(user_id)
     if owner is None:
         return None
@@ -101,43 +101,50 @@ def list_project_flows(
     out = []
     for row in s.connection().execute(query.order_by(t.name)).mappings():
         updated = row["updated_at"]
-        item = {
-            "id": str(row["id"]),
-            "name": row["name"],
-            "description": row["description"],
-            "endpoint_name": row["endpoint_name"],
-            "mcp_enabled": bool(row["mcp_enabled"]),
-            "action_name": row["action_name"],
-            "action_description": row["action_description"],
-            "updated_at": updated.isoformat() if isinstance(updated, dt.datetime) else None,
-            "folder_id": str(row["folder_id"]) if row["folder_id"] else None,
-        }
-        if with_data:
-            item["data"] = row["data"]
-        out.append(item)
+        out.append(
+            FlowRecord(
+                id=str(row["id"]),
+                name=row["name"],
+                user_id=user_id,
+                description=row["description"],
+                endpoint_name=row["endpoint_name"],
+                mcp_enabled=bool(row["mcp_enabled"]),
+                action_name=row["action_name"],
+                action_description=row["action_description"],
+                updated_at=updated.isoformat() if isinstance(updated, dt.datetime) else None,
+                folder_id=str(row["folder_id"]) if row["folder_id"] else None,
+                data=row["data"] if with_data else None,
+            )
+        )
     return out
 
 
 def update_project_mcp(
-    s: Session, user_id: str, project_id: str, tools: list[dict[str, Any]], auth_settings: dict[str, Any] | None
+    s: Session,
+    user_id: str,
+    project_id: str,
+    tools: Sequence[McpToolSettings],
+    auth_settings: Mapping[str, Any] | None,
 ) -> int | None:
     folder = _folder(s, user_id, project_id)
     if folder is None:
         return None
-    wanted = {key: item for item in tools if (key := _uuid(item.get("id"))) is not None}
+    wanted = {key: item for item in tools if (key := _uuid(item.id)) is not None}
     count = 0
     if wanted:
         flows = s.scalars(sa.select(Flow).where(Flow.folder_id == folder.id, Flow.id.in_(list(wanted)))).all()
         for flow in flows:
             item = wanted[flow.id]
-            for name in ("mcp_enabled", "action_name", "action_description"):
-                if name in item:
-                    value = item[name]
-                    setattr(flow, name, bool(value) if name == "mcp_enabled" else value)
+            if "mcp_enabled" in item.given:
+                flow.mcp_enabled = bool(item.mcp_enabled)
+            if "action_name" in item.given:
+                flow.action_name = item.action_name
+            if "action_description" in item.given:
+                flow.action_description = item.action_description
             flow.updated_at = utcnow()
             count += 1
     if auth_settings is not None:
-        folder.auth_settings = public_auth_settings(auth_settings)
+        folder.auth_settings = public_auth_settings(dict(auth_settings))
         folder.updated_at = utcnow()
     s.flush()
     return count

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from core import hookimpl
+from core.contracts import FlowRecord, FlowUsage, McpToolSettings, ProjectRecord
 from core.records import Job, Migrations
+
+#: the hooks this plugin publishes (it calls them; the policies plugin answers ``on_flow_changed``)
+HOOKSPECS = "service_flows.hookspecs"
 
 
 @hookimpl
@@ -31,10 +36,10 @@ def register_jobs():
 
 
 @hookimpl
-def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> dict[str, Any] | None:
-    from service_flows import services
+def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> FlowRecord | None:
+    from service_flows import lookups
 
-    return services.find_flow(user_id, flow_id_or_name, public)
+    return lookups.find_flow(user_id, flow_id_or_name, public)
 
 
 @hookimpl
@@ -45,33 +50,34 @@ def on_user_deleted(user_id: str) -> None:
     services.delete_user_rows(db.session(), user_id)
 
 
-@hookimpl
-def stored_flows(after_id: str | None, limit: int) -> list[dict[str, Any]] | None:
+# --- hooks other plugins publish (they may be absent) ------------------------------------------------
+@hookimpl(optionalhook=True)
+def stored_flows(after_id: str | None, limit: int) -> list[FlowRecord] | None:
     from core import db
-    from service_flows import services
+    from service_flows import lookups
 
-    return services.stored_flows(db.session(), after_id, limit)
+    return lookups.stored_flows(db.session(), after_id, limit)
 
 
-@hookimpl
-def find_project(user_id: str | None, project_id: str) -> dict[str, Any] | None:
+@hookimpl(optionalhook=True)
+def find_project(user_id: str | None, project_id: str) -> ProjectRecord | None:
     from core import db
     from service_flows import mcp_projects
 
     return mcp_projects.find_project(db.session(), user_id, project_id)
 
 
-@hookimpl
-def list_project_flows(user_id: str, project_id: str | None, with_data: bool) -> list[dict[str, Any]] | None:
+@hookimpl(optionalhook=True)
+def list_project_flows(user_id: str, project_id: str | None, with_data: bool) -> list[FlowRecord] | None:
     from core import db
     from service_flows import mcp_projects
 
     return mcp_projects.list_project_flows(db.session(), user_id, project_id, with_data)
 
 
-@hookimpl
+@hookimpl(optionalhook=True)
 def update_project_mcp(
-    user_id: str, project_id: str, tools: list[dict[str, Any]], auth_settings: dict[str, Any] | None
+    user_id: str, project_id: str, tools: Sequence[McpToolSettings], auth_settings: Mapping[str, Any] | None
 ) -> int | None:
     from core import db
     from service_flows import mcp_projects
@@ -79,27 +85,27 @@ def update_project_mcp(
     return mcp_projects.update_project_mcp(db.session(), user_id, project_id, tools, auth_settings)
 
 
-@hookimpl
-def flows_using_components(component_keys: list[str]) -> list[dict[str, Any]]:
+@hookimpl(optionalhook=True)
+def flows_using_components(component_keys: list[str]) -> list[FlowUsage] | None:
     from core import db
-    from service_flows import services
+    from service_flows import lookups
 
-    return services.flows_using_components(db.session(), component_keys)
+    return lookups.flows_using_components(db.session(), component_keys)
 
 
-@hookimpl
-def published_agents(user_id: str) -> list[dict[str, Any]] | None:
+@hookimpl(optionalhook=True)
+def published_agents(user_id: str) -> list[FlowRecord] | None:
     from core import db
-    from service_flows import services
+    from service_flows import lookups
 
-    return services.published_agents(db.session(), user_id)
+    return lookups.published_agents(db.session(), user_id)
 
 
-@hookimpl
-def find_flow_with_auth_type(flow_id: str, user_id: str | None) -> tuple[dict[str, Any], str | None] | None:
-    from service_flows import services
+@hookimpl(optionalhook=True)
+def find_agent_flow(flow_id: str, user_id: str | None) -> FlowRecord | None:
+    from service_flows import lookups
 
-    return services.find_flow_with_auth_type(flow_id, user_id)
+    return lookups.find_agent_flow(flow_id, user_id)
 
 
 @hookimpl

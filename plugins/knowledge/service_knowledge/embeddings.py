@@ -279,10 +279,13 @@ class ProviderEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         from core import appstate
+        from service_knowledge import hookspecs
 
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        rows = appstate.hooks().embed_texts(context=self.context, provider=self.provider, model=self.model, texts=texts)
+        rows = appstate.hooks().first(
+            hookspecs.embed_texts, context=self.context, provider=self.provider, model=self.model, texts=texts
+        )
         if rows is None:
             raise EmbeddingUnavailable(f"Embedding provider '{self.provider}' is not available on this server")
         matrix = np.asarray(rows, dtype=np.float32)

@@ -24,10 +24,12 @@ def ingest(ctx: JobContext, kb_id: str, pending_ids: list[str]) -> dict[str, Any
     kb = s.get(KnowledgeBase, key)
     if kb is None or str(kb.user_id) != ctx.owner:
         raise LookupError("Knowledge base not found")
-    hook = appstate.hooks()
+    hooks = appstate.hooks()
     try:
         ctx.emit("progress", {"stage": "reading", "done": 0, "total": 0})
-        sources = services.load_sources(s, kb, pending_ids, lambda ref: hook.read_user_file(user_id=ctx.owner, ref=ref))
+        sources = services.load_sources(
+            s, kb, pending_ids, lambda ref: hooks.read_user_file(user_id=ctx.owner, ref=ref)
+        )
         s.expunge(kb)  # keep its settings, end the read transaction: embedding can take minutes
         s.commit()
 

@@ -8,6 +8,9 @@ from typing import Any
 from core import hookimpl
 from core.records import Job, Migrations
 
+#: the hooks this plugin publishes: embeddings by provider (the models bundle answers ``embed_texts``)
+HOOKSPECS = "service_knowledge.hookspecs"
+
 
 @hookimpl
 def register_blueprints():

@@ -82,7 +82,7 @@ def kb_out(s: Session, kb: KnowledgeBase) -> dict[str, Any]:
     }
 
 
-def _mine(user_id: uuid.UUID) -> sa.Select[tuple[KnowledgeBase]]:
+def _mine(user_id: uuid.UUID) -> sa.Select[KnowledgeBase]:
     return sa.select(KnowledgeBase).where(KnowledgeBase.user_id == user_id)
 
 

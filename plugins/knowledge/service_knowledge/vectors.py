@@ -56,7 +56,8 @@ class Index:
     def meta(self, s: Session) -> list[dict[str, Any]]:
         """Chunk metadata in index order, loaded on the first filtered query only."""
         if self._meta is None:
-            found = dict(s.execute(sa.select(Chunk.id, Chunk.meta).where(Chunk.kb_id == self.kb_id)).all())
+            rows = s.execute(sa.select(Chunk.id, Chunk.meta).where(Chunk.kb_id == self.kb_id)).all()
+            found: dict[Any, Any] = {row[0]: row[1] for row in rows}
             self._meta = [found.get(_as_uuid(i)) or {} for i in self.ids]
         return self._meta
 
@@ -118,7 +119,7 @@ class _RawBytes(sa.types.TypeDecorator[bytes]):
 
 
 def index_for(s: Session, kb: KnowledgeBase) -> Index:
-    key = (str(s.get_bind().url), kb.id)
+    key = (str(s.get_bind().engine.url), kb.id)
     with _lock:
         found = _cache.get(key)
         if found is not None and found.revision == kb.revision:

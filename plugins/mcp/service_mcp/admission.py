@@ -25,9 +25,10 @@ from flask import Request, request
 
 from core import appstate
 from core.auth import Actor
+from core.contracts import ProjectRecord
 from core.errors import ApiError
 from core.runs import admission
-from service_mcp import oauth
+from service_mcp import hookspecs, oauth
 from service_mcp.tools import Scope, sanitize
 
 NOT_FOUND = "Project not found"
@@ -41,8 +42,7 @@ def caller() -> Actor | None:
     if kind.lower() == "bearer" and token and token.count(".") != 2:  # not a JWT: an API key
         environ.pop("HTTP_AUTHORIZATION", None)
         environ["HTTP_X_API_KEY"] = token
-    actor: Actor | None = appstate.hooks().actor_from_request(request=Request(environ), scheme="optional")
-    return actor
+    return appstate.hooks().actor_from_request(request=Request(environ), scheme="optional")
 
 
 def need_credentials(metadata_url: str | None = None, error: str | None = None) -> ApiError:
@@ -109,19 +109,19 @@ def _vouched(project_id: str, auth: dict[str, Any], actor: Actor | None) -> bool
     return True
 
 
-def project_scope(project_id: str) -> tuple[Scope, dict[str, Any]]:
+def project_scope(project_id: str) -> tuple[Scope, ProjectRecord]:
     """Admit the caller to project ``project_id``'s MCP server; 401 / 403 / 404 otherwise."""
-    project = appstate.hooks().find_project(user_id=None, project_id=project_id)
+    project = appstate.hooks().first(hookspecs.find_project, user_id=None, project_id=project_id)
     if project is None:
         raise ApiError(404, NOT_FOUND)
-    auth = project.get("auth_settings") or {}
-    pid = str(project["id"])
+    auth = dict(project.auth_settings or {})
+    pid = project.id
     actor, error = _credentials()
     oauth_project = admission.auth_type_of(auth) == "oauth"
     try:
         admitted = admission.admit(
             auth,
-            str(project["user_id"]),
+            project.user_id,
             actor,
             presented=_presented(),
             vouched=oauth_project and _vouched(pid, auth, actor),
@@ -152,15 +152,15 @@ def global_scope() -> Scope:
     return Scope(actor.owner_id, None, "service-mcp-global")
 
 
-def server_name(project: dict[str, Any]) -> str:
+def server_name(project: ProjectRecord) -> str:
     """The name a client config keys this project's server by (reference: ``svc-starter_project``)."""
-    return f"svc-{sanitize(project['name'])}"[:64]
+    return f"svc-{sanitize(project.name)}"[:64]
 
 
 def protected_resource(project_id: str, kind: str) -> dict[str, Any]:
     """The RFC 9728 metadata of an OAuth project's server (``kind`` ``streamable`` or ``sse``); else 404."""
-    project = appstate.hooks().find_project(user_id=None, project_id=project_id)
-    auth = (project or {}).get("auth_settings") or {}
+    project = appstate.hooks().first(hookspecs.find_project, user_id=None, project_id=project_id)
+    auth = dict(project.auth_settings or {}) if project is not None else {}
     if project is None or kind not in ("streamable", "sse") or auth.get("auth_type") != "oauth":
         raise ApiError(404, "Not Found")
-    return oauth.resource_metadata(auth, f"{_base()}/api/v1/mcp/project/{project['id']}/{kind}")
+    return oauth.resource_metadata(auth, f"{_base()}/api/v1/mcp/project/{project.id}/{kind}")

@@ -77,8 +77,10 @@ def _input_nodes(data: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, A
             continue
         nd = node["data"]
         key = nd.get("type")
-        fnode = nd.get("node") if isinstance(nd.get("node"), Mapping) else {}
-        template = fnode.get("template") if isinstance(fnode.get("template"), Mapping) else {}
+        inner = nd.get("node")
+        fnode: Mapping[str, Any] = inner if isinstance(inner, Mapping) else {}
+        found_template = fnode.get("template")
+        template: Mapping[str, Any] = found_template if isinstance(found_template, Mapping) else {}
         if key in INPUT_KEYS:
             found.append((str(node.get("id") or nd.get("id") or ""), str(key), template))
     return sorted(found, key=lambda n: INPUT_KEYS.index(n[1]))

@@ -5,7 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from core import hookimpl
+from core.contracts import McpServerConfig
 from core.records import Migrations, SettingsSection
+
+#: the hooks this plugin publishes: what it asks of projects and flows (the flows plugin answers)
+HOOKSPECS = "service_mcp.hookspecs"
 
 
 @hookimpl
@@ -47,14 +51,26 @@ def on_user_deleted(user_id: str) -> None:
 
 
 @hookimpl
-def mcp_server_config(user_id: str, name: str):
+def mcp_server_config(user_id: str, name: str) -> McpServerConfig | None:
     from core import db
     from service_mcp import servers
 
-    return servers.config_for_run(db.session(), user_id, name)
+    config = servers.config_for_run(db.session(), user_id, name)
+    if config is None:
+        return None
+    args = config.get("args")
+    return McpServerConfig(
+        name=str(config.get("name") or name),
+        transport=str(config.get("transport") or ("stdio" if config.get("command") else "streamablehttp")),
+        url=config.get("url"),
+        headers=config.get("headers"),
+        command=config.get("command"),
+        args=tuple(args) if args is not None else None,
+        env=config.get("env"),
+    )
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # the variables plugin publishes it (service secret-key rotate)
 def reencrypt_secrets(cipher):
     from core import db
     from service_mcp import services

@@ -101,7 +101,8 @@ def error(msg_id: Any, code: int, message: str, data: Any = None) -> dict[str, A
 def http_status(reply: dict[str, Any]) -> int:
     """A modern-era reply's HTTP status: the SDK's table for an error (``ERROR_CODE_HTTP_STATUS``), else 200."""
     err = reply.get("error")
-    return ERROR_CODE_HTTP_STATUS.get(err.get("code"), 200) if isinstance(err, dict) else 200
+    code = err.get("code") if isinstance(err, dict) else None
+    return ERROR_CODE_HTTP_STATUS.get(code, 200) if isinstance(code, int) else 200
 
 
 def dump(model: Any, modern: bool = False) -> dict[str, Any]:

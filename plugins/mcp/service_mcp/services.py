@@ -14,9 +14,10 @@ from cryptography.fernet import InvalidToken, MultiFernet
 from sqlalchemy.orm import Session
 
 from core import appstate, secrets
+from core.contracts import McpToolSettings, ProjectRecord
 from core.db import utcnow
 from core.errors import ApiError
-from service_mcp import oauth
+from service_mcp import hookspecs, oauth
 from service_mcp.admission import server_name
 from service_mcp.models import ProjectSecret, Server
 
@@ -38,18 +39,21 @@ CLIENTS = ("cursor", "windsurf", "claude", "vscode")
 TRANSPORTS = ("streamablehttp", "sse")
 
 
-def project(user_id: str, project_id: str) -> dict[str, Any]:
-    found = appstate.hooks().find_project(user_id=user_id, project_id=project_id)
+def project(user_id: str, project_id: str) -> ProjectRecord:
+    found = appstate.hooks().first(hookspecs.find_project, user_id=user_id, project_id=project_id)
     if found is None:
         raise ApiError(404, "Project not found")
-    return dict(found)
+    return found
 
 
 def list_tools(user_id: str, project_id: str, mcp_enabled: bool) -> dict[str, Any]:
     proj = project(user_id, project_id)
-    flows = appstate.hooks().list_project_flows(user_id=user_id, project_id=project_id, with_data=False) or []
-    items = [{k: f.get(k) for k in TOOL_FIELDS} for f in flows if f.get("mcp_enabled") or not mcp_enabled]
-    return {"tools": items, "auth_settings": proj.get("auth_settings"), "server_name": server_name(proj)}
+    flows = (
+        appstate.hooks().first(hookspecs.list_project_flows, user_id=user_id, project_id=project_id, with_data=False)
+        or []
+    )
+    items = [{k: getattr(f, k) for k in TOOL_FIELDS} for f in flows if f.mcp_enabled or not mcp_enabled]
+    return {"tools": items, "auth_settings": proj.auth_settings, "server_name": server_name(proj)}
 
 
 def update_settings(s: Session, user_id: str, project_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -60,8 +64,12 @@ def update_settings(s: Session, user_id: str, project_id: str, body: dict[str, A
         secret = auth.pop("oauth_client_secret", None)
         if secret:
             _store_secret(s, user_id, project_id, secret)
-    count = appstate.hooks().update_project_mcp(
-        user_id=user_id, project_id=project_id, tools=body["settings"], auth_settings=auth
+    count = appstate.hooks().first(
+        hookspecs.update_project_mcp,
+        user_id=user_id,
+        project_id=project_id,
+        tools=[McpToolSettings.from_dict(item) for item in body["settings"]],
+        auth_settings=auth,
     )
     if count is None:
         raise ApiError(404, "Project not found")
@@ -92,11 +100,11 @@ def composer_url(user_id: str, project_id: str, host_url: str) -> dict[str, Any]
     proj = project(user_id, project_id)
     base = base_url(host_url)
     return {
-        "project_id": proj["id"],
+        "project_id": proj.id,
         "uses_composer": False,
-        "streamable_http_url": f"{base}/api/v1/mcp/project/{proj['id']}/streamable",
-        "legacy_sse_url": f"{base}/api/v1/mcp/project/{proj['id']}/sse",
-        "error_message": oauth_problem(proj.get("auth_settings")),
+        "streamable_http_url": f"{base}/api/v1/mcp/project/{proj.id}/streamable",
+        "legacy_sse_url": f"{base}/api/v1/mcp/project/{proj.id}/sse",
+        "error_message": oauth_problem(dict(proj.auth_settings) if proj.auth_settings is not None else None),
     }
 
 
@@ -140,7 +148,7 @@ def install(user_id: str, project_id: str, body: dict[str, Any], host_url: str, 
     proj = project(user_id, project_id)
     urls = composer_url(user_id, project_id, host_url)
     url = urls["streamable_http_url"] if transport == "streamablehttp" else urls["legacy_sse_url"]
-    needs_key = (proj.get("auth_settings") or {}).get("auth_type") != "none"
+    needs_key = proj.auth_type != "none"
     name = server_name(proj)
     config = snippet(client, transport, name, url, needs_key)
     path = client_config_path(client)
@@ -169,7 +177,8 @@ def _merge_into(path: Path, config: dict[str, Any]) -> None:
         if not isinstance(current, dict):
             raise ApiError(400, f"{path} does not hold a JSON object")
     for section, servers in config.items():
-        merged = current.get(section) if isinstance(current.get(section), dict) else {}
+        found = current.get(section)
+        merged: dict[str, Any] = found if isinstance(found, dict) else {}
         current[section] = {**merged, **servers}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import appstate, db, runs
+from core.contracts import FlowRecord
 from core.engine.events import RunEvent, VertexFinished, VerticesSorted
 from core.errors import ApiError
 from core.runs import admission
+from service_mcp import hookspecs
 from service_mcp.inputs import ToolInputs, tool_inputs, tweaks_for
 
 MAX_NAME = 64
@@ -60,10 +62,10 @@ def sanitize(name: str) -> str:
     return text[:MAX_NAME]
 
 
-def flows(scope: Scope, with_data: bool = False) -> list[dict[str, Any]]:
+def flows(scope: Scope, with_data: bool = False) -> list[FlowRecord]:
     """The scope's flows (as the flows plugin lists them); a foreign or missing project is 404."""
-    found = appstate.hooks().list_project_flows(
-        user_id=scope.owner_id, project_id=scope.project_id, with_data=with_data
+    found = appstate.hooks().first(
+        hookspecs.list_project_flows, user_id=scope.owner_id, project_id=scope.project_id, with_data=with_data
     )
     if found is None:
         raise ApiError(404, "Project not found")
@@ -80,26 +82,26 @@ def _policy(scope: Scope) -> str:
 _SCHEMAS: dict[tuple[str, str | None, str], ToolInputs] = {}
 
 
-def _cached(flow: dict[str, Any], policy: str) -> ToolInputs | None:
-    key = (str(flow["id"]), flow.get("updated_at"), policy)
+def _cached(flow: FlowRecord, policy: str) -> ToolInputs | None:
+    key = (flow.id, flow.updated_at, policy)
     return _SCHEMAS.get(key) if key[1] else None
 
 
-def _inputs(flow: dict[str, Any], policy: str, owner: str) -> ToolInputs:
+def _inputs(flow: FlowRecord, policy: str, owner: str) -> ToolInputs:
     """The flow's schema: cached for this version of the flow, else built from its data (loaded when the
     flow was listed without it, the owner's own lookup) and cached."""
     found = _cached(flow, policy)
     if found is not None:
         return found
-    if "data" not in flow:
-        loaded = appstate.hooks().find_flow(user_id=owner, flow_id_or_name=str(flow["id"]), public=False)
-        flow = {**flow, "data": (loaded or {}).get("data")}
-    data = flow.get("data")
+    data = flow.data
+    if data is None:  # listed without its data: the owner's own lookup
+        loaded = appstate.hooks().find_flow(user_id=owner, flow_id_or_name=flow.id, public=False)
+        data = loaded.data if loaded is not None else None
     found = tool_inputs(data if isinstance(data, dict) else None, policy)
-    if flow.get("updated_at"):
+    if flow.updated_at:
         if len(_SCHEMAS) >= _HINTS_MAX:
             _SCHEMAS.clear()
-        _SCHEMAS[(str(flow["id"]), flow["updated_at"], policy)] = found
+        _SCHEMAS[(flow.id, flow.updated_at, policy)] = found
     return found
 
 
@@ -110,21 +112,21 @@ def tools(scope: Scope, with_inputs: bool = False) -> list[FlowTool]:
     policy = _policy(scope) if with_inputs else ""
     listed = flows(scope)
     if with_inputs and any(
-        _cached(f, policy) is None for f in listed if scope.all_flows or f.get("mcp_enabled")
+        _cached(f, policy) is None for f in listed if scope.all_flows or f.mcp_enabled
     ):  # a schema not known for this version of its flow: list again, with the flows' data
         listed = flows(scope, with_data=True)
     for flow in listed:
-        if not scope.all_flows and not flow.get("mcp_enabled"):
+        if not scope.all_flows and not flow.mcp_enabled:
             continue
-        base = sanitize(flow.get("action_name") or flow["name"])
+        base = sanitize(flow.action_name or flow.name or "")
         name, n = base, 2
         while name in taken:  # two flows with one name: the second gets a suffix
             suffix = f"_{n}"
             name, n = base[: MAX_NAME - len(suffix)] + suffix, n + 1
         taken.add(name)
-        description = flow.get("action_description") or flow.get("description") or f"Run the flow {flow['name']}"
+        description = flow.action_description or flow.description or f"Run the flow {flow.name}"
         inputs = _inputs(flow, policy, scope.owner_id) if with_inputs else None
-        out.append(FlowTool(name, description, flow["id"], flow["name"], inputs))
+        out.append(FlowTool(name, description, flow.id, flow.name or "", inputs))
     return out
 
 
@@ -227,13 +229,13 @@ def _forget(scope: Scope, name: str) -> None:
     _HINTS.pop((scope.owner_id, scope.project_id, name), None)
 
 
-def _still(scope: Scope, tool: FlowTool, flow: dict[str, Any]) -> bool:
+def _still(scope: Scope, tool: FlowTool, flow: FlowRecord) -> bool:
     """The loaded flow is still this tool: in scope, enabled, and named the same (a rename frees a name)."""
-    if str(flow.get("user_id")) != scope.owner_id or flow.get("is_component"):
+    if str(flow.user_id) != scope.owner_id or flow.is_component:
         return False
-    if not scope.all_flows and (not flow.get("mcp_enabled") or str(flow.get("folder_id")) != scope.project_id):
+    if not scope.all_flows and (not flow.mcp_enabled or str(flow.folder_id) != scope.project_id):
         return False
-    base = sanitize(flow.get("action_name") or flow.get("name") or "")
+    base = sanitize(flow.action_name or flow.name or "")
     return tool.name == base or tool.name.startswith(f"{base}_")  # a clash suffix stays with its flow
 
 

@@ -5,7 +5,7 @@ Implement them with ``@hookimpl(optionalhook=True)``: the monitor plugin may be 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from core import hookspec
 
@@ -13,8 +13,8 @@ __all__ = ["job_queue_metrics"]
 
 
 @hookspec
-def job_queue_metrics() -> dict[str, Any] | None:
-    """Members a plugin adds to ``GET /api/v1/monitor/job_queue`` (its own counters), or None.
+def job_queue_metrics() -> Mapping[str, object] | None:
+    """Members a plugin adds to ``GET /api/v1/monitor/job_queue`` (its own counters, JSON values), or None.
 
     Called on every request of that endpoint (superusers); the answers are merged over the
     job queue's own metrics.

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from core import hookimpl
+from core.contracts import MessageRecord, VertexRecord
 from core.records import Migrations
 
 #: hooks this plugin publishes (``job_queue_metrics``; see docs/plugins/monitor.md)
@@ -39,7 +41,7 @@ def register_migrations():
 
 
 @hookimpl
-def on_messages(user_id: str, messages: list[dict[str, Any]]) -> None:
+def on_messages(user_id: str, messages: Sequence[MessageRecord]) -> None:
     from core import appstate
     from service_monitor import services
 
@@ -47,16 +49,16 @@ def on_messages(user_id: str, messages: list[dict[str, Any]]) -> None:
 
 
 @hookimpl
-def message_history(user_id: str, flow_id: str | None, session_id: str, limit: int) -> list[dict[str, Any]]:
+def message_history(user_id: str, flow_id: str | None, session_id: str, limit: int) -> list[MessageRecord] | None:
     from core import db
     from service_monitor import services
 
-    return services.history(db.session(), user_id, flow_id, session_id, limit)
+    return services.history_records(db.session(), user_id, flow_id, session_id, limit)
 
 
 @hookimpl
-def on_vertex_built(record: dict[str, Any]) -> None:
-    if record.get("user_id") and record.get("flow_id"):
+def on_vertex_built(record: VertexRecord) -> None:
+    if record.user_id and record.flow_id:
         recorder().submit(record)
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from core import db
+from core.contracts import VertexRecord
 from core.db import utcnow
 from service_monitor.models import Transaction, VertexBuild
 
@@ -77,7 +78,7 @@ class Recorder:
         self.prune_every = max(1, prune_every if prune_every is not None else keep_per_flow // 10)
         #: rows written per (owner, flow) since its last pruning
         self._unpruned: dict[tuple[uuid.UUID, uuid.UUID], int] = {}
-        self._queue: collections.deque[dict[str, Any]] = collections.deque()
+        self._queue: collections.deque[VertexRecord] = collections.deque()
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stopped = False
@@ -86,7 +87,7 @@ class Recorder:
         self._thread: threading.Thread | None = None
         atexit.register(self.close)
 
-    def submit(self, record: dict[str, Any]) -> None:
+    def submit(self, record: VertexRecord) -> None:
         with self._lock:
             if len(self._queue) >= self.capacity:
                 self.dropped += 1
@@ -112,23 +113,24 @@ class Recorder:
             self._queue.clear()
         if not batch:
             return 0
-        builds, transactions = [], []
+        builds: list[dict[str, Any]] = []
+        transactions: list[dict[str, Any]] = []
         for r in batch:
-            user_id, flow_id = uuid.UUID(str(r["user_id"])), uuid.UUID(str(r["flow_id"]))
-            stamp = r.get("timestamp") or utcnow()
-            if r.get("build", True):
+            user_id, flow_id = uuid.UUID(str(r.user_id)), uuid.UUID(str(r.flow_id))
+            stamp = r.timestamp or utcnow()
+            if r.build:
                 builds.append(
                     {
                         "build_id": db.new_id(),
-                        "id": str(r.get("vertex_id") or ""),
+                        "id": str(r.vertex_id or ""),
                         "user_id": user_id,
                         "flow_id": flow_id,
-                        "job_id": r.get("job_id"),
+                        "job_id": r.job_id,
                         "timestamp": stamp,
-                        "valid": bool(r.get("valid")),
-                        "data": r.get("data") or {},
-                        "artifacts": r.get("artifacts") or {},
-                        "params": r.get("params"),
+                        "valid": bool(r.valid),
+                        "data": r.data or {},
+                        "artifacts": r.artifacts or {},
+                        "params": r.params,
                     }
                 )
             transactions.append(
@@ -137,12 +139,12 @@ class Recorder:
                     "user_id": user_id,
                     "flow_id": flow_id,
                     "timestamp": stamp,
-                    "vertex_id": str(r.get("vertex_id") or ""),
-                    "target_id": r.get("target_id"),
-                    "inputs": r.get("inputs") or {},
-                    "outputs": r.get("outputs") or {},
-                    "status": "success" if r.get("valid") else "error",
-                    "error": r.get("error"),
+                    "vertex_id": str(r.vertex_id or ""),
+                    "target_id": r.target_id,
+                    "inputs": r.inputs or {},
+                    "outputs": r.outputs or {},
+                    "status": "success" if r.valid else "error",
+                    "error": r.error,
                 }
             )
         # on the driver (core.db.Prepared): through Connection.execute the execution layer cost about

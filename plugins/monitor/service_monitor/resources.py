@@ -18,7 +18,7 @@ from core.auth import authenticated, current_actor
 from core.errors import ApiError
 from core.requests import json_list
 from core.runs import shared_flow_id, sse
-from service_monitor import logbuffer, schemas, services
+from service_monitor import hookspecs, logbuffer, schemas, services
 from service_monitor.config import settings as monitor_settings
 
 blp = Blueprint("monitor", __name__, url_prefix="/api/v1/monitor", description="Messages, builds, transactions")
@@ -296,6 +296,6 @@ def stream_logs():
 def job_queue():
     """Backend, active jobs, counters; plus what plugins add through ``job_queue_metrics`` (the build counters)."""
     metrics = dict(appstate.jobs().metrics())
-    for extra in appstate.hooks().job_queue_metrics():
-        metrics.update(extra or {})
+    for extra in appstate.hooks().each(hookspecs.job_queue_metrics):
+        metrics.update(extra)
     return metrics

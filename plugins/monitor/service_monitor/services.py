@@ -10,13 +10,14 @@ import datetime as dt
 import math
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from core import db, groupcommit
 from core.auth import Actor
+from core.contracts import MessageRecord
 from core.db import utcnow
 from core.errors import ApiError
 from service_monitor.models import Message, Transaction, VertexBuild
@@ -49,7 +50,7 @@ def _uuid(value: Any) -> uuid.UUID | None:
 
 
 # --- storing (hook side) ---------------------------------------------------------------------------
-def store_messages(engine: sa.Engine, user_id: str, messages: Iterable[Mapping[str, Any]]) -> None:
+def store_messages(engine: sa.Engine, user_id: str, messages: Iterable[MessageRecord]) -> None:
     """One ``INSERT ... ON CONFLICT (id) DO UPDATE`` for all messages of a run.
 
     A message id seen again (the final text of a streamed answer) updates its
@@ -60,31 +61,31 @@ def store_messages(engine: sa.Engine, user_id: str, messages: Iterable[Mapping[s
     rows = []
     previous = None
     for m in messages:
-        stamp = _timestamp(m.get("timestamp"))
+        stamp = _timestamp(m.timestamp)
         if previous is not None and stamp <= previous:
             # a run's messages keep the order they were produced in, even within one microsecond
             stamp = previous + dt.timedelta(microseconds=1)
         previous = stamp
         rows.append(
             dict(
-                id=_uuid(m.get("id")) or db.new_id(),
+                id=_uuid(m.id) or db.new_id(),
                 user_id=owner,
-                flow_id=_uuid(m.get("flow_id")),
-                run_id=_uuid(m.get("run_id")),
+                flow_id=_uuid(m.flow_id),
+                run_id=_uuid(m.run_id),
                 timestamp=stamp,
-                sender=str(m.get("sender") or ""),
-                sender_name=str(m.get("sender_name") or ""),
-                session_id=str(m.get("session_id") or ""),
-                context_id=str(m.get("context_id") or ""),
-                text=str(m.get("text") or ""),
-                category=str(m.get("category") or "message"),
-                files=list(m.get("files") or []),
-                edit=bool(m.get("edit")),
-                error=bool(m.get("error")),
-                duration=m.get("duration"),
-                properties=dict(m.get("properties") or {}),
-                content_blocks=list(m.get("content_blocks") or []),
-                session_metadata=dict(m.get("session_metadata") or {}),
+                sender=m.sender,
+                sender_name=m.sender_name,
+                session_id=m.session_id,
+                context_id=m.context_id,
+                text=m.text,
+                category=m.category,
+                files=list(m.files),
+                edit=m.edit,
+                error=m.error,
+                duration=m.duration,
+                properties=dict(m.properties),
+                content_blocks=list(m.content_blocks),
+                session_metadata=dict(m.session_metadata),
             )
         )
     rows = list({row["id"]: row for row in rows}.values())  # one row per id: the last version wins
@@ -113,7 +114,7 @@ def _upsert(dialect: str) -> db.Prepared:
             from sqlalchemy.dialects.postgresql import insert
         else:
             from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
-        table = Message.__table__
+        table = cast(sa.Table, Message.__table__)
         base = insert(table)
         updatable = [c.name for c in table.columns if c.name not in ("id", "user_id")]
         statement = _upserts[dialect] = db.Prepared(
@@ -140,12 +141,45 @@ def _timestamp(value: Any) -> dt.datetime:
 
 
 def history(s: Session, user_id: str, flow_id: str | None, session_id: str, limit: int) -> list[dict[str, Any]]:
+    """The last ``limit`` messages of a session, oldest first, as message dicts."""
+    return [message_dict(m) for m in _history(s, user_id, flow_id, session_id, limit)]
+
+
+def history_records(s: Session, user_id: str, flow_id: str | None, session_id: str, limit: int) -> list[MessageRecord]:
+    """:func:`history` as the ``message_history`` hook answers it."""
+    return [message_record(m) for m in _history(s, user_id, flow_id, session_id, limit)]
+
+
+def _history(s: Session, user_id: str, flow_id: str | None, session_id: str, limit: int) -> list[Message]:
     query = sa.select(Message).where(Message.user_id == uuid.UUID(str(user_id)), Message.session_id == session_id)
     flow = _uuid(flow_id)
     if flow is not None:
         query = query.where(Message.flow_id == flow)
     rows = list(s.scalars(query.order_by(Message.timestamp.desc(), Message.id.desc()).limit(max(limit, 0))))
-    return [message_dict(m) for m in reversed(rows)]
+    return list(reversed(rows))
+
+
+def message_record(m: Message) -> MessageRecord:
+    """A stored message as the ``message_history`` hook answers it (the values of :func:`message_dict`)."""
+    return MessageRecord(
+        id=m.id,
+        flow_id=m.flow_id,
+        run_id=m.run_id,
+        timestamp=m.timestamp,
+        sender=m.sender,
+        sender_name=m.sender_name,
+        session_id=m.session_id,
+        context_id=m.context_id,
+        text=m.text,
+        files=tuple(m.files or ()),
+        edit=m.edit,
+        error=m.error,
+        duration=m.duration,
+        properties=m.properties or {},
+        category=m.category,
+        content_blocks=tuple(m.content_blocks or ()),
+        session_metadata=m.session_metadata or {},
+    )
 
 
 # --- reading and editing messages --------------------------------------------------------------------------

@@ -14,11 +14,13 @@ def policies_group() -> None:
 def reindex() -> None:
     """Rebuild the component-usage index from every stored flow."""
     from core import appstate, db
-    from service_policies import usage
+    from service_policies import hookspecs, usage
     from service_policies.runtime import canonical, runtime
 
-    hook = appstate.hooks()
+    hooks = appstate.hooks()
     with db.transaction() as s:
-        total = usage.rebuild(s, lambda after, limit: hook.stored_flows(after_id=after, limit=limit), canonical())
+        total = usage.rebuild(
+            s, lambda after, limit: hooks.first(hookspecs.stored_flows, after_id=after, limit=limit), canonical()
+        )
     runtime().counts.clear()
     click.echo(f"Indexed {total} flows")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.contracts import FlowRecord
 from core.engine.nodes import flow_node_types, node_types
 from core.errors import ApiError
 
@@ -44,8 +45,8 @@ def blocked_in(data: Any, keys: frozenset[str]) -> list[str]:
     return sorted(t for t in node_types(data) if t in keys)
 
 
-def check(flow: dict[str, Any], keys: frozenset[str]) -> None:
-    found = sorted(t for t in flow_node_types(flow) if t in keys)
+def check(flow: FlowRecord, keys: frozenset[str]) -> None:
+    found = sorted(t for t in flow_node_types(flow.data) if t in keys)
     if found:
         names = ", ".join(f"'{k}'" for k in found)
         noun = "Component" if len(found) == 1 else "Components"

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from core import hookimpl
 from core.auth import Actor
+from core.contracts import FlowRecord
 from core.records import Migrations, SettingsSection
+
+#: the hooks this plugin publishes: the stored flows it indexes, the model providers it governs
+HOOKSPECS = "service_policies.hookspecs"
 
 
 @hookimpl
@@ -63,7 +68,7 @@ def blocked_templates() -> list[str] | None:
 
 
 @hookimpl
-def check_run(user_id: str | None, flow: dict[str, Any], surface: str) -> None:
+def check_run(user_id: str | None, flow: FlowRecord, surface: str) -> None:
     # on every run's path: one snapshot read, one cached expansion, one cached node-type lookup
     snap = _blocked()
     if not snap.components:
@@ -75,7 +80,7 @@ def check_run(user_id: str | None, flow: dict[str, Any], surface: str) -> None:
 
 
 @hookimpl
-def extend_config(actor: Actor | None, public: bool) -> dict[str, Any] | None:
+def extend_config(actor: Actor | None, public: bool) -> Mapping[str, object] | None:
     from core.runs import registry
     from service_policies.enforce import display_names
 
@@ -93,8 +98,8 @@ def model_provider_allowed(provider_id: str) -> bool | None:
     return approved(provider_id)
 
 
-@hookimpl
-def on_flow_changed(flow_id: str, user_id: str | None, flow: dict[str, Any] | None) -> None:
+@hookimpl(optionalhook=True)  # the flows plugin publishes it
+def on_flow_changed(flow_id: str, user_id: str | None, flow: FlowRecord | None) -> None:
     from core import db
     from service_policies import usage
     from service_policies.runtime import canonical, runtime
@@ -103,7 +108,7 @@ def on_flow_changed(flow_id: str, user_id: str | None, flow: dict[str, Any] | No
     if flow is None:
         usage.unindex_flow(s, flow_id)
     else:
-        usage.index_flow(s, {**flow, "id": flow_id, "user_id": user_id}, canonical())
+        usage.index_flow(s, flow.replace(id=flow_id, user_id=user_id), canonical())
     runtime().counts.clear()
 
 

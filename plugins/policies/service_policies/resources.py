@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 
 from core import db
 from core.auth import authenticated, current_actor
-from service_policies import schemas, services, usage
+from service_policies import hookspecs, schemas, services, usage
 from service_policies.runtime import canonical, runtime
 
 log = logging.getLogger(__name__)
@@ -110,10 +110,12 @@ def ensure_index(s: Any) -> None:
         return
     from core import appstate
 
-    hook = appstate.hooks()
+    hooks = appstate.hooks()
     try:
         with db.transaction() as tx:
-            usage.rebuild(tx, lambda after, limit: hook.stored_flows(after_id=after, limit=limit), canonical())
+            usage.rebuild(
+                tx, lambda after, limit: hooks.first(hookspecs.stored_flows, after_id=after, limit=limit), canonical()
+            )
     except IntegrityError:  # another process rebuilt it at the same moment: its index is as good
         log.info("usage index built concurrently by another process")
 
@@ -126,7 +128,7 @@ def ensure_index_if_small() -> None:
     try:
         if usage.index_complete(s):
             return
-        first = appstate.hooks().stored_flows(after_id=None, limit=usage.PAGE) or []
+        first = appstate.hooks().first(hookspecs.stored_flows, after_id=None, limit=usage.PAGE) or []
     finally:
         s.rollback()
     if len(first) < usage.PAGE:

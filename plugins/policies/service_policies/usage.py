@@ -24,6 +24,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from core.contracts import FlowRecord
 from core.engine.nodes import node_types
 from service_policies.models import FlowComponent, FlowEntry, Meta
 
@@ -42,18 +43,18 @@ def _uuid(value: Any) -> uuid.UUID:
     return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
 
 
-def index_flow(s: Session, flow: dict[str, Any], canonical: Canonical) -> None:
+def index_flow(s: Session, flow: FlowRecord, canonical: Canonical) -> None:
     """(Re)index one flow in the caller's transaction (Core statements: no ORM flush per flow)."""
-    flow_id = _uuid(flow["id"])
-    user_id = flow.get("user_id")
+    flow_id = _uuid(flow.id)
+    user_id = flow.user_id
     s.execute(sa.delete(FlowComponent).where(FlowComponent.flow_id == flow_id))
     s.execute(sa.delete(FlowEntry).where(FlowEntry.flow_id == flow_id))
     s.execute(
         sa.insert(FlowEntry).values(
-            flow_id=flow_id, user_id=_uuid(user_id) if user_id else None, name=str(flow.get("name") or "")[:255]
+            flow_id=flow_id, user_id=_uuid(user_id) if user_id else None, name=str(flow.name or "")[:255]
         )
     )
-    keys = components_of(flow.get("data"), canonical)
+    keys = components_of(flow.data, canonical)
     if keys:
         s.execute(sa.insert(FlowComponent), [{"flow_id": flow_id, "component": k} for k in sorted(keys)])
 
@@ -69,7 +70,7 @@ def index_complete(s: Session) -> bool:
     return row is not None and row.value == INDEX_VERSION
 
 
-def rebuild(s: Session, pages: Callable[[str | None, int], list[dict[str, Any]] | None], canonical: Canonical) -> int:
+def rebuild(s: Session, pages: Callable[[str | None, int], list[FlowRecord] | None], canonical: Canonical) -> int:
     """Re-index every flow ``pages(after_id, limit)`` yields; mark the index complete. Returns the count."""
     s.execute(sa.delete(FlowComponent))
     s.execute(sa.delete(FlowEntry))
@@ -79,19 +80,18 @@ def rebuild(s: Session, pages: Callable[[str | None, int], list[dict[str, Any]] 
         page = pages(after, PAGE) or []
         if not page:
             break
-        entries, comps = [], []
+        entries: list[dict[str, Any]] = []
+        comps: list[dict[str, Any]] = []
         for flow in page:
-            fid = _uuid(flow["id"])
-            uid = flow.get("user_id")
-            entries.append(
-                {"flow_id": fid, "user_id": _uuid(uid) if uid else None, "name": str(flow.get("name") or "")[:255]}
-            )
-            comps.extend({"flow_id": fid, "component": k} for k in sorted(components_of(flow.get("data"), canonical)))
+            fid = _uuid(flow.id)
+            uid = flow.user_id
+            entries.append({"flow_id": fid, "user_id": _uuid(uid) if uid else None, "name": str(flow.name or "")[:255]})
+            comps.extend({"flow_id": fid, "component": k} for k in sorted(components_of(flow.data, canonical)))
         s.execute(sa.insert(FlowEntry), entries)
         if comps:
             s.execute(sa.insert(FlowComponent), comps)
         total += len(page)
-        after = str(page[-1]["id"])
+        after = page[-1].id
         if len(page) < PAGE:
             break
     meta = s.get(Meta, INDEX_KEY)

@@ -15,7 +15,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from core import runs
 from core.engine import TokenChunk
@@ -57,7 +57,14 @@ def request_for(body: dict[str, Any], user_id: str) -> runs.RunRequest:
     )
 
 
-def response_body(req: runs.RunRequest, body: dict[str, Any], text: str, status: str = "completed") -> dict[str, Any]:
+class HasSession(Protocol):
+    """What :func:`response_body` reads of a request: the response id is its session id."""
+
+    @property
+    def session_id(self) -> str | None: ...
+
+
+def response_body(req: HasSession, body: dict[str, Any], text: str, status: str = "completed") -> dict[str, Any]:
     return {
         "id": req.session_id,
         "object": "response",
@@ -165,7 +172,8 @@ def stream(req: runs.RunRequest, body: dict[str, Any]) -> Iterator[str]:
         else:
             outcome = event
     if isinstance(outcome, BaseException) or outcome is None or outcome.failed is not None:
-        message = runs.failure_text(outcome.failed) if isinstance(outcome, runs.RunOutcome) else "The run failed"
+        failed = outcome.failed if isinstance(outcome, runs.RunOutcome) else None
+        message = runs.failure_text(failed) if failed is not None else "The run failed"
         yield _frame({"error": {"message": message, "type": "server_error", "code": "flow_failed"}}, "error")
         yield "data: [DONE]\n\n"
         return

@@ -49,7 +49,7 @@ def enqueue(prepared: runs.PreparedRun) -> str:
         shaper=SHAPER,
         flow=prepared.flow,
         prefix=PREFIX,
-        meta={"flow_id": str(prepared.flow["id"])},
+        meta={"flow_id": prepared.flow.id},
         base_meta=False,
     )
 

@@ -147,7 +147,7 @@ def run_flow_advanced(flow_id_or_name: str):
     session_id = body["session_id"]
     if session_id and not services.session_known(actor.owner_id, prepared.flow, session_id):
         raise ApiError(404, f"Session {session_id} not found")
-    req.session_id = session_id or services.new_session_id(str(prepared.flow["id"]))
+    req.session_id = session_id or services.new_session_id(prepared.flow.id)
     runs.build(prepared)
     respond = services.advanced_response(body["outputs"], req.session_id, [item.value for item in req.inputs])
     if body["stream"]:
@@ -177,7 +177,7 @@ def _webhook_run(flow_id_or_name: str, payload: str) -> runs.PreparedRun:
     )
     prepared = runs.resolve(req)  # without a key: any owner's flow (the flows plugin looks across owners)
     if req.user_id is None:
-        owner = prepared.flow.get("user_id")
+        owner = prepared.flow.user_id
         if not owner:
             raise ApiError(404, f"Flow identifier {flow_id_or_name} not found")
         req.user_id = str(owner)

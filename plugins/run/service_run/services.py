@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from core import appstate, runs
+from core.contracts import FlowRecord
 from core.engine import RunEvent, RunResult, result_data, simplified_run_response
 from core.errors import ApiError
 from core.runs.wire import frame, is_run_stream_event
@@ -131,9 +132,9 @@ def new_session_id(flow_id: str) -> str:
     return f"{nonce}{sig}"
 
 
-def session_known(user_id: str, flow: Mapping[str, Any], session_id: str) -> bool:
+def session_known(user_id: str, flow: FlowRecord, session_id: str) -> bool:
     """An advanced run may continue a session we issued, the flow's default session, or one with history."""
-    flow_id = str(flow.get("id"))
+    flow_id = flow.id
     if session_id == flow_id:
         return True
     if len(session_id) == 32:

@@ -7,6 +7,9 @@ from pathlib import Path
 from core import hookimpl
 from core.records import Migrations
 
+#: the hooks this plugin publishes: secret-key rotation (plugins with secrets answer ``reencrypt_secrets``)
+HOOKSPECS = "service_variables.hookspecs"
+
 
 @hookimpl
 def register_blueprints():

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from core import appstate, db, secrets
 from core.errors import ApiError
+from service_variables import hookspecs
 from service_variables.models import Variable
 
 log = logging.getLogger(__name__)
@@ -185,7 +186,7 @@ def rotate(s: Session, old_secret: str, new_secret: str, progress: Callable[[int
             if progress is not None:
                 progress(count)
         # the other plugins' secrets (MCP server headers, OAuth client secrets...), in this transaction
-        for more in appstate.hooks().reencrypt_secrets(cipher=cipher):
+        for more in appstate.hooks().each(hookspecs.reencrypt_secrets, cipher=cipher):
             count += int(more or 0)
         s.flush()
         s.commit()

@@ -134,7 +134,8 @@ class Translator:
         nodes = self.state["nodes"]
         op = "replace" if vertex_id in nodes else "add"
         nodes[vertex_id] = value
-        return StateDeltaEvent(delta=[{"op": op, "path": f"/nodes/{_pointer(vertex_id)}", "value": value}])
+        operation: Any = {"op": op, "path": f"/nodes/{_pointer(vertex_id)}", "value": value}  # pydantic validates it
+        return StateDeltaEvent(delta=[operation])
 
     def _finished_node(self, event: VertexFinished) -> dict[str, Any]:
         if not event.valid:

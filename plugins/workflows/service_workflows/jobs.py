@@ -37,7 +37,7 @@ class WorkflowShaper(RunShaper):
         assert run.prepared is not None
         return services.response(
             run.done,
-            flow_id=str(run.prepared.flow.get("id")),
+            flow_id=run.prepared.flow.id,
             session_id=(run.checkpoint or {}).get("session_id") or req.session_id,
             job_id=run.job_id,
             output_ids=run.args.get("output_ids"),

@@ -156,7 +156,7 @@ def run_workflow():
     outcome = runs.execute(prepared, job_id=run_id)
     return services.response(
         outcome,
-        flow_id=str(prepared.flow["id"]),
+        flow_id=prepared.flow.id,
         session_id=req.session_id,
         job_id=run_id,
         output_ids=body["output_ids"],
@@ -179,7 +179,7 @@ def _background(req: runs.RunRequest, body: dict[str, Any], owner: str) -> dict[
                 return services.background_response(info.id, str(info.meta.get("flow_id") or body["flow_id"]))
             shared.put(mark, job_id, ttl=ttl)
     prepared = _prepare(req, body["flow_id"])  # 404 / 403 / 422 now, not in the job
-    flow_id = str(prepared.flow["id"])
+    flow_id = prepared.flow.id
     req.flow = flow_id
     run_jobs.enqueue(
         req,
@@ -337,7 +337,7 @@ def run_public_workflow():
         prepared = runs.resolve(req)
     except runs.FlowNotFound:
         raise ApiError(404, services.not_found(body["flow_id"])) from None
-    stored_id = str(prepared.flow["id"])
+    stored_id = prepared.flow.id
     # a signed-in visitor keeps the conversation in their shared messages; the run still acts anonymously
     virtual, messages_as = visitor.conversation(stored_id)
     if messages_as is not None:

@@ -1,0 +1,332 @@
+"""Frozen typed records for what crosses a plugin boundary through a hook.
+
+A plugin that answers a lookup hook (``find_flow``, the MCP plugin's ``find_project``, ...) returns
+one of these records, and every caller reads its attributes: renaming a field is a change the type
+checker follows into every plugin. They live in the core's public API because both sides of a
+contract import them while plugins never import each other. ``core.records`` holds the other kind
+of record: what a plugin contributes from a ``register_*`` hook.
+
+A record is a slotted frozen dataclass. A flow's graph (``data``) and a project's
+``auth_settings`` stay JSON mappings inside their records (the reference's formats, read by the
+engine and the editor); treat them as read-only. ``as_dict()`` gives a record's JSON shape where a
+wire format or a job payload needs one, and ``from_dict()`` reads it back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "FileRecord",
+    "FlowRecord",
+    "FlowUsage",
+    "McpServerConfig",
+    "McpToolSettings",
+    "MessageRecord",
+    "NodeRef",
+    "ProjectRecord",
+    "VertexRecord",
+]
+
+#: ``FlowRecord`` fields that are not members of the reference's flow JSON (``as_dict`` leaves them out)
+_FLOW_EXTRA = ("auth_type",)
+
+
+@dataclass(frozen=True, slots=True)
+class FlowRecord:
+    """A stored flow as a lookup hook answers it (``find_flow``, ``published_agents``, ...).
+
+    The fields are the reference's FlowRead members, with JSON values (ids and ``updated_at`` as
+    strings). ``data`` is the graph (None when a lookup leaves it out, as ``published_agents``
+    does); for ``find_flow`` it may be the same object for every lookup of one stored version:
+    never change it in place. ``auth_type`` is the flow's project's ``auth_settings.auth_type``,
+    filled only by the lookups that say so (the A2A plugin's ``find_agent_flow``), else None.
+    """
+
+    id: str
+    name: str | None = None
+    user_id: str | None = None
+    folder_id: str | None = None
+    data: Mapping[str, Any] | None = None
+    description: str | None = None
+    endpoint_name: str | None = None
+    updated_at: str | None = None
+    icon: str | None = None
+    icon_bg_color: str | None = None
+    gradient: str | None = None
+    is_component: bool | None = None
+    webhook: bool | None = None
+    tags: tuple[str, ...] = ()
+    locked: bool | None = None
+    access_type: str | None = None
+    flow_type: str | None = None
+    workspace_id: str | None = None
+    mcp_enabled: bool | None = None
+    action_name: str | None = None
+    action_description: str | None = None
+    a2a_enabled: bool | None = None
+    a2a_card_overrides: Mapping[str, Any] | None = None
+    auth_type: str | None = None
+
+    def replace(self, **changes: Any) -> FlowRecord:
+        """A copy with ``changes`` (for example an unsaved editor graph as ``data``)."""
+        return dataclasses.replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The reference's flow JSON (``FlowReadSchema`` members and order; ``auth_type`` left out)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "icon": self.icon,
+            "icon_bg_color": self.icon_bg_color,
+            "gradient": self.gradient,
+            "data": self.data,
+            "is_component": self.is_component,
+            "updated_at": self.updated_at,
+            "webhook": self.webhook,
+            "endpoint_name": self.endpoint_name,
+            "tags": list(self.tags),
+            "locked": self.locked,
+            "mcp_enabled": self.mcp_enabled,
+            "action_name": self.action_name,
+            "action_description": self.action_description,
+            "access_type": self.access_type,
+            "flow_type": self.flow_type,
+            "a2a_enabled": self.a2a_enabled,
+            "a2a_card_overrides": self.a2a_card_overrides,
+            "id": self.id,
+            "user_id": self.user_id,
+            "folder_id": self.folder_id,
+            "workspace_id": self.workspace_id,
+            "name_key": None,
+        }
+
+    @classmethod
+    def from_dict(cls, value: Mapping[str, Any]) -> FlowRecord:
+        """A record from the flow JSON of :meth:`as_dict` (a job payload); unknown members are ignored."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        fields = {k: v for k, v in value.items() if k in names}
+        fields["id"] = str(value.get("id") or "")
+        if fields.get("tags") is not None:
+            fields["tags"] = tuple(str(t) for t in fields["tags"])
+        else:
+            fields.pop("tags", None)
+        return cls(**fields)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectRecord:
+    """A project (folder) as the MCP plugin's ``find_project`` answers it.
+
+    ``auth_settings`` is the project's MCP authentication JSON without secrets (an OAuth client
+    secret is never stored there), or None.
+    """
+
+    id: str
+    name: str
+    user_id: str
+    description: str | None = None
+    auth_settings: Mapping[str, Any] | None = None
+
+    @property
+    def auth_type(self) -> str | None:
+        """``auth_settings.auth_type`` (None without auth settings)."""
+        value = self.auth_settings.get("auth_type") if isinstance(self.auth_settings, Mapping) else None
+        return str(value) if value else None
+
+
+@dataclass(frozen=True, slots=True)
+class McpToolSettings:
+    """One flow's MCP tool settings for the MCP plugin's ``update_project_mcp``.
+
+    Only the fields named in ``given`` are written (None there clears an action name or
+    description); the others keep their stored values.
+    """
+
+    id: str
+    mcp_enabled: bool = False
+    action_name: str | None = None
+    action_description: str | None = None
+    given: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_dict(cls, item: Mapping[str, Any]) -> McpToolSettings:
+        """From a request's tool item: its members among the three fields are the ones ``given``."""
+        names = ("mcp_enabled", "action_name", "action_description")
+        return cls(
+            id=str(item.get("id")),
+            mcp_enabled=bool(item.get("mcp_enabled")),
+            action_name=item.get("action_name"),
+            action_description=item.get("action_description"),
+            given=frozenset(n for n in names if n in item),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRef:
+    """One node of a stored flow: its id and component type."""
+
+    id: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class FlowUsage:
+    """A stored flow that uses some components (the extensions plugin's ``flows_using_components``)."""
+
+    flow_id: str
+    name: str
+    user_id: str | None
+    nodes: tuple[NodeRef, ...]
+
+
+#: the members of a stored chat message, in the reference's order
+_MESSAGE_FIELDS = (
+    "id",
+    "flow_id",
+    "run_id",
+    "timestamp",
+    "sender",
+    "sender_name",
+    "session_id",
+    "context_id",
+    "text",
+    "files",
+    "edit",
+    "error",
+    "duration",
+    "properties",
+    "category",
+    "content_blocks",
+    "session_metadata",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRecord:
+    """A chat message a run keeps (``on_messages``) or reads back (``message_history``).
+
+    The reference's message members; ids may be UUIDs or strings and ``timestamp`` a datetime or
+    an ISO string, as the producing component or the store gives them. ``as_dict()`` is the
+    message JSON the engine's memory components read.
+    """
+
+    id: uuid.UUID | str | None = None
+    flow_id: uuid.UUID | str | None = None
+    run_id: uuid.UUID | str | None = None
+    timestamp: dt.datetime | str | None = None
+    sender: str = ""
+    sender_name: str = ""
+    session_id: str = ""
+    context_id: str = ""
+    text: str = ""
+    files: tuple[Any, ...] = ()
+    edit: bool = False
+    error: bool = False
+    duration: int | float | None = None
+    properties: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    category: str = "message"
+    content_blocks: tuple[Any, ...] = ()
+    session_metadata: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, m: Mapping[str, Any]) -> MessageRecord:
+        """A record from a message dict (a component's output); missing members take their defaults."""
+        return cls(
+            id=m.get("id"),
+            flow_id=m.get("flow_id"),
+            run_id=m.get("run_id"),
+            timestamp=m.get("timestamp"),
+            sender=str(m.get("sender") or ""),
+            sender_name=str(m.get("sender_name") or ""),
+            session_id=str(m.get("session_id") or ""),
+            context_id=str(m.get("context_id") or ""),
+            text=str(m.get("text") or ""),
+            files=tuple(m.get("files") or ()),
+            edit=bool(m.get("edit")),
+            error=bool(m.get("error")),
+            duration=m.get("duration"),
+            properties=dict(m.get("properties") or {}),
+            category=str(m.get("category") or "message"),
+            content_blocks=tuple(m.get("content_blocks") or ()),
+            session_metadata=dict(m.get("session_metadata") or {}),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The message JSON (lists and dicts copied, so the reader may change them)."""
+        out = {name: getattr(self, name) for name in _MESSAGE_FIELDS}
+        out["files"] = list(self.files)
+        out["content_blocks"] = list(self.content_blocks)
+        out["properties"] = dict(self.properties)
+        out["session_metadata"] = dict(self.session_metadata)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class VertexRecord:
+    """A vertex that finished in a build or run (``on_vertex_built``): a vertex build and/or a transaction.
+
+    ``build`` is True when the run keeps its vertex builds (editor builds), False for a run that
+    records its transactions only. ``data``, ``artifacts``, ``params``, ``inputs`` and ``outputs``
+    are the vertex's JSON payloads as the build wire format carries them. ``timestamp`` is when the
+    vertex finished; None (what a run sends) means when the record is written.
+    """
+
+    user_id: str
+    flow_id: str
+    job_id: str | None
+    vertex_id: str | None
+    valid: bool
+    outputs: Mapping[str, Any]
+    error: str | None = None
+    target_id: str | None = None
+    build: bool = True
+    data: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    artifacts: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    params: Any = None
+    inputs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    timestamp: dt.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerConfig:
+    """A user's stored MCP server as a component connects to it (``mcp_server_config``), secrets decrypted.
+
+    HTTP and SSE servers have ``url`` and ``headers``; a ``stdio`` server has ``command``, ``args``
+    and ``env``. Never answered to a client.
+    """
+
+    name: str
+    transport: str
+    url: str | None = None
+    headers: Mapping[str, str] | None = None
+    command: str | None = None
+    args: tuple[str, ...] | None = None
+    env: Mapping[str, str] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The connection JSON the engine's MCP client reads (the members of this transport only)."""
+        out: dict[str, Any] = {"name": self.name, "transport": self.transport}
+        if self.transport == "stdio":
+            out.update(command=self.command, args=list(self.args or ()), env=dict(self.env or {}))
+        else:
+            out.update(url=self.url, headers=dict(self.headers or {}))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """A file a run saved for its user (``write_user_file``)."""
+
+    id: str
+    name: str
+    path: str
+    size: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "path": self.path, "size": self.size}

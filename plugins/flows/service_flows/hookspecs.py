@@ -1,0 +1,28 @@
+"""Hooks the flows plugin publishes (added to the host before any plugin registers; docs/hooks.md).
+
+The flows plugin calls them; implement them with ``@hookimpl(optionalhook=True)``: the flows
+plugin may be absent. Call them through ``appstate.hooks().notify(hookspecs.on_flow_changed, ...)``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core import hookspec
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from core.contracts import FlowRecord
+
+__all__ = ["on_flow_changed"]
+
+
+@hookspec
+def on_flow_changed(flow_id: str, user_id: str | None, flow: FlowRecord | None) -> None:
+    """A stored flow was created, updated or deleted (``flow`` None when deleted).
+
+    Called by the flows plugin inside the writing transaction
+    (:func:`core.db.session`), after the row is flushed, so an index kept by a
+    plugin commits or rolls back with it. ``flow`` is the written flow as a
+    :class:`core.contracts.FlowRecord` (``data`` as stored). Used by the policies plugin to keep
+    component usage current.
+    """
