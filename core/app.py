@@ -20,8 +20,9 @@ import flask_smorest
 from flask import Flask
 from marshmallow import Schema, fields
 
-from core import __version__, db, errors, jobs, limits, plugin_state, requests, startup
+from core import __version__, db, errors, limits, plugin_state, requests, startup
 from core.appstate import ServiceState, SharedStatePort, plugin_settings, settings_of, state
+from core.jobs.backends import make_queue
 from core.plugin_state import migration_records
 from core.plugins import PluginHost, build_host
 from core.records import HealthCheck, Job, SettingsSection
@@ -29,7 +30,7 @@ from core.settings import PREFIX, Settings, SettingsError, environment, load_sec
 
 if TYPE_CHECKING:
     from core.engine import RegistryHolder
-    from core.extensions import ComponentSources
+    from core.reload import ComponentSources
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +149,7 @@ def create_app(
         settings=settings,
         host=host,
         engine=engine,
-        jobs=jobs.make_queue(app, settings, job_registry),
+        jobs=make_queue(app, settings, job_registry),
         components=components,
         shared=shared,
         component_sources=sources,
@@ -195,7 +196,7 @@ def shared_state(settings: Settings) -> SharedStatePort:
 
 
 def _plugins_generation(shared: SharedStatePort) -> int:
-    from core.extensions import APPS_GEN, generation
+    from core.reload import APPS_GEN, generation
 
     return generation(shared, APPS_GEN)
 
@@ -203,7 +204,7 @@ def _plugins_generation(shared: SharedStatePort) -> int:
 def _component_registry(host: PluginHost, shared: SharedStatePort) -> tuple[RegistryHolder, ComponentSources]:
     """The registry snapshot of every bundle's components (swapped atomically on reload), and its sources."""
     from core.engine import RegistryHolder
-    from core.extensions import COMPONENTS_GEN, component_sources, generation
+    from core.reload import COMPONENTS_GEN, component_sources, generation
 
     sources = component_sources(host)
     sources.generation = generation(shared, COMPONENTS_GEN)

@@ -7,7 +7,7 @@ services are typed by the :class:`typing.Protocol` of what their users call (por
 vocabulary of ports and adapters): :class:`JobQueuePort` (:class:`core.jobs.JobQueue` and its
 backends), :class:`SharedStatePort` (:mod:`core.shared`), :class:`RegistryHolderPort`
 (:class:`core.engine.RegistryHolder`), :class:`PluginHostPort` (:class:`core.plugins.PluginHost`)
-and :class:`ComponentSourcesPort` (:class:`core.extensions.ComponentSources`). The core settings
+and :class:`ComponentSourcesPort` (:class:`core.reload.ComponentSources`). The core settings
 are the :class:`core.settings.Settings` dataclass itself: already typed, and a leaf too.
 
 The accessors read the state of the current app (or of ``app``)::
@@ -134,7 +134,7 @@ class RegistryHolderPort(Protocol):
 
 
 class ComponentSourcesPort(Protocol):
-    """Who contributed which component classes (:class:`core.extensions.ComponentSources`)."""
+    """Who contributed which component classes (:class:`core.reload.ComponentSources`)."""
 
     sources: dict[str, list[type[Component]]]
     generation: int

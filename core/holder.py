@@ -6,7 +6,7 @@ assignment: requests already inside the old app finish there, new requests
 go to the new one, and none is dropped.
 
 The holder also keeps its process in step with the rest of the deployment
-(:mod:`core.extensions`): at most every ``CHECK_INTERVAL`` seconds a request
+(:mod:`core.reload`): at most every ``CHECK_INTERVAL`` seconds a request
 first looks at the shared generation counters; a new plugin set rebuilds the
 app here, a reloaded bundle swaps the registry snapshot.
 """
@@ -52,18 +52,18 @@ class AppHolder:
             self.catch_up()
         return self.app(environ, start_response)
 
-    #: seconds between two looks at the shared generations (see core.extensions)
+    #: seconds between two looks at the shared generations (see core.reload)
     check_interval = 0.2
 
     def _shared_generation(self) -> int:
-        from core.extensions import APPS_GEN, generation
+        from core.reload import APPS_GEN, generation
 
         svc = appstate.state_or_none(self.app)
         return generation(svc.shared, APPS_GEN) if svc is not None else 0
 
     def catch_up(self) -> None:
         """Rebuild the app if the plugin set changed elsewhere; take reloaded bundles' components."""
-        from core.extensions import sync_components
+        from core.reload import sync_components
 
         try:
             gen = self._shared_generation()

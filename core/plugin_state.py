@@ -3,7 +3,7 @@
 A row overrides the start-up settings for one plugin: ``enabled = False`` skips it although
 ``SERVICE_PLUGINS`` / ``SERVICE_DISABLED_PLUGINS`` would load it, ``enabled = True`` loads it
 although ``SERVICE_DISABLED_PLUGINS`` names it. A change bumps the shared generation
-``core:gen:apps`` (:mod:`core.extensions`); every web process rebuilds its Flask app through
+``core:gen:apps`` (:mod:`core.reload`); every web process rebuilds its Flask app through
 :class:`core.holder.AppHolder` when it sees it. Switching a plugin off never touches its tables.
 """
 
@@ -139,8 +139,8 @@ def switch(app: Any, name: str, enabled: bool, by: str | None = None) -> dict[st
     then the override is stored and the shared plugin generation bumped, so every web process
     (and RQ worker) rebuilds its app. Returns ``{name, enabled, generation}``.
     """
-    from core.extensions import APPS_GEN
     from core.plugins import build_host
+    from core.reload import APPS_GEN
 
     svc = appstate.state(app)
     _end_session(app)
@@ -173,7 +173,7 @@ def status(app: Any) -> dict[str, Any]:
     """Installed plugins with their stored and effective state, and this process's view of them."""
     import os
 
-    from core.extensions import APPS_GEN, COMPONENTS_GEN, generation
+    from core.reload import APPS_GEN, COMPONENTS_GEN, generation
 
     svc = appstate.state(app)
     _end_session(app)

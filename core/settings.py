@@ -18,7 +18,7 @@ components to the run user's stored files and workspace ``<config_dir>/workspace
 hosts; ``SERVICE_FILE_SYSTEM_TOOL_ROOT`` (default unset: each user's workspace) names the
 directory the File System tool is confined to. Whatever they say, components never reach
 ``/proc``, ``/etc``, home, the config and working directories, or the service's own
-database and Redis (see :mod:`core.engine.hardening`).
+database and Redis (see :mod:`core.engine.host_access`).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class Settings:
     tweaks_policy: str = field(default="permissive", metadata=_choice("permissive", "declared", "off"))
     allow_custom_components: bool = False
 
-    # --- host reach (issue 26; core.engine.hardening) -----------------------------
+    # --- host reach (issue 26; core.engine.host_access) -----------------------------
     #: the File System tool's root chosen by an admin (None: each user's own workspace)
     file_system_tool_root: Path | None = None
 

@@ -63,7 +63,7 @@ def register_health_checks() -> list[HealthCheck]:
 @hookimpl
 def check_run(user_id: str | None, flow: FlowRecord, surface: str) -> None:
     from core import appstate
-    from core.builtin.hardening import check_code_execution, hardening_of
+    from core.builtin.code_execution import check_code_execution, hardening_of
 
     st = appstate.state()
     check_code_execution(hardening_of(st.settings), st.components.current, flow)

@@ -11,7 +11,6 @@ plugin and tests all share it. Typical use::
 """
 
 from core.engine.component import Component, Output, VertexInfo
-from core.engine.context import RunContext
 from core.engine.egress import EgressBlocked, EgressError, EgressPolicy
 from core.engine.errors import (
     ComponentError,
@@ -45,6 +44,7 @@ from core.engine.results import (
     result_data,
     simplified_run_response,
 )
+from core.engine.run_context import RunContext
 from core.engine.runner import run_flow, run_graph
 from core.engine.types import JSON, AttachedText, Data, DataFrame, Message, Table
 

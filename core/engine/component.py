@@ -18,7 +18,7 @@ from core.engine.inputs import Input
 from core.engine.types import Message, new_id
 
 if TYPE_CHECKING:  # pragma: no cover
-    from core.engine.context import RunContext
+    from core.engine.run_context import RunContext
     from core.engine.tools import Tool
 
 __all__ = ["Component", "Output", "VertexInfo"]
@@ -201,7 +201,7 @@ class Component:
         vertex: VertexInfo | None = None,
         extra_params: dict[str, Any] | None = None,
     ):
-        from core.engine.context import RunContext
+        from core.engine.run_context import RunContext
 
         self.context = context if context is not None else RunContext()
         self.vertex = vertex or VertexInfo(self.key or type(self).__name__, self.key, self.display_name)

@@ -23,12 +23,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from core.engine import tweaks as tweak_rules
-from core.engine.context import RunContext
 from core.engine.events import RunEvent, VertexFinished
 from core.engine.graph import Graph
 from core.engine.ports import MessageStore, RunPorts, transaction_record, vertex_record
 from core.engine.registry import Registry
 from core.engine.results import RunResult
+from core.engine.run_context import RunContext
 from core.engine.runner import run_graph
 
 log = logging.getLogger(__name__)

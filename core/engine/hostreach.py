@@ -1,6 +1,6 @@
 """What no component ever reaches on this host: the never-reachable paths and the service's own endpoints.
 
-Used by :class:`core.engine.hardening.Hardening` (the one deny check every local-path helper calls,
+Used by :class:`core.engine.host_access.Hardening` (the one deny check every local-path helper calls,
 and the check every database connector calls); kept apart so the record stays small.
 
 * :func:`never_paths`: ``/proc``, ``/sys``, ``/dev``, ``/etc``, ``/boot``, ``/run``, ``/root``, the

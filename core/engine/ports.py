@@ -1,9 +1,9 @@
 """The ports of a run: what the engine asks of whoever runs it (the web service, the executor, a test).
 
 The run path (:mod:`core.engine.execution`) knows neither Flask nor a database: it builds its
-:class:`~core.engine.context.RunContext` from a :class:`RunPorts`, one adapter per host:
+:class:`~core.engine.run_context.RunContext` from a :class:`RunPorts`, one adapter per host:
 
-* the web service (:mod:`core.runs.context`): each port over the plugins' hooks and the database,
+* the web service (:mod:`core.runs.hook_ports`): each port over the plugins' hooks and the database,
   bound to the app so it works from any thread;
 * the executor (``service_exec``): flows from the files it serves, variables from the environment,
   no message store, no records.
@@ -21,7 +21,7 @@ from typing import Any, Protocol, TypeVar
 
 from core.engine.egress import EgressPolicy
 from core.engine.events import VertexFinished
-from core.engine.hardening import Hardening
+from core.engine.host_access import Hardening
 from core.engine.results import output_logs
 
 __all__ = [

@@ -7,7 +7,7 @@ run together on a small ``ThreadPoolExecutor`` when there are two or more of
 them; under gevent monkey-patching those threads are greenlets, so the same
 code serves both worlds. Each pooled vertex runs in a copy of the caller's
 ``contextvars`` context (what the caller set there travels with it); the run
-context's callbacks work from any thread (:mod:`core.runs.context` binds them to
+context's callbacks work from any thread (:mod:`core.runs.hook_ports` binds them to
 their app), so nothing a vertex does needs the caller's thread. Events are
 emitted under a lock.
 
@@ -32,7 +32,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from core.engine.component import Component, VertexInfo
-from core.engine.context import RunContext
 from core.engine.errors import ComponentError, PolicyRefused, RunCancelled, RunTimeout, SuspendRun
 from core.engine.events import (
     BuildStarted,
@@ -46,6 +45,7 @@ from core.engine.events import (
 from core.engine.graph import Graph, Vertex
 from core.engine.registry import Registry
 from core.engine.results import RunResult, VertexResult, end_vertex_payload, format_elapsed_time
+from core.engine.run_context import RunContext
 from core.engine.tools import TOOL_OUTPUT, component_toolkit
 from core.engine.types import Message, jsonable
 

@@ -12,7 +12,7 @@ Providers:
   become the JSON schema, and its ``tools_metadata`` rows (the reference's
   "Actions") rename, describe, disable (``status: false``) or put under human
   approval (``approval_actions``) each action;
-* a flow (:func:`flow_tool`): runs another flow of the same user with the
+* a flow (:func:`core.engine.flow_tools.flow_tool`): runs another flow of the same user with the
   argument ``input_value``;
 * MCP servers and others: build :class:`Tool` records the same way.
 
@@ -32,9 +32,9 @@ from core.engine.types import Data, DataFrame, Message, jsonable, to_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from core.engine.component import Component, VertexInfo
-    from core.engine.context import RunContext
+    from core.engine.run_context import RunContext
 
-__all__ = ["TOOL_OUTPUT", "Tool", "component_toolkit", "flow_tool", "string_tool", "tool_name", "tool_result_text"]
+__all__ = ["TOOL_OUTPUT", "Tool", "component_toolkit", "string_tool", "tool_name", "tool_result_text"]
 
 #: the output a component in tool mode exposes (type ``Tool``)
 TOOL_OUTPUT = "component_as_tool"
@@ -219,47 +219,3 @@ def _component_call(
         return getattr(comp, method)()
 
     return call
-
-
-def flow_tool(context: RunContext, ident: str, *, name: str = "", description: str = "") -> Tool:
-    """Another flow of the same user as a tool: its argument ``input_value`` is the flow's chat input."""
-    if context.load_flow is None:
-        raise ComponentError("Running flows as tools is not available here.")
-    flow = context.load_flow(str(ident))
-    if not flow:
-        raise ComponentError(f"Flow '{ident}' not found.")
-    flow_id = str(flow.get("id") or ident)
-    flow_name = str(flow.get("name") or ident)
-    if context.check_flow is not None:  # refused now, failing the run, rather than when the model calls it
-        context.check_flow({"id": flow_id, "name": flow_name, "data": flow.get("data") or {}})
-
-    def call(**arguments: Any) -> Any:
-        from core.engine.runner import run_flow
-
-        if context.depth >= context.max_subflow_depth:
-            raise ComponentError(f"Sub-flows are nested deeper than {context.max_subflow_depth} levels.")
-        if flow_id in context.flow_stack or flow_id == str(context.flow_id):
-            raise ComponentError(f"Flow '{flow_name}' calls itself.")
-        child = context.child(flow_id=flow_id, flow_name=flow_name, session_id=None)
-        result = run_flow(
-            flow.get("data") or {},
-            context.registry,
-            child,
-            input_value=str((arguments or {}).get("input_value") or ""),
-            input_type="any",
-        )
-        if not result.ok:
-            raise ComponentError(f"Flow '{flow_name}' failed: {(result.error or {}).get('message')}")
-        return result.answer() or ""
-
-    return Tool(
-        name=tool_name(name or flow_name),
-        description=description or f"Runs the flow '{flow_name}' with the given input and returns its answer.",
-        parameters={
-            "type": "object",
-            "properties": {"input_value": {"type": "string", "description": "The input to send to the flow."}},
-            "required": ["input_value"],
-        },
-        func=call,
-        source=f"flow:{flow_id}",
-    )

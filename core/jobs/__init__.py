@@ -25,9 +25,6 @@ from core.errors import ApiError
 if TYPE_CHECKING:
     from flask import Flask
 
-    from core.records import Job
-    from core.settings import Settings
-
 
 class JobState(enum.StrEnum):
     QUEUED = "queued"
@@ -270,17 +267,6 @@ class JobQueue(abc.ABC):
         """Release resources (threads, connections)."""
 
 
-def make_queue(app: Flask, settings: Settings, registry: dict[str, Job]) -> JobQueue:
-    """The queue for ``settings.job_backend``."""
-    if settings.job_backend == "rq":
-        from core.jobs.rq_backend import RQQueue
-
-        return RQQueue(app, settings, registry)
-    from core.jobs.inprocess import InProcessQueue
-
-    return InProcessQueue(app, settings, registry)
-
-
 __all__ = [
     "END_EVENTS",
     "Ending",
@@ -294,7 +280,6 @@ __all__ = [
     "JobSuspended",
     "UnknownJob",
     "error_message",
-    "make_queue",
     "run_to_end",
     "time_limit_message",
 ]

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from flask import Flask
 
-from core.app import state
+from core.appstate import state
 
 log = logging.getLogger(__name__)
 

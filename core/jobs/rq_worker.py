@@ -107,7 +107,7 @@ def _caught_up(app: Flask) -> Flask:
     """The worker's app in step with the deployment: a new plugin set rebuilds it, reloaded bundles swap in."""
     global _worker_app, _worker_plugins_gen
     from core.app import create_app, state
-    from core.extensions import APPS_GEN, generation, sync_components
+    from core.reload import APPS_GEN, generation, sync_components
 
     shared = state(app).shared
     if shared is not None:
@@ -128,7 +128,7 @@ def execute(job_id: str) -> None:
     """The RQ job function: run service job ``job_id`` (everything else is read from Redis)."""
     from rq import get_current_job
 
-    from core.app import state as app_state
+    from core.appstate import state as app_state
 
     rq_job = get_current_job()
     queue_name = rq_job.origin if rq_job is not None else "service"
@@ -202,7 +202,7 @@ def on_rq_failure(rq_job: Any, reason: str) -> None:
     """Worker-side watchdog: RQ failed our job outside :func:`execute` (horse died, was stopped)."""
     try:
         app = worker_app()
-        from core.app import state as app_state
+        from core.appstate import state as app_state
 
         store = RedisJobStore(redis_client(app_state(app).settings.redis_url or ""), rq_job.origin)
         fields = store.r.hgetall(store.job_key(rq_job.id))
@@ -233,7 +233,7 @@ def worker_classes() -> tuple[type, type]:
 
         def work(self, *args: Any, **kwargs: Any) -> bool:
             """RQ's loop, with a thread beating for each queue (metrics count live workers from these)."""
-            from core.app import state as app_state
+            from core.appstate import state as app_state
 
             stores = [
                 RedisJobStore(redis_client(app_state(worker_app()).settings.redis_url or ""), name)

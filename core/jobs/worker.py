@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 def preload(app: Flask) -> list[str]:
     """Import the module of every registered job (so forked work horses need no imports)."""
-    from core.app import state
+    from core.appstate import state
 
     modules = sorted({job.func.__module__ for job in state(app).job_registry.values()} | {"core.jobs.rq_backend"})
     for name in modules:
@@ -50,7 +50,7 @@ def run_worker(
     """Run an RQ worker for ``app`` until stopped (or, with ``burst``, until the queue is empty)."""
     from rq.serializers import JSONSerializer
 
-    from core.app import state
+    from core.appstate import state
     from core.errors import StartupError
     from core.jobs import rq_backend
 

@@ -20,8 +20,8 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
 from core import db
-from core.app import state
-from core.engine.checkpoint import encode_results
+from core.appstate import state
+from core.engine.result_codec import encode_results
 from core.errors import ApiError
 
 if TYPE_CHECKING:

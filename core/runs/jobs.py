@@ -32,8 +32,8 @@ from flask import Flask
 from core import appstate, db
 from core.contracts import FlowRecord
 from core.engine import RunEvent, Suspended
-from core.engine.checkpoint import decode_results
 from core.engine.events import RunFinished
+from core.engine.result_codec import decode_results
 from core.errors import ApiError
 from core.jobs import JobCancelled, JobContext, JobSuspended
 from core.records import Job

@@ -35,14 +35,14 @@ from typing import Any, TypeVar
 from flask import Flask, request
 
 from core import limits
-from core.app import state
+from core.appstate import state
 from core.auth import resolve_actor
 from core.errors import ApiError
-from core.runs.service import shared_flow_id
 
 __all__ = [
     "JOB_OWNER_PREFIX",
     "NO_CLIENT_ID",
+    "SHARED_NAMESPACE",
     "Visitor",
     "client_id",
     "expire",
@@ -50,6 +50,7 @@ __all__ = [
     "principal",
     "rate_limited",
     "session",
+    "shared_flow_id",
     "touch",
     "virtual_flow_id",
     "visitor",
@@ -60,6 +61,14 @@ JOB_OWNER_PREFIX = "public:"
 NO_CLIENT_ID = "No client_id cookie found"
 _NS = uuid.UUID("5a4c6d1e-8f0b-4c1e-9a57-3d2b1f0e7c11")  # anonymous principals of public runs
 _SEEN = "runs:public-seen:"
+
+
+SHARED_NAMESPACE = uuid.UUID("5c3f3f1e-6f0a-4bb5-9a8e-6f5d2d8f3a10")
+
+
+def shared_flow_id(user_id: uuid.UUID | str, source_flow_id: uuid.UUID | str) -> uuid.UUID:
+    """The virtual flow id a user's messages with someone's shared flow are kept under (user id + flow id)."""
+    return uuid.uuid5(SHARED_NAMESPACE, f"{user_id}:{source_flow_id}")
 
 
 def principal(client_id: str) -> str:

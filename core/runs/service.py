@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from flask import Flask, current_app
 
-from core.app import state
+from core.appstate import state
 from core.contracts import FlowRecord
 from core.engine import (
     Graph,
@@ -48,7 +47,7 @@ from core.engine.errors import RunRefused
 from core.errors import ApiError, ValidationFailed, validation_error
 from core.requests import NUL_MSG, refuse_nul
 from core.runs import tweaks as tweak_rules
-from core.runs.context import hook_ports, make_context, registry
+from core.runs.hook_ports import hook_ports, make_context, registry
 from core.runs.subflows import check_subflows
 
 log = logging.getLogger(__name__)
@@ -65,18 +64,11 @@ __all__ = [
     "failure_text",
     "prepare",
     "resolve",
-    "shared_flow_id",
     "stream",
 ]
 
 
 #: namespace of the virtual flow ids of signed-in users' conversations with flows shared with them
-SHARED_NAMESPACE = uuid.UUID("5c3f3f1e-6f0a-4bb5-9a8e-6f5d2d8f3a10")
-
-
-def shared_flow_id(user_id: uuid.UUID | str, source_flow_id: uuid.UUID | str) -> uuid.UUID:
-    """The virtual flow id a user's messages with someone's shared flow are kept under (user id + flow id)."""
-    return uuid.uuid5(SHARED_NAMESPACE, f"{user_id}:{source_flow_id}")
 
 
 @dataclass

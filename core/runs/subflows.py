@@ -16,10 +16,10 @@ from collections.abc import Mapping
 
 from flask import Flask
 
-from core.app import state
+from core.appstate import state
 from core.contracts import FlowRecord
 from core.engine import Graph, GraphValidationError, Registry
-from core.engine.context import RunContext
+from core.engine.run_context import RunContext
 from core.errors import ApiError
 
 __all__ = ["check_subflows"]

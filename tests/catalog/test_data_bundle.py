@@ -15,7 +15,7 @@ from service_bundle_data.web import NewsSearch, RSSReaderSimple, UnifiedWebSearc
 
 from core.engine import ComponentError, RunContext
 from core.engine.egress import EgressPolicy
-from core.engine.hardening import Hardening
+from core.engine.host_access import Hardening
 from tests.catalog.apiserver import allowlisted, recorded_api
 
 PG_URL = "postgresql://postgres@127.0.0.1:5432/catalog_sql"

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LOWER_CORE = (
     "core.auth",
     "core.errors",
-    "core.extensions",
+    "core.reload",
     "core.limits",
     "core.plugin_state",
     "core.requests",

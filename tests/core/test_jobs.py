@@ -16,7 +16,8 @@ from flask import current_app
 
 from core import hookimpl
 from core.app import state
-from core.jobs import JobCancelled, JobState, UnknownJob, make_queue
+from core.jobs import JobCancelled, JobState, UnknownJob
+from core.jobs.backends import make_queue
 from core.jobs.inprocess import InProcessQueue
 from core.jobs.inprocess_store import Store
 from core.records import Job

@@ -7,7 +7,7 @@ import dataclasses
 from core.contracts import VertexRecord
 from core.engine import RunContext, VertexFinished, run_flow
 from core.engine.results import end_vertex_payload
-from core.runs.context import _record_transaction, _record_vertex
+from core.runs.hook_ports import _record_transaction, _record_vertex
 from tests.flowkit import edge, flow, node, standard_registry
 
 TRANSACTION = ("user_id", "flow_id", "job_id", "inputs", "vertex_id", "valid", "outputs", "error", "target_id", "build")

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from core.app import state
-from core.extensions import COMPONENTS_GEN, RELOAD_LOCK, generation
+from core.reload import COMPONENTS_GEN, RELOAD_LOCK, generation
 from tests.conftest import make_user
 from tests.extensions.extkit import component, flow_of, remove_bundle, write_bundle
 from tests.run.runkit import answer, create_flow

@@ -14,7 +14,7 @@ from service_bundle_documents.local import Directory, FileSystemTool
 from service_bundle_standard.bundle import all_components
 
 from core.engine import ComponentError, Registry, RunContext
-from core.engine.hardening import Hardening, LocalAccessDenied, contain
+from core.engine.host_access import Hardening, LocalAccessDenied, contain
 from tests.files.conftest import upload
 from tests.flowkit import edge, flow, node
 

@@ -280,7 +280,7 @@ def test_embedding_model_embeds_through_the_provider(llm):
 def test_a_flow_as_a_tool(llm):
     from service_bundle_models.agent import Agent
 
-    from core.engine.tools import flow_tool
+    from core.engine.flow_tools import flow_tool
 
     chat_in = _n("ChatInput", "ChatInput-9")
     upper = _n("ChatOutput", "ChatOutput-9")

@@ -80,7 +80,7 @@ def test_flow_as_tool_of_an_agent_in_the_service_is_refused(make_app, llm, monke
 @pytest.mark.parametrize("depth", [2])
 def test_nested_flow_tools_are_checked_at_every_level(llm, depth):
     """A flow tool whose flow runs a flow that uses the blocked component: refused when the tool is built."""
-    from core.engine.tools import flow_tool
+    from core.engine.flow_tools import flow_tool
 
     middle_rf = node("RunFlow", "RunFlow-1", flow_name_selected="leaf-id", registry=registry())
     out = node("ChatOutput", "ChatOutput-1", registry=registry())

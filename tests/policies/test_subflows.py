@@ -8,7 +8,7 @@ import pytest
 from core.app import state
 from core.engine import RunContext, run_flow
 from core.engine.errors import PolicyRefused
-from core.runs.context import make_context
+from core.runs.hook_ports import make_context
 from tests.build.buildkit import parse
 from tests.conftest import make_user
 from tests.flowkit import edge, flow, node, standard_registry

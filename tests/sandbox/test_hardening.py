@@ -8,7 +8,7 @@ from service_bundle_sandbox.python_interpreter import PythonREPLComponent
 from core import sandbox
 from core.engine import Registry
 from core.engine.egress import EgressBlocked, EgressPolicy, check_connector_host, check_url
-from core.engine.hardening import Hardening, LocalAccessDenied
+from core.engine.host_access import Hardening, LocalAccessDenied
 from tests.conftest import make_user, superuser
 from tests.flowkit import edge, flow, node, standard_registry
 from tests.run.runkit import create_flow

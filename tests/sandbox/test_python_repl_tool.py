@@ -9,7 +9,7 @@ from service_bundle_sandbox.python_repl_tool import PythonREPLTool
 
 from core import sandbox
 from core.engine import ComponentError, EgressPolicy, Registry, RunContext, run_flow
-from core.engine.hardening import CodeExecutionDenied, Hardening
+from core.engine.host_access import CodeExecutionDenied, Hardening
 from tests.conftest import make_user, superuser
 from tests.flowkit import edge, flow, node, standard_registry
 from tests.openai_server import OpenAIServer

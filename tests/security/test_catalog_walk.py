@@ -60,8 +60,8 @@ EXPECTED = {
 
 
 def _installed_components() -> list[type[Component]]:
-    from core.extensions import component_sources
     from core.plugins import build_host
+    from core.reload import component_sources
 
     sources = component_sources(build_host(None, None, ())).sources
     return [klass for classes in sources.values() for klass in classes]

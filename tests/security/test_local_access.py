@@ -77,7 +77,7 @@ def test_sql_never_reaches_the_service_database_even_with_loopback_allowed(tmp_p
     """
     from core.engine import RunContext
     from core.engine.egress import EgressPolicy
-    from core.engine.hardening import Hardening
+    from core.engine.host_access import Hardening
     from core.settings import Settings
 
     settings = Settings.load(

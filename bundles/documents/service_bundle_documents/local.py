@@ -7,7 +7,7 @@ off, an absolute path too, never a never-reachable one (``/etc``, ``/proc``, hom
 working directories) or a directory holding one. The File System tool (an agent's, so possibly steered
 by a prompt the user does not control) works in ``hardening.file_system_root``: the user's workspace
 whatever that switch says, or the admin's ``SERVICE_FILE_SYSTEM_TOOL_ROOT``. Every path inside the root goes through
-:func:`core.engine.hardening.contain` (``..``, encoded variants, absolute paths elsewhere,
+:func:`core.engine.host_access.contain` (``..``, encoded variants, absolute paths elsewhere,
 NUL bytes, symlinks out: refused).
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from core.engine import Component, ComponentError, Data, DataFrame, Output
 from core.engine.documents import TEXT_EXTENSIONS, UnsupportedDocument, extension, extract_text
-from core.engine.hardening import LocalAccessDenied, contain
+from core.engine.host_access import LocalAccessDenied, contain
 from core.engine.inputs import BoolInput, DropdownInput, IntInput, MessageTextInput, StrInput
 from core.engine.tools import Tool
 from core.engine.types import to_text

@@ -83,7 +83,7 @@ def update_custom_component(body: Mapping[str, Any]):
     With ``SERVICE_CUSTOM_COMPONENT_ADMIN_ONLY`` only superusers may. The code is
     checked for syntax with the AST only; it is never executed here.
     """
-    from core.builtin.hardening import require_custom_code
+    from core.builtin.code_execution import require_custom_code
 
     require_custom_code(appstate.settings(), current_actor())
     return validate.update_custom_component(dict(body))

@@ -1,7 +1,7 @@
 """Bundle reload and extension events (no request objects here).
 
 A reload takes the deployment-wide lock in the core's shared state (a second reload anywhere is
-409), imports the bundle afresh (:func:`core.extensions.import_bundle`), validates the new
+409), imports the bundle afresh (:func:`core.reload.import_bundle`), validates the new
 snapshot against every other bundle's components, swaps it in here and publishes the new
 component generation, which every other process takes before its next request or job. The flows
 that use a changed or removed component are found through the ``flows_using_components`` hook
@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from core import appstate, db
 from core.engine import RegistryError
 from core.errors import ApiError
-from core.extensions import (
+from core.reload import (
     COMPONENTS_GEN,
     RELOAD_LOCK,
     RELOAD_LOCK_TTL,

@@ -50,7 +50,7 @@ def read_user_file(user_id: str, ref: str) -> bytes | None:
     import uuid
 
     from core import appstate, db
-    from core.builtin.hardening import hardening_of
+    from core.builtin.code_execution import hardening_of
     from service_files import services
     from service_files.config import runtime
 

@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.db import utcnow
-from core.engine.hardening import Hardening
+from core.engine.host_access import Hardening
 from core.errors import ApiError, validation_error
 from service_files.models import StoredFile
 from service_files.storage import PathRefused, Storage, contained, storage_key
@@ -265,7 +265,7 @@ def read_for_user(
     """Bytes of ``ref`` for a run of ``user_id``, or None when it names nothing the user may read.
 
     Stored files are matched by id or path, owner first. Anything else is a local path checked by
-    ``hardening.local_path`` (:class:`core.engine.hardening.LocalAccessDenied`, a component error naming
+    ``hardening.local_path`` (:class:`core.engine.host_access.LocalAccessDenied`, a component error naming
     the rule, when refused): with ``SERVICE_RESTRICT_LOCAL_FILE_ACCESS`` on (the default) only the
     user's workspace; off, any path but the never-reachable ones (``/etc``, ``/proc``, home, the config
     and working directories...). The storage directory is never read as a path (other users' bytes).

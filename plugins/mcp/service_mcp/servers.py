@@ -8,7 +8,7 @@ the stored value.
 A stdio server runs a program on the server: only superusers add or change one (403 otherwise), unless
 its exact command is in the admin's ``SERVICE_MCP_STDIO_ALLOWED_COMMANDS`` (not with
 ``SERVICE_MCP_SERVERS_LOCKED``, which keeps stdio servers to superusers). ``SERVICE_MCP_SERVER_DOCKER_HARDENING``
-refuses risky ``docker run`` arguments (:mod:`service_mcp.hardening`). The component reads a config
+refuses risky ``docker run`` arguments (:mod:`service_mcp.docker_args`). The component reads a config
 through the ``mcp_server_config`` hook (``RunContext.mcp_server``), which applies these policies again
 at every start: a stdio config an ordinary user stored before (``added_by_superuser`` false) never
 starts; :func:`unapproved_stdio_servers` lists them (logged at start-up). Every stdio server starts in
@@ -34,7 +34,7 @@ from core.db import utcnow
 from core.errors import ApiError, validation_error
 from core.openapi import json_response
 from core.sandbox import SandboxUnavailable
-from service_mcp import hardening, schemas
+from service_mcp import docker_args, schemas
 from service_mcp.models import Server
 
 servers_blp = Blueprint("mcp_servers", __name__, url_prefix="/api/v2/mcp", description="MCP server configs")
@@ -116,7 +116,7 @@ def _guard_stdio(actor: Actor, config: dict[str, Any]) -> None:
     if problem:
         raise ApiError(403, problem)
     if settings().server_docker_hardening:
-        problem = hardening.check([config["command"], *config["args"]])
+        problem = docker_args.check([config["command"], *config["args"]])
         if problem:
             raise ApiError(400, problem)
 
@@ -161,7 +161,7 @@ def config_for_run(s: Session, user_id: str, name: str) -> dict[str, Any] | None
     if problem:
         raise ApiError(403, f"MCP server '{name}' was not added by a superuser and may not start. {problem}")
     if settings.server_docker_hardening:
-        problem = hardening.check([config["command"], *config.get("args", [])])
+        problem = docker_args.check([config["command"], *config.get("args", [])])
         if problem:
             raise ApiError(403, problem)
     return config

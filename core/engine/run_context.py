@@ -17,7 +17,7 @@ from typing import Any
 from core.engine.egress import EgressPolicy
 from core.engine.errors import RunCancelled, RunTimeout
 from core.engine.events import RunEvent
-from core.engine.hardening import Hardening
+from core.engine.host_access import Hardening
 
 __all__ = ["RunContext"]
 
@@ -55,7 +55,7 @@ class RunContext:
       run with (``{"request_id", "answer", "state"}``): set when a run resumes
       from a checkpoint (:meth:`core.engine.Component.resumed` reads it).
     - every callback may be called from any thread or greenlet that runs a vertex (the runner's pool,
-      an agent's tool calls): the caller makes them work there (:mod:`core.runs.context` binds each to
+      an agent's tool calls): the caller makes them work there (:mod:`core.runs.hook_ports` binds each to
       its app), so a component never needs the caller's thread or web context.
     - ``bind_callback(fn)`` wraps one more callback the same way (set by the caller that bound the
       others; None: callbacks are used as they are).

@@ -26,12 +26,12 @@ from flask import Flask
 from werkzeug.datastructures import Headers
 
 from core import appctx
-from core.app import state
+from core.appstate import state
 from core.contracts import FlowRecord, MessageRecord, VertexRecord
 from core.engine import EgressPolicy, Registry, RunContext, RunEvent, VertexFinished
 from core.engine.errors import PolicyRefused
 from core.engine.execution import context_for
-from core.engine.hardening import Hardening
+from core.engine.host_access import Hardening
 from core.engine.ports import RunPorts, transaction_record, vertex_record
 from core.errors import ApiError
 from core.hookcalls import Hooks

@@ -14,7 +14,7 @@ from typing import Any
 
 from core.contracts import FlowRecord
 from core.engine import Registry
-from core.engine.hardening import Hardening
+from core.engine.host_access import Hardening
 from core.engine.nodes import flow_node_types
 from core.errors import ApiError
 
