@@ -37,10 +37,11 @@ def test_alter_metadata():
         metadata={"source": "test", " ": "blank key ignored"},
         remove_fields=["drop"],
     ).process_output()
+    # the reference lists the typed text's row first (the earlier assertion pinned it last)
     assert [d.data for d in out] == [
+        {"text": "typed", "source": "test"},
         {"text": "hi", "source": "test"},
         {"text": "x", "source": "test"},
-        {"text": "typed", "source": "test"},
     ]
     assert AlterMetadata.build(metadata={"a": 1}).process_output() == []
     assert AlterMetadata.build(metadata=[{"key": "k", "value": "v"}], text_in="t").as_dataframe().rows == [
@@ -143,9 +144,20 @@ def test_dynamic_create_data():
         dynamic_doc=Data({"k": 1}),
     )
     assert c.process_form().data == {"name": "Ada", "age": 36, "ok": True, "doc": {"k": 1}}
-    assert c.get_message().text.splitlines()[0] == "name: Ada"
+    # the reference's "Form Data" block (the earlier assertions pinned ``name: value`` lines and an empty text)
+    assert c.get_message().text.splitlines() == [
+        "📋 Form Data:",
+        "=" * 40,
+        "• name: Ada",
+        "• age: 36",
+        "• ok: True",
+        "• doc: {'k': 1}",
+        "=" * 40,
+        "Total fields: 4",
+    ]
     assert DynamicCreateData.build().process_form().data == {}
-    assert DynamicCreateData.build().get_message().text == ""
+    assert DynamicCreateData.build().get_message().text == "No form data available"
+    assert DynamicCreateData.build(include_metadata=True).get_message().text == "No form data available"
     with pytest.raises(ValueError, match="expects a number"):
         DynamicCreateData.build(form_fields=fields[1:2], dynamic_age="old").process_form()
     with pytest.raises(ValueError, match="Invalid field type"):

@@ -42,7 +42,8 @@ def test_searxng(api):
     api.route("GET", "/search", {"query": "q", "results": [{"title": "T", "url": "https://x/1", "content": "C"}]})
     tool = run(SearXNGTool, url=api.base, max_results=3, categories=["general"], language="en").build_tool()
     assert isinstance(tool, Tool) and tool.name == "searxng_search"
-    assert json.loads(tool.run("flows")) == [{"title": "T", "link": "https://x/1", "snippet": "C"}]
+    # the reference answers with SearXNG's own result objects (the earlier title/link/snippet rows were ours)
+    assert json.loads(tool.run("flows")) == [{"title": "T", "url": "https://x/1", "content": "C"}]
     assert api.last()["query"] == {"q": "flows", "format": "json", "categories": "general", "language": "en"}
     with pytest.raises(ValueError, match="search query"):
         tool.run("")
@@ -51,9 +52,11 @@ def test_searxng(api):
 def test_search_api(api):
     api.route("GET", "/api/v1/search", {"search_metadata": {"status": "Success"}, "organic_results": ORGANIC})
     out = run(SearchAPI, api_key="k-123", input_value="flows", max_results=1, max_snippet_length=10).run_model()
+    # the reference's rows: title and snippet cut at the limit (no ellipsis), the snippet again as ``text``
     assert [d.data for d in out] == [
-        {"title": "Flow builders", "link": "https://example.com/1", "snippet": "AAAAAAAAAA..."}
+        {"title": "Flow build", "link": "https://example.com/1", "snippet": "AAAAAAAAAA", "text": "AAAAAAAAAA"}
     ]
+    assert out[0].text == "AAAAAAAAAA"
     assert api.last()["query"]["engine"] == "google" and api.last()["query"]["api_key"] == "k-123"
     with pytest.raises(ValueError, match="API key"):
         run(SearchAPI, input_value="x").run_model()
@@ -69,6 +72,12 @@ def test_serpapi_error_hides_the_key(api):
     api.route("GET", "/search", {"search_metadata": {}, "organic_results": ORGANIC})
     out = run(SerpAPI, serpapi_api_key="good", input_value="x", search_params={"gl": "fr"}).run_model()
     assert len(out) == 2 and api.last()["query"]["gl"] == "fr" and api.last()["query"]["engine"] == "google"
+    assert out[1].data == {
+        "title": "Graphs",
+        "link": "https://example.com/2",
+        "snippet": "Nodes and edges",
+        "text": "Nodes and edges",
+    }
 
 
 def test_google_search_and_serper(api):

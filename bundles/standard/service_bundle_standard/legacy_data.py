@@ -108,9 +108,9 @@ class AlterMetadata(Component):
         if not isinstance(metadata, dict):
             metadata = DictInput("metadata").coerce(metadata)
         metadata = {k: v for k, v in metadata.items() if isinstance(k, str) and k.strip()}
-        items = [Data(dict(d.data), text_key=d.text_key) for d in as_data_list(self.input_value)]
-        if to_text(self.text_in):
-            items.append(Data({"text": to_text(self.text_in)}))
+        # the typed text's row comes first, then the inputs, as the reference lists them
+        items = [Data({"text": to_text(self.text_in)})] if to_text(self.text_in) else []
+        items += [Data(dict(d.data), text_key=d.text_key) for d in as_data_list(self.input_value)]
         removals = [f for f in (self.remove_fields or []) if f]
         for item in items:
             item.data.update(metadata)
@@ -521,11 +521,13 @@ class DynamicCreateData(Component):
         return data
 
     def get_message(self) -> Message:
-        values = self.process_form().data
+        values = {k: v for k, v in self.process_form().data.items() if k != "_metadata"}
         if not values:
-            return Message(text="")
-        lines = [f"{k}: {to_text(v)}" for k, v in values.items() if k != "_metadata"]
-        return Message(text="\n".join(lines))
+            return Message(text="No form data available")
+        # the reference's block: a title, a rule, one bullet per field, a rule, the count
+        rule = "=" * 40
+        bullets = [f"• {name}: {'' if value is None else value}" for name, value in values.items()]
+        return Message(text="\n".join(["📋 Form Data:", rule, *bullets, rule, f"Total fields: {len(values)}"]))
 
 
 COMPONENTS = [

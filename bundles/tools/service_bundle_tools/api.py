@@ -83,8 +83,9 @@ def require(value: Any, what: str) -> str:
 
 
 def truncate(text: Any, limit: int) -> str:
+    """The first ``limit`` characters (all of them when ``limit`` is 0), cut as the reference cuts: no ellipsis."""
     value = to_text(text)
-    return value[:limit] + "..." if limit and limit > 0 and len(value) > limit else value
+    return value[:limit] if limit and limit > 0 else value
 
 
 def tool_outputs() -> list[Output]:

@@ -18,20 +18,20 @@ SERPER_URL = "https://google.serper.dev"
 
 
 def organic(results: Any, key: str, max_results: int, snippet_limit: int) -> list[Data]:
+    """The reference's rows: ``title`` and ``snippet`` cut at ``snippet_limit``, ``link``, and the snippet again as
+    ``text`` (the row's text)."""
     items = results.get(key) if isinstance(results, dict) else None
     out = []
     for item in (items or [])[: max(0, max_results)]:
         if isinstance(item, dict):
-            out.append(
-                Data(
-                    {
-                        "title": to_text(item.get("title")),
-                        "link": to_text(item.get("link") or item.get("url")),
-                        "snippet": truncate(item.get("snippet") or item.get("content"), snippet_limit),
-                    },
-                    text_key="snippet",
-                )
-            )
+            snippet = truncate(item.get("snippet") or item.get("content"), snippet_limit)
+            row = {
+                "title": truncate(item.get("title"), snippet_limit),
+                "link": to_text(item.get("link") or item.get("url")),
+                "snippet": snippet,
+                "text": snippet,
+            }
+            out.append(Data(row))
     return out
 
 
@@ -61,7 +61,10 @@ class SearXNGTool(Component):
         if to_text(self.language):
             params["language"] = to_text(self.language)
         results = get_json(self, f"{base}/search", params=params)
-        return organic(results, "results", self.max_results, 0)
+        # the reference answers with the instance's own result objects (url, title, content, engine...)
+        items = results.get("results") if isinstance(results, dict) else None
+        kept = (items or [])[: max(0, self.max_results)]
+        return [Data(dict(item), text_key="content") for item in kept if isinstance(item, dict)]
 
     def build_tool(self) -> Tool:
         from core.engine.tools import string_tool
@@ -73,7 +76,7 @@ class SearXNGTool(Component):
 
         return string_tool(
             "searxng_search",
-            "Searches the web with SearXNG and returns result titles, links and snippets.",
+            "Searches the web with SearXNG and returns its result objects (url, title, content...).",
             run,
             arg="query",
         )
@@ -150,8 +153,7 @@ class GoogleSearchAPI(SearchTool):
         cse = require(self.google_cse_id, "The Google CSE ID")
         num = min(max(1, self.k), 10)  # the API serves at most 10 results per call
         results = get_json(self, GOOGLE_CSE_URL, params={"key": key, "cx": cse, "q": query, "num": num}, secret=key)
-        # the reference's rows also carry the snippet as their text
-        return [Data({**d.data, "text": d.data["snippet"]}) for d in organic(results, "items", num, 0)]
+        return organic(results, "items", num, 0)
 
 
 class GoogleSerperAPI(SearchTool):
