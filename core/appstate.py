@@ -4,8 +4,9 @@ A leaf of the core: at run time it imports only :mod:`core.appctx` (which reads 
 variable), so any module of the core, the run service, the job layer or a plugin may import it
 without reaching back into the app factory (:mod:`core.app`, which builds this state). The
 services are typed by the :class:`typing.Protocol` of what their users call (ports, in the
-vocabulary of ports and adapters): :class:`JobQueuePort` (:class:`core.jobs.JobQueue` and its
-backends), :class:`SharedStatePort` (:mod:`core.shared`), :class:`RegistryHolderPort`
+vocabulary of ports and adapters): :class:`core.jobs.JobQueue` itself (the abstract class every
+backend implements; a type-only import, so no second copy of its interface),
+:class:`SharedStatePort` (:mod:`core.shared`), :class:`RegistryHolderPort`
 (:class:`core.engine.RegistryHolder`), :class:`PluginHostPort` (:class:`core.plugins.PluginHost`)
 and :class:`ComponentSourcesPort` (:class:`core.reload.ComponentSources`). The core settings
 are the :class:`core.settings.Settings` dataclass itself: already typed, and a leaf too.
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from core.engine.component import Component
     from core.engine.registry import Registry
     from core.hookcalls import Hooks
-    from core.jobs import Event, JobInfo
+    from core.jobs import JobQueue
     from core.records import HealthCheck, Job, PluginInfo
     from core.settings import Settings
 
@@ -49,7 +50,6 @@ T = TypeVar("T")
 
 __all__ = [
     "ComponentSourcesPort",
-    "JobQueuePort",
     "PluginHostPort",
     "RegistryHolderPort",
     "ServiceState",
@@ -70,40 +70,6 @@ __all__ = [
 
 
 # --- ports: what the users of each service call ---------------------------------------------------
-class JobQueuePort(Protocol):
-    """The job queue (:class:`core.jobs.JobQueue`): jobs by name with JSON arguments, and their events."""
-
-    backend: str
-
-    def enqueue(
-        self,
-        name: str,
-        *,
-        owner: str,
-        kwargs: Mapping[str, Any] | None = None,
-        job_id: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> str: ...
-
-    def info(self, job_id: str) -> JobInfo | None: ...
-
-    def info_for(self, job_id: str, owner: str) -> JobInfo | None: ...
-
-    def cancel(self, job_id: str) -> bool: ...
-
-    def emit(self, job_id: str, name: str, data: Any = None) -> str: ...
-
-    def read_events(
-        self, job_id: str, after: str | None = None, *, block_seconds: float = 0.0, limit: int = 1000
-    ) -> list[Event]: ...
-
-    def active_jobs(self) -> int: ...
-
-    def metrics(self) -> dict[str, Any]: ...
-
-    def close(self) -> None: ...
-
-
 class SharedStatePort(Protocol):
     """The deployment's shared state (:mod:`core.shared`: memory, files, or Redis in scale-out)."""
 
@@ -170,7 +136,7 @@ class ServiceState:
     settings: Settings
     host: PluginHostPort
     engine: sa.Engine
-    jobs: JobQueuePort
+    jobs: JobQueue
     components: RegistryHolderPort  # the registry snapshot of the installed bundles, swapped on reload
     shared: SharedStatePort  # the deployment's shared state (files, or Redis in scale-out)
     component_sources: ComponentSourcesPort  # who contributed which components
@@ -220,7 +186,7 @@ def engine(app: Flask | None = None) -> sa.Engine:
     return state(app).engine
 
 
-def jobs(app: Flask | None = None) -> JobQueuePort:
+def jobs(app: Flask | None = None) -> JobQueue:
     """The job queue."""
     return state(app).jobs
 

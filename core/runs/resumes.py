@@ -12,8 +12,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from core import db
-from core.appstate import JobQueuePort
-from core.jobs import JobInfo, JobState
+from core.jobs import JobInfo, JobQueue, JobState
 from core.runs.checkpoints import RESUMED, Checkpoint
 
 #: a run can pause and be resumed again; the chain is followed this far at most
@@ -32,7 +31,7 @@ def resumed_as(owner: str, job_id: str) -> str | None:
     return str(found) if found else None
 
 
-def current(jobs: JobQueuePort, owner: str, job_id: str) -> JobInfo | None:
+def current(jobs: JobQueue, owner: str, job_id: str) -> JobInfo | None:
     """The owner's job that now carries the run ``job_id`` started: itself, or the job it was resumed as.
 
     A paused job (``suspended``), or a run that paused without a job of its own (a sync run or a live

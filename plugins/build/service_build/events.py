@@ -29,9 +29,8 @@ from typing import Any
 
 import redis
 
-from core.appstate import JobQueuePort
 from core.engine import Message
-from core.jobs import END_EVENTS, Event, JobBackendUnavailable, JobState
+from core.jobs import END_EVENTS, Event, JobBackendUnavailable, JobQueue, JobState
 from core.runs.wire import frame
 from service_build.store import BuildStore
 
@@ -92,7 +91,7 @@ def translate(events: list[Event], meta: dict[str, Any]) -> tuple[list[tuple[str
 
 
 def stream(
-    queue: JobQueuePort,
+    queue: JobQueue,
     job_id: str,
     meta: dict[str, Any],
     *,
@@ -122,7 +121,7 @@ def stream(
 
 
 def _next_events(
-    queue: JobQueuePort, job_id: str, cursor: str | None, block_seconds: float, touch: Callable[[], None] | None
+    queue: JobQueue, job_id: str, cursor: str | None, block_seconds: float, touch: Callable[[], None] | None
 ) -> list[Event] | None:
     """The next batch of a streamed job's events ([] if none yet); None once the job ended or expired."""
     events = queue.read_events(job_id, after=cursor, block_seconds=block_seconds)
@@ -139,7 +138,7 @@ def _next_events(
 
 
 def poll(
-    queue: JobQueuePort, store: BuildStore, job_id: str, meta: dict[str, Any], *, wait_seconds: float
+    queue: JobQueue, store: BuildStore, job_id: str, meta: dict[str, Any], *, wait_seconds: float
 ) -> list[tuple[str, Any]]:
     """What arrived since the last poll of this job by anyone (cursor kept in ``store``), waiting briefly.
 

@@ -27,7 +27,8 @@ from core.jobs.localstore import valid_id
 from core.shared import FileState, MemoryState, RedisState, SharedState
 
 if TYPE_CHECKING:
-    from core.appstate import JobQueuePort, SharedStatePort
+    from core.appstate import SharedStatePort
+    from core.jobs import JobQueue
     from core.settings import Settings
 
 
@@ -120,7 +121,7 @@ def _cache_key(key: str) -> str:
 _local_cache = MemoryState()  # the in-process backend's partial-build cache: one per process, every app
 
 
-def make_store(settings: Settings, jobs: JobQueuePort, app_shared: SharedStatePort) -> BuildStore:
+def make_store(settings: Settings, jobs: JobQueue, app_shared: SharedStatePort) -> BuildStore:
     """The store for the app's job backend: Redis for RQ, shared files for in-process jobs.
 
     With RQ the app's shared state is on the queue's Redis: the store takes a namespace of it.

@@ -16,10 +16,9 @@ from typing import Any
 from flask import current_app
 
 from core import runs
-from core.appstate import JobQueuePort
 from core.engine import RunEvent
 from core.engine.events import RunFailed, RunFinished, VertexFinished, decode
-from core.jobs import END_EVENTS, JobInfo
+from core.jobs import END_EVENTS, JobInfo, JobQueue
 from core.runs.wire import BUILD_EVENTS
 from service_workflows import agui, services
 
@@ -121,7 +120,7 @@ def _live_agui(
 
 
 # --- background jobs ----------------------------------------------------------------------------------
-def replay(jobs: JobQueuePort, info: JobInfo, protocol: str, after: str | None, block: float = 5.0) -> Iterator[str]:
+def replay(jobs: JobQueue, info: JobInfo, protocol: str, after: str | None, block: float = 5.0) -> Iterator[str]:
     """A job's stored events after cursor ``after`` (None: from the start) until its end event."""
     translator = None
     if protocol == "agui":
