@@ -19,7 +19,7 @@ import datetime as dt
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = [
     "FileRecord",
@@ -30,6 +30,9 @@ __all__ = [
     "MessageRecord",
     "NodeRef",
     "ProjectRecord",
+    "RunEnded",
+    "RunObserver",
+    "RunStarted",
     "VertexRecord",
 ]
 
@@ -330,3 +333,55 @@ class FileRecord:
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "path": self.path, "size": self.size}
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    """A run of a flow begins (``observe_run``): every surface, in the process and thread that executes it.
+
+    ``run_id`` names the run everywhere (the engine's run id, the id a surface may have chosen and
+    answered its caller with: ``RunRequest.run_id``). ``user_id`` is whom the run acts as (an anonymous
+    visitor's principal for public runs), ``owner_id`` the flow owner a public run is accounted to.
+    ``surface`` is the run surface (``run``, ``webhook``, ``build``, ``workflows``, ``responses``, ``mcp``,
+    ``a2a``...). ``request`` is the run request's JSON (``RunRequest.to_json()``: inputs, tweaks,
+    session), enough to run it again. ``started_at`` is ``time.time()``.
+    """
+
+    run_id: str
+    flow_id: str
+    flow_name: str | None
+    user_id: str
+    owner_id: str | None
+    surface: str
+    session_id: str | None
+    job_id: str | None
+    public: bool
+    started_at: float
+    request: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnded:
+    """How a run ended (``RunObserver.end``).
+
+    ``status`` is the reference's span status: ``ok``, ``error``, ``paused`` (waiting for a human
+    answer; a resume is a new run) or ``cancelled``. ``error`` is the user-facing failure text (never an
+    exception's own message). ``outputs`` is each input's primary text output, as run responses give
+    it (None where an input produced no text). ``duration_s`` is wall-clock seconds.
+    """
+
+    run: RunStarted
+    status: str
+    duration_s: float
+    error: str | None = None
+    outputs: tuple[str | None, ...] = ()
+
+
+class RunObserver(Protocol):
+    """What an ``observe_run`` implementation returns to hear how the run it was told about ends.
+
+    ``end`` is called exactly once, in the thread that called ``observe_run``, also when the run
+    raised; it must not raise and must not block (queue writes, as ``on_vertex_built`` does).
+    """
+
+    def end(self, ended: RunEnded) -> None: ...
