@@ -60,6 +60,22 @@ def permission_allowed(actor: Actor | None, action: str, resource: Any) -> Permi
     return None
 
 
+@hookimpl(optionalhook=True)
+def user_is_superuser(user_id: str) -> bool | None:
+    """The MCP plugin's question before a stored stdio server starts: is its owner a superuser now?"""
+    import uuid
+
+    from core import db
+    from service_accounts.models import User
+
+    try:
+        key = uuid.UUID(str(user_id))
+    except ValueError:
+        return False
+    user = db.session().get(User, key)
+    return bool(user is not None and user.is_superuser and user.is_active)
+
+
 @hookimpl
 def on_app_created(app):
     from core import appstate, db
