@@ -55,21 +55,6 @@ from core.runs.subflows import check_subflows
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "FlowNotFound",
-    "PreparedRun",
-    "Resume",
-    "RunInput",
-    "RunOutcome",
-    "RunRequest",
-    "build",
-    "execute",
-    "failure_text",
-    "prepare",
-    "resolve",
-    "stream",
-]
-
 
 #: namespace of the virtual flow ids of signed-in users' conversations with flows shared with them
 

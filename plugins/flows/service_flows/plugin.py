@@ -110,10 +110,9 @@ def find_agent_flow(flow_id: str, user_id: str | None) -> FlowRecord | None:
 
 @hookimpl
 def register_settings():
-    from core.records import SettingsSection
-    from service_flows.config import SETTINGS_NAME, SETTINGS_PREFIX, FlowsSettings
+    from service_flows.config import SECTION
 
-    return [SettingsSection(SETTINGS_NAME, FlowsSettings, SETTINGS_PREFIX)]
+    return [SECTION]
 
 
 @hookimpl
