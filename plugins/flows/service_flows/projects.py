@@ -102,7 +102,8 @@ def _escape_like(text: str) -> str:
 
 
 def update_project(s: Session, user_id: uuid.UUID, folder_id: Any, body: dict[str, Any]) -> Folder:
-    folder = own_folder(s, user_id, folder_id)
+    folder = own_folder(s, user_id, folder_id, "write")
+    user_id = folder.user_id  # a shared project changes in its owner's namespace
     name = body.get("name")
     if name is not None and name != folder.name:
         if _name_taken(s, user_id, name, folder.id):
@@ -136,7 +137,8 @@ def _checked_parent(s: Session, user_id: uuid.UUID, folder: Folder, parent_id: u
 
 def delete_project(s: Session, user_id: uuid.UUID, folder_id: Any) -> None:
     """Delete the project with its flows; its sub-projects move to the top level."""
-    folder = own_folder(s, user_id, folder_id)
+    folder = own_folder(s, user_id, folder_id, "delete")
+    user_id = folder.user_id
     ids = list(s.scalars(sa.select(Flow.id).where(Flow.user_id == user_id, Flow.folder_id == folder.id)))
     shares.delete_for_flows(s, ids)
     s.execute(sa.delete(Flow).where(Flow.user_id == user_id, Flow.folder_id == folder.id))
@@ -147,7 +149,8 @@ def delete_project(s: Session, user_id: uuid.UUID, folder_id: Any) -> None:
 
 
 def export_project(s: Session, user_id: uuid.UUID, folder_id: Any) -> tuple[Folder, bytes]:
-    folder = own_folder(s, user_id, folder_id)
+    folder = own_folder(s, user_id, folder_id, "read")
+    user_id = folder.user_id
     flows = s.scalars(
         sa.select(Flow).where(Flow.user_id == user_id, Flow.folder_id == folder.id).order_by(Flow.name, Flow.id)
     )
