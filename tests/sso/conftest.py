@@ -7,6 +7,7 @@ sign-in form oidc-provider leaves to its host, and a switch that makes the next 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -58,34 +59,24 @@ class Provider:
         assert answer.status_code == 200, answer.text
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def oidc_provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
+@contextlib.contextmanager
+def start_provider(config: dict[str, Any], directory: Path, port: int | None = None) -> Iterator[Provider]:
+    """Run ``provider.mjs`` with this client/accounts config; skip when node or the package is missing."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed: the SSO tests need Node.js 20+")
     if not PACKAGE.exists():
         pytest.skip("npm package oidc-provider is not installed: run `npm ci` in tests/sso/provider")
-    config = tmp_path_factory.mktemp("oidc") / "provider.json"
-    config.write_text(
-        json.dumps(
-            {
-                "client_id": CLIENT_ID,
-                "client_secret": CLIENT_SECRET,
-                "redirect_uris": [CALLBACK],
-                "post_logout_redirect_uris": [AFTER_LOGOUT],
-                "accounts": ACCOUNTS,
-            }
-        )
-    )
-    port = _free_port()
+    path = directory / "provider.json"
+    path.write_text(json.dumps({"accounts": ACCOUNTS, **config}))
     proc = subprocess.Popen(
-        [node, str(HERE / "provider.mjs"), str(port), str(config)],
+        [node, str(HERE / "provider.mjs"), str(port or free_port()), str(path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -98,6 +89,18 @@ def oidc_provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def oidc_provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
+    config = {
+        "client_id": CLIENT_ID,
+        "client_secret": CLIENT_SECRET,
+        "redirect_uris": [CALLBACK],
+        "post_logout_redirect_uris": [AFTER_LOGOUT],
+    }
+    with start_provider(config, tmp_path_factory.mktemp("oidc")) as provider:
+        yield provider
 
 
 def sso_settings(provider: Provider, **extra: Any) -> dict[str, Any]:

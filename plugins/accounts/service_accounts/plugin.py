@@ -34,8 +34,9 @@ def register_migrations():
 @hookimpl
 def register_commands():
     from service_accounts.cli import api_key_group, superuser_command
+    from service_accounts.users_cli import users_group
 
-    return [superuser_command, api_key_group]
+    return [superuser_command, api_key_group, users_group]
 
 
 @hookimpl

@@ -254,7 +254,7 @@ def logout() -> Any:
     cfg = config()
     hint = request.cookies.get(ID_TOKEN_COOKIE)
     cleared = appstate.hooks().first(hookspecs.sso_sign_out, request=request) or ()
-    end = oidc.end_session_url(cfg, hint) if cfg.enabled else None
+    end = oidc.end_session_url(cfg, hint) if cfg.enabled and hint else None  # only for SSO sign-ins
     response: Response
     if request.method == "POST":
         response = jsonify({"message": "Logout successful", "end_session_url": end})

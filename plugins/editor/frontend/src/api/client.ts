@@ -115,6 +115,17 @@ export interface Config {
   [key: string]: unknown;
 }
 
+export interface SsoProvider {
+  slug: string;
+  display_name: string;
+  login_url: string;
+}
+
+export interface SsoProviders {
+  providers: SsoProvider[];
+  sso_only: boolean;
+}
+
 export const api = {
   config: () => request<Config>("/api/v1/config"),
   session: () => request<{ authenticated: boolean }>("/api/v1/session", { noRefresh: true }),
@@ -124,6 +135,9 @@ export const api = {
   autoLogin: () => request<{ access_token: string }>("/api/v1/auto_login", { noRefresh: true }),
   refresh: () => request("/api/v1/refresh", { method: "POST", noRefresh: true }),
   logout: () => request("/api/v1/logout", { method: "POST", noRefresh: true }),
+  ssoProviders: () => request<SsoProviders>("/api/v1/sso/providers", { noRefresh: true }),
+  ssoLogout: () =>
+    request<{ end_session_url: string | null }>("/api/v1/sso/logout", { method: "POST", noRefresh: true }),
   resetPassword: (userId: string, current_password: string, password: string) =>
     request(`/api/v1/users/${userId}/reset-password`, { method: "PATCH", json: { current_password, password } }),
 
