@@ -167,3 +167,16 @@ def test_a_custom_role_assigned_in_a_project(world):
         == 204
     )
     assert client.get(f"/api/v1/flows/{flow['id']}", headers=outsider.bearer).status_code == 404
+
+
+def test_shared_projects_are_listed_for_members_only(world):
+    _app, client, _root, people, project, _flow = world
+    for name in ("viewer", "run-only", "developer", "admin"):
+        listed = client.get("/api/v1/projects/", headers=people[name].bearer).get_json()
+        shared = [p for p in listed if not p["is_owner"]]
+        assert [p["id"] for p in shared] == [project["id"]], name
+    outsider = client.get("/api/v1/projects/", headers=people["outsider"].bearer).get_json()
+    assert all(p["is_owner"] for p in outsider) and project["id"] not in [p["id"] for p in outsider]
+    owner = client.get("/api/v1/projects/", headers=people["owner"].bearer).get_json()
+    assert [p["id"] for p in owner if p["id"] == project["id"]] == [project["id"]]
+    assert all(p["is_owner"] for p in owner)

@@ -58,3 +58,22 @@ def test_resource_ref_is_answered_by_the_flows_plugin(make_app):
         assert project is not None and project.owner_id == root.id and project.project_id == flow["folder_id"]
         assert first(hookspecs.resource_ref, kind="flow", resource_id=str(uuid.uuid4())) is None
         assert first(hookspecs.resource_ref, kind="file", resource_id=flow["id"]) is None
+
+
+def test_shared_with_lists_shares_to_the_user_and_their_teams(make_app):
+    from service_flows import hookspecs
+    from service_teams.models import Share, Team, TeamMember
+
+    app = make_app(plugins=PLUGINS)
+    user, direct, via_team, other = uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    with app.app_context():
+        with db.transaction() as s:
+            team = Team(team_name="T", adom_name="t")
+            s.add(team)
+            s.flush()
+            s.add(TeamMember(team_id=team.id, user_id=user))
+            s.add(Share(resource_type="project", resource_id=direct, scope="user", target_id=user))
+            s.add(Share(resource_type="project", resource_id=via_team, scope="team", target_id=team.id))
+            s.add(Share(resource_type="project", resource_id=other, scope="user", target_id=uuid.uuid4()))
+        answers = appstate.hooks().each(hookspecs.shared_with, user_id=str(user), kind="project")
+        assert answers == [sorted([str(direct), str(via_team)])]

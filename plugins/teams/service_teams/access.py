@@ -111,3 +111,18 @@ def follow_groups(s: Session, user_id: uuid.UUID, groups: tuple[str, ...]) -> No
     for team_id in wanted - set(have):
         s.add(TeamMember(team_id=team_id, user_id=user_id, source="sso"))
     s.flush()
+
+
+def shared_ids(s: Session, user_id: uuid.UUID, kind: str) -> list[str]:
+    """Ids of resources of ``kind`` shared with the user or their teams, or (projects) where they hold a role."""
+    teams = team_ids(s, user_id)
+    who = sa.and_(Share.scope == "user", Share.target_id == user_id)
+    if teams:
+        who = sa.or_(who, sa.and_(Share.scope == "team", Share.target_id.in_(teams)))
+    found = {str(i) for i in s.scalars(sa.select(Share.resource_id).where(Share.resource_type == kind, who))}
+    if kind == "project":
+        query = sa.select(RoleAssignment.domain_id).where(
+            RoleAssignment.user_id == user_id, RoleAssignment.domain_type == "project"
+        )
+        found |= {str(i) for i in s.scalars(query) if i is not None}
+    return sorted(found)

@@ -78,3 +78,14 @@ def on_user_deleted(user_id: str) -> None:
     s.execute(sa.delete(TeamMember).where(TeamMember.user_id == key))
     s.execute(sa.delete(RoleAssignment).where(RoleAssignment.user_id == key))
     s.execute(sa.delete(Share).where(Share.scope == "user", Share.target_id == key))
+
+
+@hookimpl(optionalhook=True)
+def shared_with(user_id: str, kind: str) -> list[str] | None:
+    """Projects shared with the user (directly or through a team) or where they hold a role."""
+    import uuid
+
+    from core import db
+    from service_teams import access
+
+    return access.shared_ids(db.session(), uuid.UUID(user_id), kind)
