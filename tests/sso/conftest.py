@@ -45,6 +45,7 @@ ACCOUNTS = {
         "groups": ["eng", "support"],
     },
     "carol": {"email": "carol@example.com", "name": "Carol", "preferred_username": "carol", "groups": []},
+    "dave": {"email": "dave@example.com", "name": "Dave Support", "preferred_username": "dave", "groups": ["support"]},
     "admin": {"email": "impostor@example.com", "name": "Not the superuser", "preferred_username": "admin"},
 }
 

@@ -183,37 +183,46 @@ def test_sso_off_serves_no_sign_in(make_app):
     assert client.get("/api/v1/sso/oidc/login").status_code == 404
 
 
-def test_groups_become_team_memberships_and_reach_shared_projects(sso_app, oidc_provider):
+def test_a_team_works_on_a_project_through_the_provider(sso_app, oidc_provider):
+    """Three people sign in through the provider: alice creates a team project, bob (eng) edits its flow,
+    dave (support) runs it but cannot change it, carol (no group) cannot even see it."""
+    from tests.run.runkit import chat_echo
+
     root = sso_app.test_client()
     token = root.post("/api/v1/login", data={"username": "admin", "password": STRONG}).get_json()["access_token"]
     admin = {"Authorization": f"Bearer {token}"}
-    eng = root.post("/api/v1/authz/teams", json={"team_name": "Engineering", "adom_name": "eng"}, headers=admin)
-    assert eng.status_code == 201, eng.get_json()
-    # alice (groups eng, svc-admins) signs in, creates a project and shares it with the eng team as run-only
+    teams = {}
+    for slug, name in (("eng", "Engineering"), ("support", "Support")):
+        made = root.post("/api/v1/authz/teams", json={"team_name": name, "adom_name": slug}, headers=admin)
+        assert made.status_code == 201, made.get_json()
+        teams[slug] = made.get_json()["id"]
     alice = sso_app.test_client()
     sign_in(alice, oidc_provider, "alice")
     project = alice.post("/api/v1/projects/", json={"name": "Team project"}).get_json()
-    shared = alice.post(
-        "/api/v1/authz/shares",
-        json={
-            "resource_type": "project",
-            "resource_id": project["id"],
-            "scope": "team",
-            "target_id": eng.get_json()["id"],
-            "permission_level": "execute",
-        },
-    )
-    assert shared.status_code == 201, shared.get_json()
-    # bob (groups eng, support) is a member of eng from his first sign-in, and sees the project; carol does not
-    bob = sso_app.test_client()
-    sign_in(bob, oidc_provider, "bob")
-    teams = bob.get("/api/v1/authz/teams").get_json()
-    assert [t["adom_name"] for t in teams] == ["eng"]
-    members = bob.get(f"/api/v1/authz/teams/{teams[0]['id']}/members").get_json()
-    assert {m["source"] for m in members} == {"sso"} and len(members) == 2
-    assert bob.get(f"/api/v1/projects/{project['id']}").status_code == 200
-    assert bob.patch(f"/api/v1/projects/{project['id']}", json={"description": "x"}).status_code == 403
-    carol = sso_app.test_client()
-    sign_in(carol, oidc_provider, "carol")
+    flow = alice.post("/api/v1/flows/", json={"name": "answer", "data": chat_echo(), "folder_id": project["id"]})
+    assert flow.status_code == 201, flow.get_json()
+    flow_id = flow.get_json()["id"]
+    for slug, level in (("eng", "write"), ("support", "execute")):
+        body = {"resource_type": "project", "resource_id": project["id"], "scope": "team", "target_id": teams[slug]}
+        shared = alice.post("/api/v1/authz/shares", json={**body, "permission_level": level})
+        assert shared.status_code == 201, shared.get_json()
+    people = {}
+    for name in ("bob", "dave", "carol"):
+        people[name] = sso_app.test_client()
+        sign_in(people[name], oidc_provider, name)
+    bob, dave, carol = people["bob"], people["dave"], people["carol"]
+    assert sorted(t["adom_name"] for t in bob.get("/api/v1/authz/teams").get_json()) == ["eng", "support"]
+    members = bob.get(f"/api/v1/authz/teams/{teams['eng']}/members").get_json()
+    assert {m["source"] for m in members} == {"sso"} and len(members) == 2  # alice and bob
+    # bob edits, dave runs but cannot edit, carol sees nothing
+    assert bob.patch(f"/api/v1/flows/{flow_id}", json={"description": "edited by bob"}).status_code == 200
+    key = dave.post("/api/v1/api_key/", json={"name": "support"}).get_json()["api_key"]
+    ran = sso_app.test_client().post(f"/api/v1/run/{flow_id}", json={"input_value": "hi"}, headers={"x-api-key": key})
+    assert ran.status_code == 200, ran.get_json()
+    assert dave.get(f"/api/v1/flows/{flow_id}").get_json()["description"] == "edited by bob"
+    assert dave.patch(f"/api/v1/flows/{flow_id}", json={"description": "no"}).status_code == 403
+    assert [p["id"] for p in dave.get("/api/v1/projects/").get_json() if not p["is_owner"]] == [project["id"]]
+    assert carol.get(f"/api/v1/flows/{flow_id}").status_code == 404
     assert carol.get(f"/api/v1/projects/{project['id']}").status_code == 404
     assert carol.get("/api/v1/authz/teams").get_json() == []
+    assert [p for p in carol.get("/api/v1/projects/").get_json() if not p["is_owner"]] == []
