@@ -180,3 +180,13 @@ def test_shared_projects_are_listed_for_members_only(world):
     owner = client.get("/api/v1/projects/", headers=people["owner"].bearer).get_json()
     assert [p["id"] for p in owner if p["id"] == project["id"]] == [project["id"]]
     assert all(p["is_owner"] for p in owner)
+
+
+def test_a_developer_edits_in_place_but_cannot_move_the_flow_away(world):
+    _app, client, _root, people, _project, flow = world
+    dev = people["developer"]
+    own = client.post("/api/v1/projects/", json={"name": "Mine"}, headers=dev.bearer).get_json()
+    moved = client.patch(f"/api/v1/flows/{flow['id']}", json={"folder_id": own["id"]}, headers=dev.bearer)
+    assert moved.status_code == 403
+    same = client.patch(f"/api/v1/flows/{flow['id']}", json={"folder_id": flow["folder_id"]}, headers=dev.bearer)
+    assert same.status_code == 200

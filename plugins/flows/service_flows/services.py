@@ -399,6 +399,9 @@ def apply_changes(
 def update_flow(s: Session, user_id: uuid.UUID, flow_id: Any, changes: dict[str, Any]) -> Flow:
     """PATCH: the spec's update body; a name or endpoint clash is a 400 like the reference's."""
     flow = own_flow(s, user_id, flow_id, "write")
+    moved = changes.get("folder_id") is not None and _uuid(changes["folder_id"]) != flow.folder_id
+    if flow.user_id != user_id and moved:  # a member edits the flow in place, never moves it out of the share
+        raise ApiError(403, "Only the owner can move a shared flow to another project")
     return apply_changes(s, flow, changes, UPDATE_MEMBERS, clash_status=400)
 
 
