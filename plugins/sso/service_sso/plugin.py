@@ -20,9 +20,9 @@ def register_settings():
 
 @hookimpl
 def register_blueprints():
-    from service_sso.resources import sso_blp
+    from service_sso.resources import browser_blp, sso_blp
 
-    return [sso_blp]
+    return [sso_blp, browser_blp]
 
 
 @hookimpl

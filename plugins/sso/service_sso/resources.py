@@ -19,11 +19,13 @@ from typing import Any
 from urllib.parse import urlencode
 
 import sqlalchemy as sa
+from flask import Blueprint as BrowserBlueprint
 from flask import jsonify, redirect, request
 from flask_smorest import Blueprint
+from marshmallow import Schema, fields
 from werkzeug.wrappers import Response
 
-from core import appstate, db
+from core import appstate, db, openapi
 from core.appstate import settings_of
 from core.contracts import SessionCookie, SignedIn, SsoIdentity
 from core.errors import ApiError
@@ -35,6 +37,25 @@ from service_sso.models import SsoPending
 log = logging.getLogger(__name__)
 
 sso_blp = Blueprint("sso", __name__, url_prefix="/api/v1/sso", description="Single sign-on (OpenID Connect)")
+#: the browser's steps (redirects, not an API): served, but not in the OpenAPI document
+browser_blp = BrowserBlueprint("sso_browser", __name__, url_prefix="/api/v1/sso")
+
+
+class SsoProviderSchema(Schema):
+    slug = fields.String()
+    display_name = fields.String()
+    login_url = fields.String()
+
+
+class SsoProvidersSchema(Schema):
+    providers = fields.List(fields.Nested(SsoProviderSchema))
+    sso_only = fields.Boolean()
+
+
+class SsoLogoutSchema(Schema):
+    message = fields.String()
+    end_session_url = fields.String(allow_none=True)
+
 
 PROVIDER = "oidc"
 STATE_COOKIE = "sso_state_svc"
@@ -84,6 +105,7 @@ def _set(response: Response, cookie: SessionCookie) -> None:
 
 
 @sso_blp.route("/providers", methods=["GET"])
+@sso_blp.doc(responses={"200": openapi.json_response("the sign-in page's providers", SsoProvidersSchema)})
 def providers() -> Any:
     """The sign-in page's provider buttons, and whether passwords are off (SSO-only mode)."""
     cfg = config()
@@ -95,7 +117,7 @@ def providers() -> Any:
     )
 
 
-@sso_blp.route(f"/{PROVIDER}/login", methods=["GET"])
+@browser_blp.route(f"/{PROVIDER}/login", methods=["GET"])
 def login() -> Any:
     """Start the authorization code flow: remember state, nonce and PKCE verifier; send the browser away."""
     cfg = _enabled()
@@ -200,7 +222,7 @@ def _uuid(value: str) -> Any:
     return uuid.UUID(value)
 
 
-@sso_blp.route(f"/{PROVIDER}/callback", methods=["GET"])
+@browser_blp.route(f"/{PROVIDER}/callback", methods=["GET"])
 def callback() -> Any:
     """The provider's redirect: check state, trade the code, check the ID token, sign the person in."""
     cfg = _enabled()
@@ -247,10 +269,27 @@ def callback() -> Any:
     return response
 
 
-@sso_blp.route("/logout", methods=["GET", "POST"])
+@browser_blp.route("/logout", methods=["GET"])
+def logout_redirect() -> Any:
+    """Sign out here, then 302 to the provider's end-session URL (or the sign-in page)."""
+    return _logout()
+
+
+@sso_blp.route("/logout", methods=["POST"])
+@sso_blp.doc(
+    requestBody=openapi.no_body("the session comes from the cookies or the bearer token"),
+    responses={
+        "200": openapi.json_response("signed out here; the provider's sign-out URL, if any", SsoLogoutSchema),
+        "500": openapi.error_response("the session could not be ended (database failure)"),
+    },
+)
 def logout() -> Any:
-    """Sign out here (the session's tokens are refused from now on), then at the provider when it offers
-    an end-session endpoint. GET redirects there; POST answers ``{message, end_session_url}``."""
+    """Sign out here (the session's tokens are refused from now on); ``end_session_url`` is the provider's
+    sign-out for a browser signed in through it (None otherwise)."""
+    return _logout()
+
+
+def _logout() -> Any:
     cfg = config()
     hint = request.cookies.get(ID_TOKEN_COOKIE)
     cleared = appstate.hooks().first(hookspecs.sso_sign_out, request=request) or ()
