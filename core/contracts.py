@@ -33,6 +33,10 @@ __all__ = [
     "RunEnded",
     "RunObserver",
     "RunStarted",
+    "ResourceRef",
+    "SessionCookie",
+    "SignedIn",
+    "SsoIdentity",
     "VertexRecord",
 ]
 
@@ -385,3 +389,60 @@ class RunObserver(Protocol):
     """
 
     def end(self, ended: RunEnded) -> None: ...
+# --- single sign-on (the SSO plugin asks, the accounts plugin answers) -------------------------------
+@dataclass(frozen=True, slots=True)
+class SsoIdentity:
+    """A person an identity provider vouched for, after the ID token was checked and claims mapped.
+
+    ``user_id`` is the account the SSO plugin already linked to this ``(provider, subject)`` (None on a
+    first sign-in). ``is_superuser`` is None when no admin group is configured (leave the flag as is).
+    """
+
+    provider: str
+    subject: str
+    username: str
+    email: str | None = None
+    name: str | None = None
+    groups: tuple[str, ...] = ()
+    is_superuser: bool | None = None
+    user_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCookie:
+    """A cookie to set (or, with ``max_age`` 0 and an empty value, to delete) on the response."""
+
+    name: str
+    value: str
+    max_age: int | None
+    secure: bool
+    httponly: bool
+    samesite: str
+    domain: str | None = None
+    path: str = "/"
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    """The account an SSO sign-in landed on and the service's own session for it."""
+
+    user_id: str
+    username: str
+    is_superuser: bool
+    created: bool
+    access_token: str
+    refresh_token: str
+    cookies: tuple[SessionCookie, ...] = ()
+
+
+# --- access to shared resources (every plugin asks ``core.auth.check_access``) ----------------------------
+@dataclass(frozen=True, slots=True)
+class ResourceRef:
+    """A resource a caller acts on: its kind (``flow``, ``project``, ``file``, ``knowledge_base``...),
+    id, owner and project (a flow's folder; a project's own id). ``permission_allowed`` receives it with
+    the action ``"<kind>:<verb>"`` (``flow:read``, ``project:write``, ``flow:execute``...)."""
+
+    kind: str
+    id: str
+    owner_id: str
+    project_id: str | None = None

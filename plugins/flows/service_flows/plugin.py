@@ -52,6 +52,14 @@ def on_user_deleted(user_id: str) -> None:
 
 # --- hooks other plugins publish (they may be absent) ------------------------------------------------
 @hookimpl(optionalhook=True)
+def resource_ref(kind: str, resource_id: str):
+    """The teams plugin asks who owns a flow or a project (any owner's), to share it or report permissions."""
+    from service_flows import lookups
+
+    return lookups.resource_ref(kind, resource_id)
+
+
+@hookimpl(optionalhook=True)
 def stored_flows(after_id: str | None, limit: int) -> list[FlowRecord] | None:
     from core import db
     from service_flows import lookups
