@@ -1,4 +1,4 @@
-"""Test helpers shared by the job-queue, build and scale-out tests: waiting on jobs, stopping processes."""
+"""Test helpers shared by the job-queue, build and scale-out tests: jobs to run, waiting on jobs, stopping processes."""
 
 from __future__ import annotations
 
@@ -11,6 +11,21 @@ from pathlib import Path
 from typing import Any
 
 from core.jobs import END_EVENTS
+
+
+# --- jobs the queue tests register (RQ workers import them from here too) ---------------------
+def fail(ctx: Any, message: str = "boom 42") -> None:
+    ctx.emit("about_to_fail")
+    raise ValueError(message)
+
+
+def sleepy(ctx: Any, seconds: float = 10.0) -> str:
+    """Loops until cancelled (or ``seconds`` pass), checking cancel every 10 ms."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        ctx.check_cancelled()
+        time.sleep(0.01)
+    return "slept"
 
 
 def wait_state(q: Any, job_id: str, timeout: float = 10.0, states: Iterable[Any] | None = None) -> Any:
