@@ -141,3 +141,41 @@ def rq_worker_process(raw: Any, queue: str, args: list[str], env: dict[str, str]
     finally:
         stop_processes([proc])
         forget_queues(raw, [queue], dedicated_db=True)
+
+
+@contextlib.contextmanager
+def rq_app(
+    config: dict[str, Any],
+    queue: str,
+    worker_env: dict[str, str],
+    worker_script: Path,
+    raw: Any,
+    database_url: str | None,
+    plugins: Any = None,
+) -> Iterator[tuple[Any, Any]]:
+    """A test app whose jobs go to RQ queue ``queue``, served by ``worker_script worker <queue>`` (a real
+    worker process sharing the database): yields the app and its queue; on exit the worker stops, the
+    queue's keys go and the database is emptied (PostgreSQL) or disposed (the module's SQLite file)."""
+    import sys
+
+    from core import db
+    from core.app import create_app, state
+    from core.jobs.rq_backend import RQQueue
+
+    if database_url:
+        config = {**config, "database_url": database_url}
+        worker_env = {**worker_env, "SERVICE_DATABASE_URL": database_url}
+    app = create_app(config=config, plugins=plugins)
+    app.testing = True
+    svc = state(app)
+    svc.jobs = RQQueue(app, svc.settings, svc.job_registry, queue_name=queue)
+    args = [sys.executable, str(worker_script), "worker", queue]
+    try:
+        with rq_worker_process(raw, queue, args, worker_env, Path(config["config_dir"]) / "worker.log"):
+            yield app, svc.jobs
+    finally:
+        svc.jobs.close()
+        if database_url:
+            db.truncate_all(svc.engine)
+        else:
+            db.dispose_engine(svc.settings)
