@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.orm import DeclarativeBase, Session, scoped_session, sessionmaker
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, scoped_session, sessionmaker
 from uuid_utils.compat import uuid7 as _uuid7
 
 from core import jsoncodec
@@ -87,6 +87,19 @@ def new_id() -> uuid.UUID:
     page of the primary-key index instead of one random page each (uuid4). A message's commit did
     25% less SQLite work at 30,000 rows, more as a table grows. 74 of its bits are random."""
     return _uuid7()
+
+
+class UserOwned:
+    """Mixin of a model whose rows users own: a UUIDv7 ``id`` primary key and the owner's indexed
+    ``user_id`` (every lookup of such a row is scoped by it; another user's row is a 404)."""
+
+    id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id, sort_order=-2)
+    user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, index=True, sort_order=-1)
+
+
+def unique_name_per_user(table: str) -> tuple[sa.UniqueConstraint]:
+    """``__table_args__`` of a table whose ``name`` is unique among one user's rows."""
+    return (sa.UniqueConstraint("user_id", "name", name=f"uq_{table}_user_id_name"),)
 
 
 # --- engines -------------------------------------------------------------------

@@ -289,22 +289,15 @@ def _parse(var: str, raw: str, hint: Any, metadata: Mapping[str, Any]) -> Any:
         if low in _FALSE:
             return False
         raise SettingsError(f"{var}: expected a boolean (true/false/1/0), got {raw!r}")
-    if base == "int":
+    if base in ("int", "float"):
+        kind, expected = (int, "an integer") if base == "int" else (float, "a number")
         try:
-            number = int(text)
+            number = kind(text)
         except ValueError:
-            raise SettingsError(f"{var}: expected an integer, got {raw!r}") from None
+            raise SettingsError(f"{var}: expected {expected}, got {raw!r}") from None
         if number < 0:
             raise SettingsError(f"{var}: must not be negative, got {raw!r}")
         return number
-    if base == "float":
-        try:
-            real = float(text)
-        except ValueError:
-            raise SettingsError(f"{var}: expected a number, got {raw!r}") from None
-        if real < 0:
-            raise SettingsError(f"{var}: must not be negative, got {raw!r}")
-        return real
     if base == "Path":
         return Path(text).expanduser()
     if base == "tuple":

@@ -4,6 +4,7 @@ exports load from ``../shared`` or the copies in ``tests/reference_flows``."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -133,3 +134,23 @@ class EventLog:
 
     def of(self, name: str) -> list[dict[str, Any]]:
         return [d for e, d in self.events if e == name]
+
+
+def export_and_import(client: Any, owner: Any, other: Any, flow_id: str, filename: str = "flow.json") -> dict[str, Any]:
+    """Download ``flow_id`` as ``owner`` and upload the file as ``other``: the imported flow's data (the
+    upload answered 201 and named no missing component)."""
+    exported = client.post("/api/v1/flows/download/", json=[flow_id], headers=owner.bearer)
+    assert exported.status_code == 200
+    uploaded = client.post(
+        "/api/v1/flows/upload/",
+        data={"file": (io.BytesIO(exported.get_data()), filename)},
+        headers=other.bearer,
+        content_type="multipart/form-data",
+    )
+    assert uploaded.status_code == 201 and "X-Service-Missing-Components" not in uploaded.headers
+    return dict(uploaded.get_json()[0]["data"])
+
+
+def node_templates(nodes: list[dict[str, Any]]) -> list[Any]:
+    """The nodes' ``data.node`` as JSON reads them back (to compare a flow's nodes before and after a trip)."""
+    return [json.loads(json.dumps(n["data"]["node"])) for n in nodes]

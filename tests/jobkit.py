@@ -1,4 +1,4 @@
-"""Test helpers shared by the job-queue, build and scale-out tests: waiting on jobs, stopping processes."""
+"""Test helpers shared by the job-queue, build and scale-out tests: jobs to run, waiting on jobs, stopping processes."""
 
 from __future__ import annotations
 
@@ -11,6 +11,21 @@ from pathlib import Path
 from typing import Any
 
 from core.jobs import END_EVENTS
+
+
+# --- jobs the queue tests register (RQ workers import them from here too) ---------------------
+def fail(ctx: Any, message: str = "boom 42") -> None:
+    ctx.emit("about_to_fail")
+    raise ValueError(message)
+
+
+def sleepy(ctx: Any, seconds: float = 10.0) -> str:
+    """Loops until cancelled (or ``seconds`` pass), checking cancel every 10 ms."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        ctx.check_cancelled()
+        time.sleep(0.01)
+    return "slept"
 
 
 def wait_state(q: Any, job_id: str, timeout: float = 10.0, states: Iterable[Any] | None = None) -> Any:
@@ -126,3 +141,41 @@ def rq_worker_process(raw: Any, queue: str, args: list[str], env: dict[str, str]
     finally:
         stop_processes([proc])
         forget_queues(raw, [queue], dedicated_db=True)
+
+
+@contextlib.contextmanager
+def rq_app(
+    config: dict[str, Any],
+    queue: str,
+    worker_env: dict[str, str],
+    worker_script: Path,
+    raw: Any,
+    database_url: str | None,
+    plugins: Any = None,
+) -> Iterator[tuple[Any, Any]]:
+    """A test app whose jobs go to RQ queue ``queue``, served by ``worker_script worker <queue>`` (a real
+    worker process sharing the database): yields the app and its queue; on exit the worker stops, the
+    queue's keys go and the database is emptied (PostgreSQL) or disposed (the module's SQLite file)."""
+    import sys
+
+    from core import db
+    from core.app import create_app, state
+    from core.jobs.rq_backend import RQQueue
+
+    if database_url:
+        config = {**config, "database_url": database_url}
+        worker_env = {**worker_env, "SERVICE_DATABASE_URL": database_url}
+    app = create_app(config=config, plugins=plugins)
+    app.testing = True
+    svc = state(app)
+    svc.jobs = RQQueue(app, svc.settings, svc.job_registry, queue_name=queue)
+    args = [sys.executable, str(worker_script), "worker", queue]
+    try:
+        with rq_worker_process(raw, queue, args, worker_env, Path(config["config_dir"]) / "worker.log"):
+            yield app, svc.jobs
+    finally:
+        svc.jobs.close()
+        if database_url:
+            db.truncate_all(svc.engine)
+        else:
+            db.dispose_engine(svc.settings)

@@ -74,12 +74,8 @@ def _clean_markdown(frame: DataFrame) -> str:
 
 def safe_convert(value: Any, clean_data: bool = False) -> str:
     """The reference's ``safe_convert``: Data becomes a fenced JSON block, tables become markdown."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Message):
-        return to_text(value.text)
+    if value is None or isinstance(value, (str, Message)):
+        return to_text(value)
     if isinstance(value, Data):
         return "```json\n" + json.dumps(jsonable(value.data), indent=2, ensure_ascii=False) + "\n```"
     if isinstance(value, DataFrame):

@@ -168,6 +168,17 @@ SLOW_FLOW_EVENTS = [
     "end_vertex",
     "end",
 ]
+#: the members of a vertex's build data (``end_vertex`` events, ``/build/{flow}/vertices/{id}``)
+VERTEX_BUILD_KEYS = {
+    "id",
+    "inactivated_vertices",
+    "next_vertices_ids",
+    "top_level_vertices",
+    "valid",
+    "params",
+    "data",
+    "timestamp",
+}
 #: the events of a build of the chat echo flow
 CHAT_ECHO = ["vertices_sorted", "build_start", "add_message", "end_vertex", "add_message", "end_vertex", "end"]
 

@@ -9,6 +9,7 @@ import uuid
 import pytest
 
 from tests.build.buildkit import (
+    VERTEX_BUILD_KEYS,
     app_plugins,
     chain,
     create_flow,
@@ -21,16 +22,6 @@ from tests.build.buildkit import (
 from tests.conftest import superuser
 
 CI, SP, CO = "ChatInput-AAAAA", "SlowPass-SSSSS", "ChatOutput-BBBBB"
-VERTEX_BUILD_KEYS = {
-    "id",
-    "inactivated_vertices",
-    "next_vertices_ids",
-    "top_level_vertices",
-    "valid",
-    "params",
-    "data",
-    "timestamp",
-}
 
 
 def run(client, caller, flow_id, *, value=None, start=None, stop=None, data=None):

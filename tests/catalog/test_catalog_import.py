@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.flowkit import edge, flow, node
+from tests.flowkit import edge, export_and_import, flow, node, node_templates
 
 
 @pytest.fixture
@@ -83,15 +83,6 @@ def test_every_native_component_round_trips_through_export_and_import(make_app):
     nodes = [node(key, f"n{i}", registry=registry) for i, key in enumerate(sorted(registry.keys()))]
     created = client.post("/api/v1/flows/", json={"name": "all", "data": flow(nodes, [])}, headers=alice.bearer)
     assert created.status_code == 201, created.get_json()
-    exported = client.post("/api/v1/flows/download/", json=[created.get_json()["id"]], headers=alice.bearer)
-    assert exported.status_code == 200
-    uploaded = client.post(
-        "/api/v1/flows/upload/",
-        data={"file": (io.BytesIO(exported.get_data()), "all.json")},
-        headers=bob.bearer,
-        content_type="multipart/form-data",
-    )
-    assert uploaded.status_code == 201 and "X-Service-Missing-Components" not in uploaded.headers
-    data = uploaded.get_json()[0]["data"]
-    assert [n["data"]["node"] for n in data["nodes"]] == [json.loads(json.dumps(n["data"]["node"])) for n in nodes]
+    data = export_and_import(client, alice, bob, created.get_json()["id"], "all.json")
+    assert node_templates(data["nodes"]) == node_templates(nodes)
     assert len(Graph.build(data, registry).vertices) == 68

@@ -22,24 +22,10 @@ from core.jobs.inprocess import InProcessQueue
 from core.jobs.inprocess_store import Store
 from core.records import Job
 from core.settings import Settings
-from tests.jobkit import drain, wait_or_kill, wait_state
+from tests.jobkit import drain, fail, sleepy, wait_or_kill, wait_state
 
 
 # --- jobs used by these tests ----------------------------------------------------------
-def fail(ctx, message="boom 42"):
-    ctx.emit("about_to_fail")
-    raise ValueError(message)
-
-
-def sleepy(ctx, seconds=10.0):
-    """Loops until cancelled (or ``seconds`` pass), checking cancel every 10 ms."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        ctx.check_cancelled()
-        time.sleep(0.01)
-    return "slept"
-
-
 def stubborn(ctx, seconds=3.0):
     """Ignores cancel entirely."""
     ctx.emit("started")

@@ -25,26 +25,13 @@ from core import hookimpl
 from core.jobs import JobState, UnknownJob
 from core.records import Job
 from core.settings import Settings
-from tests.jobkit import drain, redis_or_skip, stop_processes, wait_state
+from tests.jobkit import drain, fail, redis_or_skip, sleepy, stop_processes, wait_state
 
 REDIS_URL = os.environ.get("SERVICE_TEST_REDIS_URL", "redis://127.0.0.1:6379/11")
 HERE = Path(__file__).resolve()
 
 
 # --- jobs (the workers load them from this file too) ------------------------------------
-def fail(ctx, message="boom 42"):
-    ctx.emit("about_to_fail")
-    raise ValueError(message)
-
-
-def sleepy(ctx, seconds=10.0):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        ctx.check_cancelled()
-        time.sleep(0.01)
-    return "slept"
-
-
 def stubborn(ctx, seconds=3.0):
     """Reports its process id, then ignores cancel."""
     ctx.emit("pid", {"pid": os.getpid()})

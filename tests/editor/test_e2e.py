@@ -115,6 +115,17 @@ def server(tmp_path_factory):
     shutil.copy(config / "server.log", ARTIFACTS / "e2e-server.log")
 
 
+def open_imported_chat_echo(page) -> None:
+    """Sign in, import the chat echo reference flow from the Home page and open it in the editor."""
+    fixture = reference_path("chat-echo.json")
+    sign_in(page)
+    page.get_by_test_id("import-input").set_input_files(str(fixture))
+    expect(page.get_by_text("Imported 1 flow")).to_be_visible()
+    name = json.loads(fixture.read_text())["name"]
+    page.get_by_role("link", name=re.compile(re.escape(name))).first.click()
+    expect(page.get_by_test_id("node-ChatInput")).to_be_visible()
+
+
 def shot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"e2e-{name}.png"))
@@ -343,13 +354,7 @@ def test_import_reference_fixture_and_run(page, server):
 
 
 def test_api_key_and_run_snippet(page, server):
-    fixture = reference_path("chat-echo.json")
-    sign_in(page)
-    page.get_by_test_id("import-input").set_input_files(str(fixture))
-    expect(page.get_by_text("Imported 1 flow")).to_be_visible()
-    name = json.loads(fixture.read_text())["name"]
-    page.get_by_role("link", name=re.compile(re.escape(name))).first.click()
-    expect(page.get_by_test_id("node-ChatInput")).to_be_visible()
+    open_imported_chat_echo(page)
 
     page.get_by_role("button", name="API", exact=True).click()
     panel = page.get_by_test_id("api-panel")
@@ -542,13 +547,7 @@ def test_profile_password_change(page, server):
 
 
 def test_share_from_the_editor_and_chat_anonymously(page, server, browser):
-    fixture = reference_path("chat-echo.json")
-    sign_in(page)
-    page.get_by_test_id("import-input").set_input_files(str(fixture))
-    expect(page.get_by_text("Imported 1 flow")).to_be_visible()
-    name = json.loads(fixture.read_text())["name"]
-    page.get_by_role("link", name=re.compile(re.escape(name))).first.click()
-    expect(page.get_by_test_id("node-ChatInput")).to_be_visible()
+    open_imported_chat_echo(page)
 
     # v2 snippets in the API panel
     page.get_by_role("button", name="API", exact=True).click()

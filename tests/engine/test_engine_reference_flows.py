@@ -7,6 +7,7 @@ import json
 import pytest
 
 from core.engine import Graph, RunContext, run_flow, simplified_run_response
+from tests.build.buildkit import VERTEX_BUILD_KEYS
 from tests.flowkit import EventLog, load_reference, standard_registry
 
 
@@ -101,16 +102,7 @@ def test_chat_echo_event_order_and_shapes():
     assert [m["text"] for m in stored] == ["hello", "hello"]
     first_end, second_end = log.of("end_vertex")
     bd = first_end["build_data"]
-    assert set(bd) == {
-        "id",
-        "inactivated_vertices",
-        "next_vertices_ids",
-        "top_level_vertices",
-        "valid",
-        "params",
-        "data",
-        "timestamp",
-    }
+    assert set(bd) == VERTEX_BUILD_KEYS
     assert bd["id"] == "ChatInput-AAAAA" and bd["valid"] is True
     assert bd["next_vertices_ids"] == ["ChatOutput-BBBBB"]
     assert set(bd["data"]) >= {

@@ -16,7 +16,7 @@ from service_bundle_standard.bundle import all_components
 from core.engine import ComponentError, Registry, RunContext
 from core.engine.host_access import Hardening, LocalAccessDenied, contain
 from tests.files.conftest import upload
-from tests.flowkit import edge, flow, node
+from tests.flowkit import edge, export_and_import, flow, node, node_templates
 
 PLUGINS = ["accounts", "flows", "files", "run", "standard", "documents"]
 REGISTRY = Registry.from_classes([*all_components(), *register_components()])
@@ -341,16 +341,8 @@ def test_export_import_round_trip(make_app):
     nodes = [node(key, f"n{i}", registry=registry) for i, key in enumerate(keys)]
     nodes[2]["data"]["node"]["template"]["file_name"]["value"] = "out"
     created = client.post("/api/v1/flows/", json={"name": "files", "data": flow(nodes, [])}, headers=alice.bearer)
-    exported = client.post("/api/v1/flows/download/", json=[created.get_json()["id"]], headers=alice.bearer)
-    uploaded = client.post(
-        "/api/v1/flows/upload/",
-        data={"file": (io.BytesIO(exported.get_data()), "files.json")},
-        headers=bob.bearer,
-        content_type="multipart/form-data",
-    )
-    assert uploaded.status_code == 201 and "X-Service-Missing-Components" not in uploaded.headers
-    data = uploaded.get_json()[0]["data"]
-    assert [n["data"]["node"] for n in data["nodes"]] == [json.loads(json.dumps(n["data"]["node"])) for n in nodes]
+    data = export_and_import(client, alice, bob, created.get_json()["id"], "files.json")
+    assert node_templates(data["nodes"]) == node_templates(nodes)
     assert [v.key for v in Graph.build(data, registry).vertices.values()] == keys
 
 

@@ -3,14 +3,13 @@ empty and bad inputs; another user's memory base is not found; an export/import 
 
 from __future__ import annotations
 
-import io
 import json
 
 from service_bundle_standard.bundle import all_components
 from service_knowledge.components import COMPONENTS
 
 from core.engine import Registry
-from tests.flowkit import edge, flow, node
+from tests.flowkit import edge, export_and_import, flow, node, node_templates
 
 REGISTRY = Registry.from_classes([*all_components(), *COMPONENTS])
 
@@ -98,13 +97,5 @@ def test_memory_base_empty_and_bad_inputs(client, alice):
 def test_memory_base_round_trips_through_export_and_import(client, alice, bob):
     data = recall_flow(memory_base="memories", top_k=3, include_metadata=False)
     flow_id = save(client, alice, data)
-    exported = client.post("/api/v1/flows/download/", json=[flow_id], headers=alice.bearer)
-    uploaded = client.post(
-        "/api/v1/flows/upload/",
-        data={"file": (io.BytesIO(exported.get_data()), "memory.json")},
-        headers=bob.bearer,
-        content_type="multipart/form-data",
-    )
-    assert uploaded.status_code == 201 and "X-Service-Missing-Components" not in uploaded.headers
-    nodes = uploaded.get_json()[0]["data"]["nodes"]
-    assert [n["data"]["node"] for n in nodes] == [json.loads(json.dumps(n["data"]["node"])) for n in data["nodes"]]
+    nodes = export_and_import(client, alice, bob, flow_id, "memory.json")["nodes"]
+    assert node_templates(nodes) == node_templates(data["nodes"])

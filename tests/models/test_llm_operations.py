@@ -10,7 +10,7 @@ from service_bundle_models import llm_ops
 from service_bundle_models.guardrail_rules import redact, scan
 
 from core.engine import ComponentError, Data, DataFrame, EgressPolicy, Message, run_flow
-from tests.flowkit import edge, flow, node
+from tests.flowkit import edge, export_and_import, flow, node, node_templates
 from tests.models.conftest import context, registry
 from tests.openai_server import OpenAIServer
 
@@ -503,16 +503,8 @@ def test_llm_operations_round_trip_through_export_and_import_then_run(make_app, 
     nodes = [node(key, f"op{i}", registry=reg, model=MODEL) for i, key in enumerate(LLM_OPS)]
     created = client.post("/api/v1/flows/", json={"name": "ops", "data": flow(nodes, [])}, headers=alice.bearer)
     assert created.status_code == 201, created.get_json()
-    exported = client.post("/api/v1/flows/download/", json=[created.get_json()["id"]], headers=alice.bearer)
-    uploaded = client.post(
-        "/api/v1/flows/upload/",
-        data={"file": (io.BytesIO(exported.get_data()), "ops.json")},
-        headers=bob.bearer,
-        content_type="multipart/form-data",
-    )
-    assert uploaded.status_code == 201 and "X-Service-Missing-Components" not in uploaded.headers
-    data = uploaded.get_json()[0]["data"]
-    assert [n["data"]["node"] for n in data["nodes"]] == [json.loads(json.dumps(n["data"]["node"])) for n in nodes]
+    data = export_and_import(client, alice, bob, created.get_json()["id"], "ops.json")
+    assert node_templates(data["nodes"]) == node_templates(nodes)
     assert len(Graph.build(data, reg).vertices) == len(LLM_OPS)
 
     # an imported Guardrails -> Structured Output flow runs for its new owner

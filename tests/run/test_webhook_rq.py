@@ -19,7 +19,7 @@ import pytest
 HERE = Path(__file__).resolve()
 REDIS_URL = os.environ.get("SERVICE_TEST_RUN_REDIS_URL", "redis://127.0.0.1:6379/13")
 
-from tests.jobkit import redis_or_skip, rq_worker_process  # noqa: E402
+from tests.jobkit import redis_or_skip, rq_app  # noqa: E402
 from tests.run.runkit import answer, reference, upload  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -27,10 +27,6 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def rq_env(tmp_path_factory, service_database_url):
-    from core import db
-    from core.app import create_app, state
-    from core.jobs.rq_backend import RQQueue
-
     client = redis_or_skip(REDIS_URL, decode=False)
     queue = f"runtest-{uuid.uuid4().hex[:10]}"
     config_dir = tmp_path_factory.mktemp("runrq")
@@ -40,12 +36,6 @@ def rq_env(tmp_path_factory, service_database_url):
         "job_backend": "rq",
         "rate_limit_storage_uri": "memory://",
     }
-    if service_database_url:
-        config["database_url"] = service_database_url
-    app = create_app(config=config)
-    app.testing = True
-    svc = state(app)
-    svc.jobs = RQQueue(app, svc.settings, svc.job_registry, queue_name=queue)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
     env.update(
         SERVICE_CONFIG_DIR=str(config_dir),
@@ -55,20 +45,8 @@ def rq_env(tmp_path_factory, service_database_url):
         SERVICE_LOG_LEVEL="warning",
         PYTHONPATH=os.pathsep.join(filter(None, [str(HERE.parents[2]), env.get("PYTHONPATH")])),
     )
-    if service_database_url:
-        env["SERVICE_DATABASE_URL"] = service_database_url
-    worker = rq_worker_process(
-        client, queue, [sys.executable, str(HERE), "worker", queue], env, config_dir / "worker.log"
-    )
-    try:
-        with worker:
-            yield app, svc.jobs
-    finally:
-        svc.jobs.close()
-        if service_database_url:
-            db.truncate_all(svc.engine)
-        else:
-            db.dispose_engine(svc.settings)
+    with rq_app(config, queue, env, HERE, client, service_database_url) as served:
+        yield served
 
 
 def _wait(client, caller, status_url, timeout=30.0):

@@ -17,7 +17,7 @@ import pytest
 HERE = Path(__file__).resolve()
 REDIS_URL = os.environ.get("SERVICE_TEST_RUN_REDIS_URL", "redis://127.0.0.1:6379/13")
 
-from tests.jobkit import redis_or_skip, rq_worker_process  # noqa: E402
+from tests.jobkit import redis_or_skip, rq_app  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -26,9 +26,8 @@ URL = "/api/v2/workflows"
 
 @pytest.fixture(scope="module")
 def rq_env(tmp_path_factory, service_database_url):
-    from core import db
-    from core.app import create_app, state
-    from core.jobs.rq_backend import RQQueue
+    from tests.build.buildkit import child_env
+    from tests.workflows.wfkit import plugins
 
     client = redis_or_skip(REDIS_URL, decode=False)
     queue = f"wftest-{uuid.uuid4().hex[:10]}"
@@ -40,32 +39,11 @@ def rq_env(tmp_path_factory, service_database_url):
         "rate_limit_storage_uri": "memory://",
         "rate_limit_enabled": False,  # logins of both tests count in Redis otherwise
     }
-    if service_database_url:
-        config["database_url"] = service_database_url
-    from tests.workflows.wfkit import plugins
-
-    app = create_app(config=config, plugins=plugins())  # the web app knows the test components too
-    app.testing = True
-    svc = state(app)
-    svc.jobs = RQQueue(app, svc.settings, svc.job_registry, queue_name=queue)
-    from tests.build.buildkit import child_env
-
-    # the worker loads every installed plugin plus the test bundle (SlowPass, AskApproval)
+    # the worker loads every installed plugin plus the test bundle (SlowPass, AskApproval); the web app
+    # knows the test components too
     env = child_env(config_dir, SERVICE_REDIS_URL=REDIS_URL, SERVICE_JOB_BACKEND="rq")
-    if service_database_url:
-        env["SERVICE_DATABASE_URL"] = service_database_url
-    worker = rq_worker_process(
-        client, queue, [sys.executable, str(HERE), "worker", queue], env, config_dir / "worker.log"
-    )
-    try:
-        with worker:
-            yield app, svc.jobs
-    finally:
-        svc.jobs.close()
-        if service_database_url:
-            db.truncate_all(svc.engine)
-        else:
-            db.dispose_engine(svc.settings)
+    with rq_app(config, queue, env, HERE, client, service_database_url, plugins=plugins()) as served:
+        yield served
 
 
 def _wait(client, caller, job_id, timeout=30.0):

@@ -321,17 +321,22 @@ class EmbeddingModel(Component):
         pid, url, key = provider_for(
             provider, self.context, api_key=self.api_key, base_url=_text(self.api_base) or self.ollama_base_url
         )
-        return EmbeddingModelClient(
-            pid,
-            name,
-            url,
-            self.context,
-            key,
-            dimensions=self.dimensions or None,
-            chunk_size=int(self.chunk_size or 1000),
-            timeout=float(self.request_timeout or 60),
-            max_retries=int(self.max_retries or 0),
-        )
+        return _tuned_client(self, pid, name, url, key)
+
+
+def _tuned_client(component: Component, pid: str, model: str, url: str, key: str) -> EmbeddingModelClient:
+    """An embeddings client with the component's dimensions, chunk size, timeout and retries."""
+    return EmbeddingModelClient(
+        pid,
+        model,
+        url,
+        component.context,
+        key,
+        dimensions=component.dimensions or None,
+        chunk_size=int(component.chunk_size or 1000),
+        timeout=float(component.request_timeout or 60),
+        max_retries=int(component.max_retries or 0),
+    )
 
 
 class OpenAIEmbeddings(Component):
@@ -380,17 +385,7 @@ class OpenAIEmbeddings(Component):
         _pid, url, key = provider_for(
             "OpenAI", self.context, api_key=self.openai_api_key, base_url=_text(self.openai_api_base)
         )
-        return EmbeddingModelClient(
-            "openai",
-            str(self.model),
-            url,
-            self.context,
-            key,
-            dimensions=self.dimensions or None,
-            chunk_size=int(self.chunk_size or 1000),
-            timeout=float(self.request_timeout or 60),
-            max_retries=int(self.max_retries or 0),
-        )
+        return _tuned_client(self, "openai", str(self.model), url, key)
 
 
 class OllamaEmbeddings(Component):

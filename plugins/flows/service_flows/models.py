@@ -15,17 +15,15 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
-from core.db import Base, new_id, utcnow
+from core.db import Base, UserOwned, new_id, unique_name_per_user, utcnow
 
 
-class Folder(Base):
+class Folder(UserOwned, Base):
     """A project (the reference calls it a folder)."""
 
     __tablename__ = "flows_folder"
-    __table_args__ = (sa.UniqueConstraint("user_id", "name", name="uq_flows_folder_user_id_name"),)
+    __table_args__ = unique_name_per_user("flows_folder")
 
-    id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
-    user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, index=True)
     name: Mapped[str] = mapped_column(sa.String(255))
     description: Mapped[str | None] = mapped_column(sa.Text, default=None)
     parent_id: Mapped[uuid.UUID | None] = mapped_column(sa.Uuid, default=None)

@@ -14,15 +14,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
-from core.db import Base, new_id, utcnow
+from core.db import Base, UserOwned, new_id, unique_name_per_user, utcnow
 
 
-class KnowledgeBase(Base):
+class KnowledgeBase(UserOwned, Base):
     __tablename__ = "knowledge_base"
-    __table_args__ = (sa.UniqueConstraint("user_id", "name", name="uq_knowledge_base_user_id_name"),)
+    __table_args__ = unique_name_per_user("knowledge_base")
 
-    id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
-    user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, index=True)
     name: Mapped[str] = mapped_column(sa.String(100))
     embedding_provider: Mapped[str] = mapped_column(sa.String(100), default="Unknown")
     embedding_model: Mapped[str] = mapped_column(sa.String(255), default="Unknown")

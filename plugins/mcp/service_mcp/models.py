@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column
 
-from core.db import Base, new_id, utcnow
+from core.db import Base, UserOwned, unique_name_per_user, utcnow
 
 
 class ProjectSecret(Base):
@@ -27,12 +27,10 @@ class ProjectSecret(Base):
     updated_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
 
 
-class Server(Base):
+class Server(UserOwned, Base):
     __tablename__ = "mcp_server"
-    __table_args__ = (sa.UniqueConstraint("user_id", "name", name="uq_mcp_server_user_id_name"),)
+    __table_args__ = unique_name_per_user("mcp_server")
 
-    id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
-    user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, index=True)
     name: Mapped[str] = mapped_column(sa.String(255))
     config: Mapped[dict[str, Any]] = mapped_column(sa.JSON)  # without secret values
     secret: Mapped[str | None] = mapped_column(sa.Text, default=None)  # Fernet token of {headers, env}
