@@ -30,10 +30,10 @@ __all__ = [
     "MessageRecord",
     "NodeRef",
     "ProjectRecord",
+    "ResourceRef",
     "RunEnded",
     "RunObserver",
     "RunStarted",
-    "ResourceRef",
     "SessionCookie",
     "SignedIn",
     "SsoIdentity",
@@ -389,6 +389,8 @@ class RunObserver(Protocol):
     """
 
     def end(self, ended: RunEnded) -> None: ...
+
+
 # --- single sign-on (the SSO plugin asks, the accounts plugin answers) -------------------------------
 @dataclass(frozen=True, slots=True)
 class SsoIdentity:
