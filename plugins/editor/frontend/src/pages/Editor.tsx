@@ -562,7 +562,9 @@ function EditorInner({
       let finished = false;
       try {
         const body = {
-          inputs: { input_value: opts.input ?? "", session: opts.session ?? flowId },
+          // From the canvas (Run, a node's ▷) no input value is sent, as in the reference: the Chat Input's own
+          // field is what runs. The playground always sends what was typed there.
+          inputs: { ...(opts.input !== undefined ? { input_value: opts.input } : {}), session: opts.session ?? flowId },
           data: currentData(),
           ...(opts.files?.length ? { files: opts.files } : {}),
         };
