@@ -41,3 +41,15 @@ def test_run_keeps_what_was_typed_into_chat_input(page):  # noqa: F811 - the imp
     expect(node_status(page, "ChatInput-AAAAA")).to_contain_text("Done", timeout=30_000)
     expect(page.get_by_test_id("preview-ChatInput-AAAAA")).to_have_text(re.compile("typed on the canvas"))
     shot(page, "canvas-run-typed-input")
+
+
+def test_data_transformation_starter_draws_all_its_edges(page):  # noqa: F811 - the imported fixture
+    """Two of its nodes ship empty ``outputs``: the catalog gives them their handles, so all 3 edges show."""
+    from_starter(page, "Data Transformation")
+    expect(page.locator(".react-flow__edge")).to_have_count(3)
+    for node in ("node-TypeConverterComponent", "node-Operations"):
+        expect(page.get_by_test_id(node).locator(".react-flow__handle.source")).to_have_count(1)
+    # and after a reload (the saved flow keeps them)
+    page.reload()
+    expect(page.locator(".react-flow__edge")).to_have_count(3)
+    shot(page, "canvas-data-transformation-edges")

@@ -7,6 +7,7 @@ import {
   ReactFlow,
   ReactFlowProvider,
   useReactFlow,
+  useUpdateNodeInternals,
   type Connection,
   type EdgeChange,
   type NodeChange,
@@ -33,6 +34,7 @@ import { indexCategories } from "../lib/categories";
 import { currentTheme, subscribeTheme } from "../lib/theme";
 import { typeColour } from "../lib/compat";
 import { refreshNode } from "../lib/dynamic";
+import { fillMissingOutputs, syncEdgeHandles } from "../lib/hydrate";
 import { ApiError } from "../lib/errors";
 import {
   connect,
@@ -113,6 +115,11 @@ function clearDraft(flowId: string) {
   }
 }
 
+function lookupCatalog(catalog: Catalog | null, key: string): FrontendNode | null {
+  for (const [, entries] of catalogCategories(catalog)) for (const [k, n] of entries) if (k === key) return n;
+  return null;
+}
+
 function isEditable(el: EventTarget | null): boolean {
   const t = el as HTMLElement | null;
   if (!t) return false;
@@ -185,7 +192,8 @@ export default function EditorPage({ flowId }: { flowId: string }) {
         </div>
       </div>
     );
-  if (!flow) return <div className="splash" aria-busy="true">Opening the flow…</div>;
+  // the canvas waits for the catalog too (or its failure): nodes exported without outputs take them from it
+  if (!flow || (!catalog && !catalogError)) return <div className="splash" aria-busy="true">Opening the flow…</div>;
   return (
     <ReactFlowProvider>
       <EditorInner initial={flow} catalog={catalog} catalogError={catalogError} affected={affected} onDismissAffected={() => setAffected([])} />
@@ -214,9 +222,12 @@ function EditorInner({
   const start = useMemo(() => {
     const draft = readDraft(flowId);
     const serverTs = initial.updated_at ? Date.parse(initial.updated_at) : 0;
-    if (draft && draft.ts > serverTs) return { ...fromFlowData(draft.data), restored: true };
-    if (draft) clearDraft(flowId);
-    return { ...fromFlowData(initial.data), restored: false };
+    const restored = !!draft && draft.ts > serverTs;
+    if (draft && !restored) clearDraft(flowId);
+    const loaded = fromFlowData(restored && draft ? draft.data : initial.data);
+    const nodes = fillMissingOutputs(loaded.nodes, (key) => lookupCatalog(catalog, key)).nodes;
+    return { ...loaded, nodes, edges: syncEdgeHandles(nodes, loaded.edges), restored };
+    // the catalog only seeds the first state; a later catalog (bundle reload) goes through the effect below
   }, [flowId, initial]);
 
   const [nodes, setNodes] = useState<FlowNode[]>(start.nodes);
@@ -402,13 +413,21 @@ function EditorInner({
     addNodes([{ ...createNote(centerPosition(), "", new Set(nodesRef.current.map((n) => n.id))), width: 240, height: 140, selected: true }]);
   }, [addNodes, centerPosition]);
 
-  const findCatalogNode = useCallback(
-    (key: string): FrontendNode | null => {
-      for (const [, entries] of catalogCategories(catalog)) for (const [k, n] of entries) if (k === key) return n;
-      return null;
-    },
-    [catalog],
-  );
+  const findCatalogNode = useCallback((key: string): FrontendNode | null => lookupCatalog(catalog, key), [catalog]);
+
+  // Nodes exported with empty `outputs` (no handles, so no edges drawn) take their outputs from the catalog.
+  const updateNodeInternals = useUpdateNodeInternals();
+  useEffect(() => {
+    if (!catalog) return;
+    const { nodes: filled, changed: touched } = fillMissingOutputs(nodesRef.current, findCatalogNode);
+    const synced = syncEdgeHandles(filled, edgesRef.current);
+    if (!touched.length && synced === edgesRef.current) return;
+    nodesRef.current = filled;
+    edgesRef.current = synced;
+    setNodes(filled);
+    setEdges(synced);
+    if (touched.length) requestAnimationFrame(() => updateNodeInternals(touched));
+  }, [catalog, findCatalogNode, updateNodeInternals]);
 
   const setField = useCallback(
     (nodeId: string, field: string, patch: Partial<TemplateField>) => {
