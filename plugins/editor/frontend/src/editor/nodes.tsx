@@ -1,13 +1,13 @@
 import { Handle, NodeResizer, NodeToolbar, Position, type NodeProps } from "@xyflow/react";
 import { memo, useMemo, useState } from "react";
-import { fieldHasHandle, typeColour } from "../lib/compat";
+import { fieldHasHandle, handleHint, typeColour } from "../lib/compat";
 import { encodeHandle, primaryType, templateFields, visibleOutputs } from "../lib/flow";
 import type { GenericNodeData, SourceHandle, TargetHandle } from "../lib/types";
 import { Icon } from "../components/Icon";
 import { categoryIcon, categoryOf } from "../lib/categories";
 import { FieldInput } from "./FieldInput";
 import { useSession } from "../session";
-import { useConnectedFields, useEditor, useNodeRun } from "./store";
+import { useConnectedFields, useDragOrigin, useEditor, useNodeRun } from "./store";
 
 function StatusBadge({ id }: { id: string }) {
   const run = useNodeRun(id);
@@ -79,6 +79,10 @@ function handleBackground(types: readonly string[] | null | undefined): string {
   return `conic-gradient(${colours.map((c, i) => `${c} ${i * step}% ${(i + 1) * step}%`).join(", ")})`;
 }
 
+function hintClass(hint: "compatible" | "dimmed" | null): string {
+  return hint ? ` handle-${hint}` : "";
+}
+
 export const GenericNode = memo(function GenericNode({ id, data, selected }: NodeProps) {
   const d = data as unknown as GenericNodeData;
   const node = d.node;
@@ -86,6 +90,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
   const run = useNodeRun(id);
   const [showAdvanced, setShowAdvanced] = useState(false);
   const connected = useConnectedFields(id);
+  const drag = useDragOrigin();
   const fields = useMemo(() => templateFields(node).filter(([, f]) => f.show !== false), [node]);
   const advancedCount = fields.filter(([, f]) => f.advanced).length;
   const outputs = visibleOutputs(node);
@@ -140,7 +145,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
                     type="target"
                     position={Position.Left}
                     id={encodeHandle(th)}
-                    className="handle"
+                    className={`handle${hintClass(handleHint(drag, id, "target", f.input_types))}`}
                     data-testid={`handle-in-${fname}`}
                     style={{ background: colour }}
                     title={`Accepts ${(f.input_types ?? []).join(", ")}`}
@@ -179,7 +184,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
                   type="source"
                   position={Position.Right}
                   id={encodeHandle(sh)}
-                  className="handle"
+                  className={`handle${hintClass(handleHint(drag, id, "source", types))}`}
                   data-testid={`handle-out-${o.name}`}
                   style={{ background: handleBackground(types) }}
                   title={`Output: ${types.join(", ")}`}

@@ -10,6 +10,7 @@ import {
   useUpdateNodeInternals,
   type Connection,
   type EdgeChange,
+  type FinalConnectionState,
   type NodeChange,
   type Edge,
   type Node,
@@ -28,7 +29,7 @@ import { GenericNode, NoteNode } from "../editor/nodes";
 import { Playground } from "../editor/Playground";
 import { ComponentSidebar, DRAG_MIME, catalogCategories } from "../editor/Sidebar";
 import { type AffectedNode, type PollState, applyEvents, describeAffected } from "../lib/extensions";
-import { BuildContext, BuildStore, ConnectedContext, ConnectedStore, EditorContext, useEditor, type EditorActions } from "../editor/store";
+import { BuildContext, BuildStore, ConnectedContext, ConnectedStore, DragContext, DragStore, EditorContext, useEditor, type EditorActions } from "../editor/store";
 import { initialBuild, type ChatMessage } from "../lib/build";
 import { indexCategories } from "../lib/categories";
 import { currentTheme, subscribeTheme } from "../lib/theme";
@@ -40,6 +41,7 @@ import {
   connect,
   copySelection,
   createNode,
+  decodeHandle,
   createNote,
   defaultTweaks,
   freePosition,
@@ -58,7 +60,7 @@ import { History } from "../lib/history";
 import { NdjsonParser, type BuildEvent } from "../lib/ndjson";
 import { END_EVENTS, takeFrames } from "../lib/sse";
 import { syncPromptFields } from "../lib/prompt";
-import type { Catalog, FlowData, FlowEdge, FlowNode, FlowRecord, FrontendNode, TemplateField } from "../lib/types";
+import type { Catalog, FlowData, FlowEdge, FlowNode, FlowRecord, FrontendNode, SourceHandle, TargetHandle, TemplateField } from "../lib/types";
 import { useSession } from "../session";
 
 const nodeTypes = { genericNode: GenericNode, noteNode: NoteNode };
@@ -258,6 +260,7 @@ function EditorInner({
   const buildStore = useMemo(() => new BuildStore(), []);
   const pausedJobRef = useRef<string | null>(null);
   const connectedStore = useMemo(() => new ConnectedStore(), []);
+  const dragStore = useMemo(() => new DragStore(), []);
   useEffect(() => connectedStore.set(edges), [edges, connectedStore]);
   const jobRef = useRef<string | null>(null);
   const abortRef = useRef<AbortController | null>(null);
@@ -368,6 +371,32 @@ function EditorInner({
       changed();
     },
     [pushHistory, changed],
+  );
+
+  // live feedback while a connection is dragged: every handle shows whether it would take the drop
+  const onConnectStart = useCallback(
+    (_: unknown, p: { nodeId: string | null; handleId: string | null; handleType: "source" | "target" | null }) => {
+      if (!p.nodeId || !p.handleId || !p.handleType) return;
+      const h = decodeHandle<SourceHandle & TargetHandle>(p.handleId);
+      if (!h) return;
+      const types = p.handleType === "source" ? h.output_types : h.inputTypes;
+      dragStore.set({ nodeId: p.nodeId, handleType: p.handleType, types: types ?? [] });
+    },
+    [dragStore],
+  );
+
+  // a drop on a handle that refuses it says why (a drop on the empty canvas says nothing)
+  const onConnectEnd = useCallback(
+    (_: unknown, state: FinalConnectionState) => {
+      dragStore.set(null);
+      if (!state.toHandle || state.isValid || !state.fromHandle) return;
+      const [from, to] = [state.fromHandle, state.toHandle];
+      const [src, tgt] = from.type === "source" ? [from, to] : [to, from];
+      if (src.type !== "source" || tgt.type !== "target") return notify("error", "Connect an output (right side) to an input (left side).");
+      const result = connect(nodesRef.current, edgesRef.current, { source: src.nodeId, target: tgt.nodeId, sourceHandle: src.id ?? "", targetHandle: tgt.id ?? "" });
+      if (!result.ok) notify("error", `Not connected: ${result.reason}`);
+    },
+    [dragStore],
   );
 
   const isValidConnection = useCallback(
@@ -786,6 +815,7 @@ function EditorInner({
     <EditorContext.Provider value={actions}>
       <BuildContext.Provider value={buildStore}>
       <ConnectedContext.Provider value={connectedStore}>
+      <DragContext.Provider value={dragStore}>
         <div className="app-shell editor-shell">
           <TopBar>
             <nav className="crumbs" aria-label="Breadcrumb">
@@ -875,6 +905,8 @@ function EditorInner({
                 onNodesChange={onNodesChange}
                 onEdgesChange={onEdgesChange}
                 onConnect={onConnect}
+                onConnectStart={onConnectStart}
+                onConnectEnd={onConnectEnd}
                 isValidConnection={isValidConnection}
                 onNodeDragStart={() => pushHistory("drag", 0)}
                 onNodeDragStop={() => changed()}
@@ -954,6 +986,7 @@ function EditorInner({
           />
         )}
         {bigEditor && <BigEditor {...bigEditor} nodes={nodes} onClose={() => setBigEditor(null)} />}
+      </DragContext.Provider>
       </ConnectedContext.Provider>
       </BuildContext.Provider>
     </EditorContext.Provider>
