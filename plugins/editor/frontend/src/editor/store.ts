@@ -43,6 +43,8 @@ export interface EditorActions {
   duplicateNode(nodeId: string): void;
   deleteNode(nodeId: string): void;
   variables: Variable[];
+  /** the variables were read once (before that no provider counts as missing) */
+  variablesLoaded: boolean;
   refreshVariables(): void;
 }
 

@@ -36,6 +36,7 @@ import { currentTheme, subscribeTheme } from "../lib/theme";
 import { typeColour } from "../lib/compat";
 import { refreshNode } from "../lib/dynamic";
 import { fillMissingOutputs, syncEdgeHandles } from "../lib/hydrate";
+import { configuredProviders, usesModel } from "../lib/providers";
 import { ApiError } from "../lib/errors";
 import {
   connect,
@@ -246,6 +247,7 @@ function EditorInner({
   const [renaming, setRenaming] = useState(false);
   const [bigEditor, setBigEditor] = useState<{ nodeId: string; field: string } | null>(null);
   const [variables, setVariables] = useState<Variable[]>([]);
+  const [variablesLoaded, setVariablesLoaded] = useState(false);
   const [archive, setArchive] = useState<ChatMessage[]>([]);
   const [running, setRunning] = useState(false);
 
@@ -274,7 +276,10 @@ function EditorInner({
   const refreshVariables = useCallback(() => {
     api
       .listVariables()
-      .then(setVariables)
+      .then((v) => {
+        setVariables(v);
+        setVariablesLoaded(true);
+      })
       .catch(() => undefined);
   }, []);
   useEffect(refreshVariables, [refreshVariables]);
@@ -794,9 +799,10 @@ function EditorInner({
       duplicateNode,
       deleteNode,
       variables,
+      variablesLoaded,
       refreshVariables,
     }),
-    [setField, runUpTo, setNodeData, duplicateNode, deleteNode, variables, refreshVariables],
+    [setField, runUpTo, setNodeData, duplicateNode, deleteNode, variables, variablesLoaded, refreshVariables],
   );
 
   const known = useMemo(() => {
@@ -806,6 +812,10 @@ function EditorInner({
   }, [catalog]);
   const missing = useMemo(() => (catalog ? unknownComponents(nodes, known) : []), [catalog, nodes, known]);
   const hasChatInput = useMemo(() => nodes.some((n) => n.data?.type === "ChatInput"), [nodes]);
+  const needsProvider = useMemo(
+    () => variablesLoaded && usesModel(nodes) && configuredProviders(variables.map((v) => v.name)).length === 0,
+    [variablesLoaded, nodes, variables],
+  );
   const hasWebhook = useMemo(() => nodes.some((n) => n.data?.type === "Webhook"), [nodes]);
   const tweaks = useMemo(() => (showApi ? defaultTweaks(nodes) : {}), [showApi, nodes]);
 
@@ -870,6 +880,14 @@ function EditorInner({
               <button className="btn btn-small" onClick={onDismissAffected}>
                 Dismiss
               </button>
+            </div>
+          )}
+          {needsProvider && (
+            <div className="banner banner-info" role="status" data-testid="provider-cta">
+              This flow uses a language model, and no model provider is set up yet.{" "}
+              <Link to="/settings/model-providers" className="btn btn-small btn-primary">
+                Set up a model provider
+              </Link>
             </div>
           )}
           {missing.length > 0 && (

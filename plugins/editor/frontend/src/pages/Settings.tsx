@@ -6,9 +6,11 @@ import { notify, notifyError } from "../components/toast";
 import { Link, TopBar } from "../components/TopBar";
 import { useSession } from "../session";
 import { McpServersTab } from "./McpServers";
+import { ModelProvidersTab } from "./ModelProviders";
 
 const TABS = [
   { id: "api-keys", label: "API keys" },
+  { id: "model-providers", label: "Model providers" },
   { id: "variables", label: "Global variables" },
   { id: "mcp-servers", label: "MCP servers" },
   { id: "profile", label: "Profile" },
@@ -36,6 +38,8 @@ export function SettingsPage({ tab }: { tab: string }) {
             <VariablesTab />
           ) : tab === "profile" ? (
             <ProfileTab />
+          ) : tab === "model-providers" ? (
+            <ModelProvidersTab />
           ) : tab === "mcp-servers" ? (
             <McpServersTab />
           ) : (
