@@ -11,12 +11,14 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.editor.test_e2e import shot
+from tests.editor.test_e2e import add_component, connect, shot
 from tests.editor.test_e2e_starters import (  # noqa: F401 - fixtures
     auth,
     browser,
+    chat,
     context,
     from_starter,
+    last_answer,
     llm,
     node_status,
     page,
@@ -93,3 +95,70 @@ def test_dragging_a_connection_shows_where_it_can_land(page):  # noqa: F811 - th
     expect(page.locator(".react-flow__edge")).to_have_count(3)
     # the drag is over: no handle keeps a hint
     expect(page.locator(".handle-compatible, .handle-dimmed")).to_have_count(0)
+
+
+def test_an_agent_with_two_tools_from_a_blank_canvas(page, llm):  # noqa: F811 - the imported fixtures
+    """Two components in Tool Mode (a Toolset output each) feed an Agent's tools; the agent calls one; the
+    actions table turns an action off for the next run."""
+    page.goto("/")
+    page.get_by_role("button", name="New flow").click()
+    page.get_by_role("button", name=re.compile("Blank flow")).click()
+    expect(page.get_by_test_id("save-state")).to_have_text("Saved")
+    add_component(page, "CalculatorComponent", 120, 120)
+    add_component(page, "CurrentDate", 120, 420)
+    add_component(page, "ChatInput", 120, 640)
+    add_component(page, "Agent", 520, 200)
+    add_component(page, "ChatOutput", 900, 260)
+    page.get_by_role("button", name="fit view").click()
+
+    for key, name in (("CalculatorComponent", "Calculator"), ("CurrentDate", "Current Date")):
+        node = page.get_by_test_id(f"node-{key}")
+        node.get_by_label(f"Tool Mode of {name}").check(force=True)  # the visible switch covers the input
+        expect(node.get_by_test_id("handle-out-component_as_tool")).to_have_count(1)
+        expect(node.get_by_role("button", name="Actions (1/1)")).to_be_visible()
+    calc = page.get_by_test_id("node-CalculatorComponent")
+    expect(calc.get_by_text("Filled by the agent")).to_be_visible()  # the Expression is the tool's argument
+
+    agent = page.get_by_test_id("node-Agent")
+    agent.get_by_role("button", name=re.compile("Show advanced")).click()
+    agent.get_by_label("Calculator", exact=True).uncheck(force=True)  # the Agent's own built-in tools: off
+    agent.get_by_label("Current Date", exact=True).uncheck(force=True)
+    agent.get_by_role("button", name="Hide advanced").click()
+    picker = agent.get_by_test_id("model-picker")
+    expect(picker.get_by_label("Language Model", exact=True).locator("option", has_text="gpt-4o-mini")).to_have_count(1)
+    picker.get_by_label("Language Model", exact=True).select_option("gpt-4o-mini")
+    page.get_by_role("button", name="fit view").click()
+
+    connect(page, "CalculatorComponent", "component_as_tool", "Agent", "tools")
+    connect(page, "CurrentDate", "component_as_tool", "Agent", "tools")
+    connect(page, "ChatInput", "message", "Agent", "input_value")
+    connect(page, "Agent", "response", "ChatOutput", "input_value")
+    expect(page.locator(".react-flow__edge")).to_have_count(4)
+    expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=20_000)
+    shot(page, "canvas-agent-two-tools")
+
+    before = len(llm.chat_requests)
+    llm.reply(tool_calls=[("evaluate_expression", {"expression": "6*7"})])
+    llm.reply("6 times 7 is 42.")
+    chat(page, "what is 6 times 7?")
+    expect(last_answer(page)).to_contain_text("42", timeout=30_000)
+    call = page.get_by_test_id("playground").get_by_test_id("tool-call")
+    expect(call).to_have_count(1)
+    call.locator("summary").click()
+    expect(call).to_contain_text("42")  # the Calculator's own result
+    tools = sorted(t["function"]["name"] for t in llm.chat_requests[before].get("tools", []))
+    assert tools == ["evaluate_expression", "get_current_date"], tools
+
+    # the actions table: Current Date's action off -> the agent no longer gets it
+    page.get_by_test_id("node-CurrentDate").get_by_role("button", name=re.compile("Actions")).click()
+    dialog = page.get_by_test_id("tool-actions")
+    dialog.get_by_label("Enable get_current_date").uncheck()
+    dialog.get_by_role("button", name="Save").click()
+    expect(page.get_by_test_id("node-CurrentDate").get_by_role("button", name="Actions (0/1)")).to_be_visible()
+    expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=20_000)
+    before = len(llm.chat_requests)
+    llm.reply("Nothing to compute.")
+    chat(page, "hello")
+    expect(last_answer(page)).to_contain_text("Nothing to compute.", timeout=30_000)
+    tools = [t["function"]["name"] for t in llm.chat_requests[before].get("tools", [])]
+    assert tools == ["evaluate_expression"], tools

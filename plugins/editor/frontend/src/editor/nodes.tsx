@@ -2,6 +2,7 @@ import { Handle, NodeResizer, NodeToolbar, Position, type NodeProps } from "@xyf
 import { memo, useMemo, useState } from "react";
 import { fieldHasHandle, handleHint, typeColour } from "../lib/compat";
 import { encodeHandle, primaryType, templateFields, visibleOutputs } from "../lib/flow";
+import { isToolMode, supportsToolMode, toolActions, toolArgumentFields } from "../lib/toolmode";
 import type { GenericNodeData, SourceHandle, TargetHandle } from "../lib/types";
 import { Icon } from "../components/Icon";
 import { categoryIcon, categoryOf } from "../lib/categories";
@@ -91,7 +92,10 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
   const [showAdvanced, setShowAdvanced] = useState(false);
   const connected = useConnectedFields(id);
   const drag = useDragOrigin();
-  const fields = useMemo(() => templateFields(node).filter(([, f]) => f.show !== false), [node]);
+  const fields = useMemo(() => templateFields(node).filter(([n, f]) => f.show !== false && n !== "tools_metadata"), [node]);
+  const canTool = supportsToolMode(node);
+  const toolMode = isToolMode(node);
+  const agentFills = useMemo(() => (toolMode ? toolArgumentFields(node) : new Set<string>()), [toolMode, node]);
   const advancedCount = fields.filter(([, f]) => f.advanced).length;
   const outputs = visibleOutputs(node);
   const name = node.display_name || d.type;
@@ -131,10 +135,31 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
         </div>
       )}
       {node.description && <div className="gnode-desc">{node.description}</div>}
+      {canTool && (
+        <div className="gnode-toolmode nodrag">
+          <label className="nf-bool" title="Use this component as a tool of an Agent">
+            <input type="checkbox" role="switch" aria-checked={toolMode} aria-label={`Tool Mode of ${name}`} checked={toolMode} onChange={(e) => ed.setToolMode(id, e.target.checked)} />
+            <span className="switch" aria-hidden />
+            <span>Tool Mode</span>
+          </label>
+          {toolMode && (
+            <button type="button" className="btn btn-small" onClick={() => ed.openActions(id)} data-testid={`actions-${id}`}>
+              Actions ({toolActions(node).filter((a) => a.status !== false).length}/{toolActions(node).length})
+            </button>
+          )}
+        </div>
+      )}
       <div className="gnode-fields">
         {fields
           .filter(([, f]) => showAdvanced || !f.advanced)
           .map(([fname, f]) => {
+            if (agentFills.has(fname))
+              return (
+                <div className="gfield" key={fname}>
+                  <span className="gfield-label">{f.display_name || fname}</span>
+                  <span className="connected-note">Filled by the agent</span>
+                </div>
+              );
             const hasHandle = fieldHasHandle(f);
             const th: TargetHandle | null = hasHandle ? { fieldName: fname, id, inputTypes: f.input_types ?? null, type: f.type } : null;
             const colour = handleBackground(f.input_types);

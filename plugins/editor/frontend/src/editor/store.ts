@@ -40,6 +40,10 @@ export interface EditorActions {
   runUpTo(nodeId: string): void;
   openBigEditor(nodeId: string, field: string): void;
   setNodeData(nodeId: string, patch: Record<string, unknown>): void;
+  /** Tool Mode on or off (outputs swapped, edges from outputs that are gone removed) */
+  setToolMode(nodeId: string, on: boolean): void;
+  /** open the actions table of a node in Tool Mode */
+  openActions(nodeId: string): void;
   duplicateNode(nodeId: string): void;
   deleteNode(nodeId: string): void;
   variables: Variable[];

@@ -37,6 +37,8 @@ import { typeColour } from "../lib/compat";
 import { refreshNode } from "../lib/dynamic";
 import { fillMissingOutputs, syncEdgeHandles } from "../lib/hydrate";
 import { configuredProviders, usesModel } from "../lib/providers";
+import { setToolMode, toolArgumentFields, withActions, type ToolAction } from "../lib/toolmode";
+import { ToolActionsDialog } from "../editor/ToolActions";
 import { ApiError } from "../lib/errors";
 import {
   connect,
@@ -246,6 +248,7 @@ function EditorInner({
   const theme = useSyncExternalStore(subscribeTheme, currentTheme);
   const [renaming, setRenaming] = useState(false);
   const [bigEditor, setBigEditor] = useState<{ nodeId: string; field: string } | null>(null);
+  const [actionsFor, setActionsFor] = useState<string | null>(null);
   const [variables, setVariables] = useState<Variable[]>([]);
   const [variablesLoaded, setVariablesLoaded] = useState(false);
   const [archive, setArchive] = useState<ChatMessage[]>([]);
@@ -504,6 +507,38 @@ function EditorInner({
     (nodeId: string, patch: Record<string, unknown>) => {
       pushHistory(`data:${nodeId}`, 1500);
       const next = nodesRef.current.map((n) => (n.id === nodeId ? { ...n, data: { ...n.data, ...patch } } : n));
+      nodesRef.current = next;
+      setNodes(next);
+      changed();
+    },
+    [pushHistory, changed],
+  );
+
+  const toggleToolMode = useCallback(
+    (nodeId: string, on: boolean) => {
+      pushHistory("toolmode", 0);
+      const next = nodesRef.current.map((n) => (n.id === nodeId ? setToolMode(n, on, lookupCatalog(catalog, n.data.type)) : n));
+      const node = next.find((n) => n.id === nodeId);
+      const names = new Set((node?.data.node.outputs ?? []).map((o) => o.name));
+      const args = node && on ? toolArgumentFields(node.data.node) : new Set<string>();
+      // outputs that are gone lose their edges; so do the fields the agent now fills
+      const kept = edgesRef.current.filter(
+        (e) => !((e.source === nodeId && !names.has(e.data.sourceHandle.name)) || (e.target === nodeId && args.has(e.data.targetHandle.fieldName))),
+      );
+      nodesRef.current = next;
+      edgesRef.current = kept;
+      setNodes(next);
+      setEdges(kept);
+      requestAnimationFrame(() => updateNodeInternals(nodeId));
+      changed();
+    },
+    [pushHistory, changed, catalog, updateNodeInternals],
+  );
+
+  const saveActions = useCallback(
+    (nodeId: string, rows: ToolAction[]) => {
+      pushHistory("actions", 0);
+      const next = nodesRef.current.map((n) => (n.id === nodeId ? withActions(n, rows) : n));
       nodesRef.current = next;
       setNodes(next);
       changed();
@@ -796,13 +831,15 @@ function EditorInner({
       runUpTo,
       openBigEditor: (nodeId, field) => setBigEditor({ nodeId, field }),
       setNodeData,
+      setToolMode: toggleToolMode,
+      openActions: (nodeId) => setActionsFor(nodeId),
       duplicateNode,
       deleteNode,
       variables,
       variablesLoaded,
       refreshVariables,
     }),
-    [setField, runUpTo, setNodeData, duplicateNode, deleteNode, variables, variablesLoaded, refreshVariables],
+    [setField, runUpTo, setNodeData, toggleToolMode, duplicateNode, deleteNode, variables, variablesLoaded, refreshVariables],
   );
 
   const known = useMemo(() => {
@@ -1004,6 +1041,16 @@ function EditorInner({
           />
         )}
         {bigEditor && <BigEditor {...bigEditor} nodes={nodes} onClose={() => setBigEditor(null)} />}
+        {actionsFor && (
+          <ToolActionsDialog
+            node={nodes.find((n) => n.id === actionsFor) ?? null}
+            onSave={(rows) => {
+              saveActions(actionsFor, rows);
+              setActionsFor(null);
+            }}
+            onClose={() => setActionsFor(null)}
+          />
+        )}
       </DragContext.Provider>
       </ConnectedContext.Provider>
       </BuildContext.Provider>
