@@ -162,3 +162,79 @@ def test_an_agent_with_two_tools_from_a_blank_canvas(page, llm):  # noqa: F811 -
     expect(last_answer(page)).to_contain_text("Nothing to compute.", timeout=30_000)
     tools = [t["function"]["name"] for t in llm.chat_requests[before].get("tools", [])]
     assert tools == ["evaluate_expression"], tools
+
+
+def _contrast(locator) -> float:
+    """WCAG contrast of an element's text colour against the background of its nearest ``.note``."""
+    return locator.evaluate(
+        """(el) => {
+          const parse = (c) => { const p = document.createElement('canvas').getContext('2d');
+            p.fillStyle = '#000'; p.fillStyle = c; p.fillRect(0, 0, 1, 1); const d = p.getImageData(0, 0, 1, 1).data;
+            return [d[0], d[1], d[2]]; };
+          const lin = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+          const lum = ([r, g, b]) => 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+          const fg = parse(getComputedStyle(el).color);
+          const bg = parse(getComputedStyle(el.closest('.note')).backgroundColor);
+          const [x, y] = [lum(fg), lum(bg)].sort((p, q) => q - p);
+          return (x + 0.05) / (y + 0.05);
+        }"""
+    )
+
+
+def test_notes_render_markdown_resize_and_stay_readable(page):  # noqa: F811 - the imported fixture
+    page.goto("/")
+    page.get_by_role("button", name="New flow").click()
+    page.get_by_role("button", name=re.compile("Blank flow")).click()
+    expect(page.get_by_test_id("save-state")).to_have_text("Saved")
+    # pan far away first: the note must still land in view
+    page.get_by_role("button", name="zoom out").click()
+    page.mouse.move(700, 400)
+    page.mouse.down()
+    page.mouse.move(200, 100, steps=5)
+    page.mouse.up()
+    page.get_by_role("button", name="+ Add note").click()
+    note = page.get_by_test_id("note-node")
+    expect(note).to_be_visible()
+    canvas = page.locator(".canvas").bounding_box()
+    box = note.bounding_box()
+    assert canvas and box
+    assert canvas["x"] <= box["x"] and box["x"] + box["width"] <= canvas["x"] + canvas["width"], (canvas, box)
+    assert canvas["y"] <= box["y"] and box["y"] + box["height"] <= canvas["y"] + canvas["height"], (canvas, box)
+    assert box["width"] >= 200 and box["height"] >= 100, box
+
+    editor = note.get_by_label("Note")
+    editor.fill("# Plan\n\nThe **first** step, then `jq`.\n\n- read the [docs](https://example.com/docs)\n- run it")
+    page.locator(".react-flow__pane").click(position={"x": 5, "y": 5})
+    rendered = note.get_by_test_id("note-text")
+    expect(rendered.locator("h3")).to_have_text("Plan")
+    expect(rendered.locator("strong")).to_have_text("first")
+    expect(rendered.locator("li")).to_have_count(2)
+    expect(rendered.get_by_role("link", name="docs")).to_have_attribute("href", "https://example.com/docs")
+    assert _contrast(rendered.locator("p")) >= 4.5
+
+    # resize from the bottom-right corner; the size is saved with the flow
+    note.click()
+    corner = page.locator(".react-flow__resize-control.handle.bottom.right")
+    cx, cy = _centre(corner)
+    before = note.bounding_box()
+    page.mouse.move(cx, cy)
+    page.mouse.down()
+    page.mouse.move(cx + 120, cy + 80, steps=6)
+    page.mouse.up()
+    after = note.bounding_box()
+    assert after["width"] > before["width"] + 60 and after["height"] > before["height"] + 40, (before, after)
+    expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=20_000)
+    size = "el => [parseFloat(el.style.width), parseFloat(el.style.height)]"  # in flow units, whatever the zoom
+    resized = page.locator(".react-flow__node-noteNode").evaluate(size)
+    assert resized[0] > 300, resized
+    page.reload()
+    expect(page.get_by_test_id("note-text").locator("h3")).to_have_text("Plan")
+    reloaded = page.locator(".react-flow__node-noteNode").evaluate(size)
+    assert [round(v) for v in reloaded] == [round(v) for v in resized], (resized, reloaded)
+
+    # dark mode: the note keeps its paper and its text stays readable
+    page.get_by_role("button", name="Switch to the dark theme").click()
+    expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+    assert _contrast(page.get_by_test_id("note-text").locator("p")) >= 4.5
+    shot(page, "canvas-note-dark")
+    page.get_by_role("button", name="Switch to the light theme").click()

@@ -6,6 +6,7 @@ import { isToolMode, supportsToolMode, toolActions, toolArgumentFields } from ".
 import type { GenericNodeData, SourceHandle, TargetHandle } from "../lib/types";
 import { Icon } from "../components/Icon";
 import { categoryIcon, categoryOf } from "../lib/categories";
+import { Markdown } from "../lib/markdown";
 import { FieldInput } from "./FieldInput";
 import { useSession } from "../session";
 import { useConnectedFields, useDragOrigin, useEditor, useNodeRun } from "./store";
@@ -245,21 +246,43 @@ export const NoteNode = memo(function NoteNode({ id, data, selected }: NodeProps
   const ed = useEditor();
   const text = String(d.node?.description ?? "");
   const [draft, setDraft] = useState<string | null>(null);
+  const [editing, setEditing] = useState(!text);
+  const commit = () => {
+    if (draft !== null && draft !== text) ed.setNodeData(id, { node: { ...d.node, description: draft } });
+    setDraft(null);
+    if ((draft ?? text).trim()) setEditing(false);
+  };
   return (
-    <div className={`note${selected ? " selected" : ""}`} data-testid="note-node">
-      <NodeActions id={id} />
-      <NodeResizer minWidth={160} minHeight={80} isVisible={!!selected} />
-      <textarea
-        className="nodrag nowheel"
-        aria-label="Note"
-        placeholder="Write a note…"
-        value={draft ?? text}
-        onChange={(e) => setDraft(e.target.value)}
-        onBlur={() => {
-          if (draft !== null && draft !== text) ed.setNodeData(id, { node: { ...d.node, description: draft } });
-          setDraft(null);
-        }}
-      />
+    <>
+    <NodeActions id={id} />
+    <NodeResizer minWidth={200} minHeight={100} isVisible={!!selected} />
+    <div className={`note${selected ? " selected" : ""}`} data-testid="note-node" onDoubleClick={() => setEditing(true)}>
+      {editing ? (
+        <textarea
+          className="nodrag nowheel"
+          aria-label="Note"
+          placeholder="Write a note… (Markdown: # heading, **bold**, - list, [link](https://…))"
+          value={draft ?? text}
+          autoFocus={!!text}
+          onChange={(e) => setDraft(e.target.value)}
+          onBlur={commit}
+          onKeyDown={(e) => {
+            if (e.key === "Escape") (e.currentTarget as HTMLTextAreaElement).blur();
+          }}
+        />
+      ) : (
+        <>
+          <div className="note-md nowheel" data-testid="note-text" aria-label="Note" role="note">
+            <Markdown text={text} />
+          </div>
+          {selected && (
+            <button type="button" className="btn btn-small note-edit nodrag" onClick={() => setEditing(true)}>
+              Edit
+            </button>
+          )}
+        </>
+      )}
     </div>
+    </>
   );
 });

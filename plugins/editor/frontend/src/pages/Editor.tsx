@@ -87,6 +87,7 @@ async function eventsWithRetry(jobId: string, signal: AbortSignal): Promise<Resp
 }
 
 const DRAFT_PREFIX = "service-editor:draft:";
+const NOTE_SIZE = { width: 280, height: 180 };
 /** how often an open flow asks for extension events (bundle reloads) */
 const EXTENSION_POLL_MS = 5000;
 
@@ -230,7 +231,9 @@ function EditorInner({
     const restored = !!draft && draft.ts > serverTs;
     if (draft && !restored) clearDraft(flowId);
     const loaded = fromFlowData(restored && draft ? draft.data : initial.data);
-    const nodes = fillMissingOutputs(loaded.nodes, (key) => lookupCatalog(catalog, key)).nodes;
+    // notes saved without a size (starters, other editors) get a readable one
+    const sized = loaded.nodes.map((n) => (n.type === "noteNode" && !n.width ? { ...n, width: NOTE_SIZE.width, height: NOTE_SIZE.height } : n));
+    const nodes = fillMissingOutputs(sized, (key) => lookupCatalog(catalog, key)).nodes;
     return { ...loaded, nodes, edges: syncEdgeHandles(nodes, loaded.edges), restored };
     // the catalog only seeds the first state; a later catalog (bundle reload) goes through the effect below
   }, [flowId, initial]);
@@ -447,8 +450,12 @@ function EditorInner({
   );
 
   const addNote = useCallback(() => {
-    addNodes([{ ...createNote(centerPosition(), "", new Set(nodesRef.current.map((n) => n.id))), width: 240, height: 140, selected: true }]);
-  }, [addNodes, centerPosition]);
+    const note = { ...createNote(centerPosition(), "", new Set(nodesRef.current.map((n) => n.id))), width: NOTE_SIZE.width, height: NOTE_SIZE.height, selected: true };
+    addNodes([note]);
+    // it lands in view, like a component added with the keyboard
+    const { zoom } = rf.getViewport();
+    void rf.setCenter(note.position.x + NOTE_SIZE.width / 2, note.position.y + NOTE_SIZE.height / 2, { zoom, duration: 200 });
+  }, [addNodes, centerPosition, rf]);
 
   const findCatalogNode = useCallback((key: string): FrontendNode | null => lookupCatalog(catalog, key), [catalog]);
 
