@@ -113,6 +113,7 @@ def test_an_agent_with_two_tools_from_a_blank_canvas(page, llm):  # noqa: F811 -
 
     for key, name in (("CalculatorComponent", "Calculator"), ("CurrentDate", "Current Date")):
         node = page.get_by_test_id(f"node-{key}")
+        node.locator(".gnode-title").click()  # the switch shows on the selected node (and on tools)
         node.get_by_label(f"Tool Mode of {name}").check(force=True)  # the visible switch covers the input
         expect(node.get_by_test_id("handle-out-component_as_tool")).to_have_count(1)
         expect(node.get_by_role("button", name="Actions (1/1)")).to_be_visible()
@@ -121,6 +122,7 @@ def test_an_agent_with_two_tools_from_a_blank_canvas(page, llm):  # noqa: F811 -
 
     agent = page.get_by_test_id("node-Agent")
     agent.get_by_role("button", name=re.compile("Show advanced")).click()
+    page.get_by_role("button", name="fit view").click()
     agent.get_by_label("Calculator", exact=True).uncheck(force=True)  # the Agent's own built-in tools: off
     agent.get_by_label("Current Date", exact=True).uncheck(force=True)
     agent.get_by_role("button", name="Hide advanced").click()

@@ -136,7 +136,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
         </div>
       )}
       {node.description && <div className="gnode-desc">{node.description}</div>}
-      {canTool && (
+      {canTool && (selected || toolMode) && (
         <div className="gnode-toolmode nodrag">
           <label className="nf-bool" title="Use this component as a tool of an Agent">
             <input type="checkbox" role="switch" aria-checked={toolMode} aria-label={`Tool Mode of ${name}`} checked={toolMode} onChange={(e) => ed.setToolMode(id, e.target.checked)} />

@@ -875,7 +875,7 @@ function EditorInner({
             <nav className="crumbs" aria-label="Breadcrumb">
               <Link to={flow.folder_id ? `/projects/${flow.folder_id}` : "/"}>Flows</Link>
               <span aria-hidden>/</span>
-              <button className="flow-name" onClick={() => setRenaming(true)} title="Rename the flow" data-testid="flow-name">
+              <button className="flow-name" onClick={() => setRenaming(true)} title={`${flow.name}: click to rename`} aria-label={`Flow ${flow.name}, rename`} data-testid="flow-name">
                 {flow.name}
               </button>
             </nav>
