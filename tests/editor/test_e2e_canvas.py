@@ -240,3 +240,53 @@ def test_notes_render_markdown_resize_and_stay_readable(page):  # noqa: F811 - t
     assert _contrast(page.get_by_test_id("note-text").locator("p")) >= 4.5
     shot(page, "canvas-note-dark")
     page.get_by_role("button", name="Switch to the light theme").click()
+
+
+def test_rename_a_node_and_flow_settings(page, server, auth):  # noqa: F811 - the imported fixtures
+    """A node's name and description edit in place; Settings set the flow's description, endpoint name,
+    project (the flow moves) and lock (the canvas cannot be changed until unlocked)."""
+    import uuid
+
+    from tests.editor.test_e2e import api
+
+    flow_id = from_starter(page, "Basic Chat Echo")
+    page.get_by_test_id("title-ChatInput-AAAAA").dblclick()
+    page.get_by_label("Name of Chat Input").fill("Question")
+    page.keyboard.press("Enter")
+    expect(page.get_by_test_id("title-ChatInput-AAAAA")).to_have_text("Question")
+    page.get_by_test_id("desc-ChatInput-AAAAA").dblclick()
+    page.get_by_label("Description of Question").fill("Where the user types.")
+    page.keyboard.press("Enter")
+    expect(page.get_by_test_id("desc-ChatInput-AAAAA")).to_have_text("Where the user types.")
+    expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=20_000)
+
+    suffix = uuid.uuid4().hex[:6]
+    status, project = api(
+        server,
+        "POST",
+        "/api/v1/projects/",
+        body={"name": f"Moved here {suffix}", "flows_list": [], "components_list": []},
+        headers=auth,
+    )
+    assert status == 201, project
+    page.reload()
+    expect(page.get_by_test_id("title-ChatInput-AAAAA")).to_have_text("Question")
+    page.get_by_role("button", name="Settings", exact=True).first.click()
+    dialog = page.get_by_test_id("flow-settings")
+    dialog.get_by_label("Description").fill("Echoes what you say.")
+    dialog.get_by_label("Endpoint name").fill(f"echo-{suffix}")
+    dialog.get_by_label("Project").select_option(label=f"Moved here {suffix}")
+    dialog.get_by_label("Lock the flow").check()
+    dialog.get_by_role("button", name="Save").click()
+    expect(dialog).to_have_count(0)
+    expect(page.get_by_test_id("locked-banner")).to_be_visible()
+
+    status, stored = api(server, "GET", f"/api/v1/flows/{flow_id}", headers=auth)
+    assert status == 200
+    assert stored["description"] == "Echoes what you say." and stored["endpoint_name"] == f"echo-{suffix}"
+    assert stored["locked"] is True and stored["folder_id"] == project["id"]
+    # locked: Delete does nothing to the canvas
+    page.get_by_test_id("title-ChatOutput-BBBBB").click()
+    page.keyboard.press("Delete")
+    expect(page.get_by_test_id("node-ChatOutput")).to_have_count(1)
+    shot(page, "canvas-flow-locked")

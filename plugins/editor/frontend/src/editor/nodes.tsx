@@ -81,6 +81,49 @@ function handleBackground(types: readonly string[] | null | undefined): string {
   return `conic-gradient(${colours.map((c, i) => `${c} ${i * step}% ${(i + 1) * step}%`).join(", ")})`;
 }
 
+/** A node's name or description: double-click (or focus and Enter) to edit; Enter saves, Escape cancels. */
+function InlineEdit(props: { value: string; label: string; className: string; testId: string; multiline?: boolean; onSave: (v: string) => void }) {
+  const [draft, setDraft] = useState<string | null>(null);
+  if (draft === null)
+    return props.multiline && !props.value ? null : (
+      <span
+        className={props.className}
+        title={`${props.value}\n(double-click to edit)`}
+        data-testid={props.testId}
+        tabIndex={0}
+        onDoubleClick={() => setDraft(props.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" || e.key === "F2") {
+            e.preventDefault();
+            setDraft(props.value);
+          }
+        }}
+      >
+        {props.value}
+      </span>
+    );
+  const done = (save: boolean) => {
+    if (save && draft.trim() !== props.value) props.onSave(draft.trim());
+    setDraft(null);
+  };
+  const common = {
+    className: `${props.className} inline-edit nodrag`,
+    "aria-label": props.label,
+    value: draft,
+    autoFocus: true,
+    onBlur: () => done(true),
+    onKeyDown: (e: React.KeyboardEvent) => {
+      if (e.key === "Enter" && !e.shiftKey) (e.preventDefault(), done(true));
+      else if (e.key === "Escape") (e.stopPropagation(), done(false));
+    },
+  };
+  return props.multiline ? (
+    <textarea {...common} rows={2} onChange={(e) => setDraft(e.target.value)} />
+  ) : (
+    <input {...common} onChange={(e) => setDraft(e.target.value)} />
+  );
+}
+
 function hintClass(hint: "compatible" | "dimmed" | null): string {
   return hint ? ` handle-${hint}` : "";
 }
@@ -116,9 +159,13 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
         <span className="gnode-icon" aria-hidden data-category={categoryOf(d.type) ?? "other"}>
           <Icon name={categoryIcon(categoryOf(d.type))} size={14} />
         </span>
-        <span className="gnode-title" title={node.description}>
-          {name}
-        </span>
+        <InlineEdit
+          value={name}
+          label={`Name of ${name}`}
+          className="gnode-title"
+          testId={`title-${id}`}
+          onSave={(v) => ed.setNodeData(id, { node: { ...node, display_name: v || d.type } })}
+        />
         <StatusBadge id={id} />
         <button
           type="button"
@@ -135,7 +182,14 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
           Blocked by the catalog policy: this flow cannot run until an admin unblocks it.
         </div>
       )}
-      {node.description && <div className="gnode-desc">{node.description}</div>}
+      <InlineEdit
+        value={node.description ?? ""}
+        label={`Description of ${name}`}
+        className="gnode-desc"
+        testId={`desc-${id}`}
+        multiline
+        onSave={(v) => ed.setNodeData(id, { node: { ...node, description: v } })}
+      />
       {canTool && (selected || toolMode) && (
         <div className="gnode-toolmode nodrag">
           <label className="nf-bool" title="Use this component as a tool of an Agent">

@@ -224,6 +224,12 @@ function EditorInner({
   const rf = useReactFlow();
   const flowId = initial.id;
   const [flow, setFlow] = useState(initial);
+  const lockedRef = useRef(false);
+  lockedRef.current = Boolean(flow.locked);
+  const refuseLocked = useCallback(() => {
+    if (lockedRef.current) notify("info", "This flow is locked: unlock it in Settings to edit it.");
+    return lockedRef.current;
+  }, []);
 
   const start = useMemo(() => {
     const draft = readDraft(flowId);
@@ -417,6 +423,7 @@ function EditorInner({
 
   const addNodes = useCallback(
     (added: FlowNode[], addedEdges: FlowEdge[] = []) => {
+      if (refuseLocked()) return;
       pushHistory("add", 0);
       const nextNodes = [...nodesRef.current.map((n) => (n.selected ? { ...n, selected: false } : n)), ...added];
       const nextEdges = [...edgesRef.current, ...addedEdges];
@@ -475,6 +482,7 @@ function EditorInner({
 
   const setField = useCallback(
     (nodeId: string, field: string, patch: Partial<TemplateField>) => {
+      if (refuseLocked()) return;
       pushHistory(`field:${nodeId}:${field}`, 1500);
       let droppedOutputs: Set<string> | null = null;
       const next = nodesRef.current.map((n) => {
@@ -512,6 +520,7 @@ function EditorInner({
 
   const setNodeData = useCallback(
     (nodeId: string, patch: Record<string, unknown>) => {
+      if (refuseLocked()) return;
       pushHistory(`data:${nodeId}`, 1500);
       const next = nodesRef.current.map((n) => (n.id === nodeId ? { ...n, data: { ...n.data, ...patch } } : n));
       nodesRef.current = next;
@@ -523,6 +532,7 @@ function EditorInner({
 
   const toggleToolMode = useCallback(
     (nodeId: string, on: boolean) => {
+      if (refuseLocked()) return;
       pushHistory("toolmode", 0);
       const next = nodesRef.current.map((n) => (n.id === nodeId ? setToolMode(n, on, lookupCatalog(catalog, n.data.type)) : n));
       const node = next.find((n) => n.id === nodeId);
@@ -555,6 +565,7 @@ function EditorInner({
 
   const deleteNode = useCallback(
     (nodeId: string) => {
+      if (refuseLocked()) return;
       pushHistory("delete", 0);
       const next = removeNodes(nodesRef.current, edgesRef.current, [nodeId]);
       nodesRef.current = next.nodes;
@@ -863,6 +874,7 @@ function EditorInner({
   const hasWebhook = useMemo(() => nodes.some((n) => n.data?.type === "Webhook"), [nodes]);
   const tweaks = useMemo(() => (showApi ? defaultTweaks(nodes) : {}), [showApi, nodes]);
 
+  const locked = Boolean(flow.locked);
   const statusText = saveState === "saved" ? "Saved" : saveState === "saving" ? "Saving…" : saveState === "error" ? "Not saved" : "Unsaved changes";
 
   return (
@@ -926,6 +938,11 @@ function EditorInner({
               </button>
             </div>
           )}
+          {locked && (
+            <div className="banner banner-info" role="status" data-testid="locked-banner">
+              This flow is locked: unlock it in Settings to edit it. It still runs.
+            </div>
+          )}
           {needsProvider && (
             <div className="banner banner-info" role="status" data-testid="provider-cta">
               This flow uses a language model, and no model provider is set up yet.{" "}
@@ -942,7 +959,7 @@ function EditorInner({
           <div className="editor">
             <ComponentSidebar catalog={catalog} error={catalogError} onAdd={(k, n) => addComponent(k, n)} onAddNote={addNote} />
             <div
-              className="canvas"
+              className={`canvas${locked ? " canvas-locked" : ""}`}
               ref={wrapper}
               onDragOver={(e) => {
                 if (e.dataTransfer.types.includes(DRAG_MIME)) {
@@ -967,6 +984,9 @@ function EditorInner({
                 onNodesChange={onNodesChange}
                 onEdgesChange={onEdgesChange}
                 onConnect={onConnect}
+                nodesDraggable={!locked}
+                nodesConnectable={!locked}
+                edgesReconnectable={!locked}
                 onConnectStart={onConnectStart}
                 onConnectEnd={onConnectEnd}
                 isValidConnection={isValidConnection}
@@ -978,7 +998,7 @@ function EditorInner({
                 minZoom={0.05}
                 maxZoom={2}
                 colorMode={theme}
-                deleteKeyCode={["Delete", "Backspace"]}
+                deleteKeyCode={locked ? null : ["Delete", "Backspace"]}
                 multiSelectionKeyCode={["Shift", "Meta", "Control"]}
                 onlyRenderVisibleElements={nodes.length > 60}
                 proOptions={{ hideAttribution: true }}
@@ -1022,7 +1042,16 @@ function EditorInner({
           <FlowSettingsDialog
             flow={flow}
             onSaved={(updated) =>
-              setFlow((f) => ({ ...f, flow_type: updated.flow_type, a2a_enabled: updated.a2a_enabled, a2a_card_overrides: updated.a2a_card_overrides }))
+              setFlow((f) => ({
+                ...f,
+                description: updated.description,
+                endpoint_name: updated.endpoint_name,
+                locked: updated.locked,
+                folder_id: updated.folder_id,
+                flow_type: updated.flow_type,
+                a2a_enabled: updated.a2a_enabled,
+                a2a_card_overrides: updated.a2a_card_overrides,
+              }))
             }
             onClose={() => setShowSettings(false)}
           />
