@@ -8,7 +8,7 @@ import { useEditor } from "./store";
 import { api } from "../api/client";
 import { notifyError } from "../components/toast";
 import { Link } from "../components/TopBar";
-import { configuredProviders, pickerProviders } from "../lib/providers";
+import { configuredProviders, pickerProviders, probeProvider } from "../lib/providers";
 
 const DEFAULT_PROVIDER = "OpenAI Compatible";
 
@@ -34,7 +34,9 @@ function modelValue(name: string, provider: string) {
  */
 function ModelPicker({ id, label, value, onSet }: { id: string; label: string; value: unknown; onSet: (v: unknown) => void }) {
   const ed = useEditor();
-  const configured = useMemo(() => configuredProviders(ed.variables.map((v) => v.name)), [ed.variables]);
+  const [fromServer, setFromServer] = useState<string[]>([]);
+  const fromVariables = useMemo(() => configuredProviders(ed.variables.map((v) => v.name)), [ed.variables]);
+  const configured = useMemo(() => [...new Set([...fromVariables, ...fromServer])], [fromVariables, fromServer]);
   const current = modelEntry(value);
   const provider = current?.provider || configured[0] || DEFAULT_PROVIDER;
   const usable = configured.includes(provider);
@@ -55,6 +57,15 @@ function ModelPicker({ id, label, value, onSet }: { id: string; label: string; v
     if (usable) void load(false);
     else setModels(null);
   }, [provider, usable]); // eslint-disable-line react-hooks/exhaustive-deps
+  // no variable names the provider: the server may still have it from its environment
+  useEffect(() => {
+    if (!ed.variablesLoaded || fromVariables.includes(provider)) return;
+    let live = true;
+    void probeProvider(provider, api.modelList).then((ok) => live && ok && setFromServer((s) => (s.includes(provider) ? s : [...s, provider])));
+    return () => {
+      live = false;
+    };
+  }, [ed.variablesLoaded, fromVariables, provider]);
   if (!ed.variablesLoaded) return <div className="nf-model nodrag muted small">Loading…</div>;
   if (!configured.length || !usable)
     return (

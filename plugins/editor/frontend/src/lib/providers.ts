@@ -44,3 +44,21 @@ export function usesModel(nodes: { type?: string; data?: { node?: { template?: R
     ),
   );
 }
+
+/**
+ * Whether the server can list a provider's models for this user although no variable of the page names it
+ * (an administrator configured it through the environment): asked once per page load, failures are a quiet
+ * "no" (the call to action shows, no error notification).
+ */
+const probes = new Map<string, Promise<boolean>>();
+export function probeProvider(name: string, list: (provider: string) => Promise<unknown>): Promise<boolean> {
+  let p = probes.get(name);
+  if (!p) {
+    p = list(name).then(
+      () => true,
+      () => false,
+    );
+    probes.set(name, p);
+  }
+  return p;
+}

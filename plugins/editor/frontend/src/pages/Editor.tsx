@@ -36,7 +36,7 @@ import { currentTheme, subscribeTheme } from "../lib/theme";
 import { typeColour } from "../lib/compat";
 import { refreshNode } from "../lib/dynamic";
 import { fillMissingOutputs, syncEdgeHandles } from "../lib/hydrate";
-import { configuredProviders, usesModel } from "../lib/providers";
+import { configuredProviders, PROVIDER_KINDS, probeProvider, usesModel } from "../lib/providers";
 import { setToolMode, toolArgumentFields, withActions, type ToolAction } from "../lib/toolmode";
 import { ToolActionsDialog } from "../editor/ToolActions";
 import { ApiError } from "../lib/errors";
@@ -867,10 +867,15 @@ function EditorInner({
   }, [catalog]);
   const missing = useMemo(() => (catalog ? unknownComponents(nodes, known) : []), [catalog, nodes, known]);
   const hasChatInput = useMemo(() => nodes.some((n) => n.data?.type === "ChatInput"), [nodes]);
-  const needsProvider = useMemo(
-    () => variablesLoaded && usesModel(nodes) && configuredProviders(variables.map((v) => v.name)).length === 0,
-    [variablesLoaded, nodes, variables],
-  );
+  const flowUsesModel = useMemo(() => usesModel(nodes), [nodes]);
+  // null while the server is asked whether it has a provider from its environment
+  const [serverProvider, setServerProvider] = useState<boolean | null>(null);
+  const noVariableProvider = variablesLoaded && configuredProviders(variables.map((v) => v.name)).length === 0;
+  useEffect(() => {
+    if (!flowUsesModel || !noVariableProvider) return;
+    void probeProvider(PROVIDER_KINDS[0].name, api.modelList).then(setServerProvider);
+  }, [flowUsesModel, noVariableProvider]);
+  const needsProvider = flowUsesModel && noVariableProvider && serverProvider === false;
   const hasWebhook = useMemo(() => nodes.some((n) => n.data?.type === "Webhook"), [nodes]);
   const tweaks = useMemo(() => (showApi ? defaultTweaks(nodes) : {}), [showApi, nodes]);
 
