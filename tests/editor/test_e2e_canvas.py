@@ -258,6 +258,16 @@ def test_rename_a_node_and_flow_settings(page, server, auth):  # noqa: F811 - th
     page.get_by_label("Description of Question").fill("Where the user types.")
     page.keyboard.press("Enter")
     expect(page.get_by_test_id("desc-ChatInput-AAAAA")).to_have_text("Where the user types.")
+    # a description can be emptied, and added again from the selected node's placeholder
+    page.get_by_test_id("desc-ChatInput-AAAAA").dblclick()
+    page.get_by_label("Description of Question").fill("")
+    page.keyboard.press("Enter")
+    page.get_by_test_id("title-ChatInput-AAAAA").click()
+    expect(page.get_by_test_id("desc-ChatInput-AAAAA")).to_have_text("Add a description (double-click)")
+    page.get_by_test_id("desc-ChatInput-AAAAA").dblclick()
+    page.get_by_label("Description of Question").fill("Where the user types.")
+    page.keyboard.press("Enter")
+    expect(page.get_by_test_id("desc-ChatInput-AAAAA")).to_have_text("Where the user types.")
     expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=20_000)
 
     suffix = uuid.uuid4().hex[:6]

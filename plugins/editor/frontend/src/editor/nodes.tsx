@@ -82,12 +82,21 @@ function handleBackground(types: readonly string[] | null | undefined): string {
 }
 
 /** A node's name or description: double-click (or focus and Enter) to edit; Enter saves, Escape cancels. */
-function InlineEdit(props: { value: string; label: string; className: string; testId: string; multiline?: boolean; onSave: (v: string) => void }) {
+function InlineEdit(props: {
+  value: string;
+  label: string;
+  className: string;
+  testId: string;
+  multiline?: boolean;
+  /** shown (on a selected node) when there is no value yet */
+  placeholder?: string;
+  onSave: (v: string) => void;
+}) {
   const [draft, setDraft] = useState<string | null>(null);
   if (draft === null)
-    return props.multiline && !props.value ? null : (
+    return props.multiline && !props.value && !props.placeholder ? null : (
       <span
-        className={props.className}
+        className={`${props.className}${props.value ? "" : " inline-placeholder"}`}
         title={`${props.value}\n(double-click to edit)`}
         data-testid={props.testId}
         tabIndex={0}
@@ -99,7 +108,7 @@ function InlineEdit(props: { value: string; label: string; className: string; te
           }
         }}
       >
-        {props.value}
+        {props.value || props.placeholder}
       </span>
     );
   const done = (save: boolean) => {
@@ -187,6 +196,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
         label={`Description of ${name}`}
         className="gnode-desc"
         testId={`desc-${id}`}
+        placeholder={selected ? "Add a description (double-click)" : undefined}
         multiline
         onSave={(v) => ed.setNodeData(id, { node: { ...node, description: v } })}
       />
