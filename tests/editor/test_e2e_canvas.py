@@ -95,6 +95,16 @@ def test_dragging_a_connection_shows_where_it_can_land(page):  # noqa: F811 - th
     expect(page.locator(".react-flow__edge")).to_have_count(3)
     # the drag is over: no handle keeps a hint
     expect(page.locator(".handle-compatible, .handle-dimmed")).to_have_count(0)
+    # the notification does not cover the playground's Send button
+    page.get_by_role("button", name="Playground").click()
+    send = page.get_by_test_id("playground").get_by_role("button", name="Send")
+    expect(send).to_be_visible()
+    a, b = alert.bounding_box(), send.bounding_box()
+    assert a and b
+    overlap = not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]) and not (
+        a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"]
+    )
+    assert not overlap, (a, b)
 
 
 def test_an_agent_with_two_tools_from_a_blank_canvas(page, llm):  # noqa: F811 - the imported fixtures
