@@ -36,8 +36,8 @@ MODEL = [
     }
 ]
 SETUP = (
-    "**Set up the model once**: in Settings → Global variables add `OPENAI_COMPATIBLE_BASE_URL` "
-    "(for OpenAI: `https://api.openai.com/v1`) and `OPENAI_COMPATIBLE_API_KEY` (a Credential). "
+    "**Set up the model once**: in Settings → Model providers enter the base URL of an OpenAI-compatible "
+    "server (for OpenAI: `https://api.openai.com/v1`) and its key, then Test connection. "
     "Pick another model on the model field if you like."
 )
 

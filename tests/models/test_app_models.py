@@ -293,6 +293,10 @@ def test_model_picker_lists_live_models(env, llm, monkeypatch):
     monkeypatch.setenv("OPENAI_COMPATIBLE_BASE_URL", llm.url)
     gone = client.get("/api/v1/model_providers/models?provider=OpenAI%20Compatible&refresh=true", headers=alice.bearer)
     assert gone.status_code == 502
+    # a clean sentence naming the provider, never the failure's own text
+    detail = gone.get_json()["detail"]
+    assert detail.startswith("OpenAI Compatible could not list its models: it did not answer as expected.")
+    assert "Errno" not in detail and "refused" not in detail.lower() and "127.0.0.1" not in detail
 
 
 def test_list_models_hook_answers_only_for_its_providers(env, llm):

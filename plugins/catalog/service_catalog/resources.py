@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,11 +16,13 @@ from flask_smorest import Blueprint
 
 from core import appstate, openapi, runs
 from core.auth import allowed, authenticated, current_actor
+from core.engine import ComponentError
 from core.errors import ApiError
 from core.runs import registry
 from service_catalog import catalog, hookspecs, schemas, validate
 
 blp = Blueprint("components", __name__, url_prefix="/api/v1", description="Component catalog and validation")
+log = logging.getLogger(__name__)
 
 
 # --- component catalog --------------------------------------------------------------------------------
@@ -114,8 +117,9 @@ def model_provider_models():
 
     ``provider`` is a provider name of the model field (``OpenAI Compatible``, ``OpenAI``, ``Ollama``);
     ``refresh=true`` bypasses the short cache. 403 when the model-provider policy blocks it, 422 for an
-    unknown or unconfigured provider (no endpoint, no key, an address the egress rules refuse), 502 when
-    the provider fails or cannot be reached.
+    unknown or unconfigured provider (no endpoint, no key, an address the egress rules refuse), 502
+    ``{detail}`` when the provider fails or cannot be reached: a fixed sentence naming the provider, never
+    the failure's own text (that goes to the server log).
     """
     provider = (request.args.get("provider") or "OpenAI Compatible").strip()
     refresh = request.args.get("refresh", "").lower() in ("1", "true", "yes")
@@ -130,11 +134,22 @@ def model_provider_models():
         raise ApiError(403, f"Model provider '{pid}' is not allowed by the model-provider policy")
     try:
         models = appstate.hooks().first(hookspecs.list_models, context=ctx, provider=provider, refresh=refresh)
-    except ValueError as exc:  # not usable as configured: no endpoint or key, a blocked address, a refused key
-        raise ApiError(422, [{"loc": ["query", "provider"], "msg": str(exc), "type": "value_error"}]) from exc
-    except Exception as exc:  # the provider failed or cannot be reached
-        raise ApiError(502, f"{provider}: {exc}") from exc
+    except ComponentError as exc:
+        if isinstance(exc, ValueError):  # not usable as configured: no endpoint or key, a blocked address, a bad key
+            raise ApiError(422, [{"loc": ["query", "provider"], "msg": str(exc), "type": "value_error"}]) from exc
+        log.warning("model list of %s failed: %s", provider, exc)
+        raise ApiError(502, _unreachable(provider)) from exc
+    except Exception as exc:  # an unexpected failure: logged whole, answered without its text
+        log.exception("model list of %s failed unexpectedly", provider)
+        raise ApiError(502, _unreachable(provider)) from exc
     if models is None:
         msg = f"Unknown provider '{provider}'"
         raise ApiError(422, [{"loc": ["query", "provider"], "msg": msg, "type": "value_error"}])
     return {"provider": provider, "models": list(models)}
+
+
+def _unreachable(provider: str) -> str:
+    return (
+        f"{provider} could not list its models: it did not answer as expected. Check its base URL and key "
+        "(Model providers page) and that the server is running."
+    )

@@ -9,14 +9,55 @@ interface Props {
   testId?: string;
 }
 
-/** A dialog: focus moves in, Escape closes, focus returns on close. */
+const FOCUSABLE = 'a[href], button:not(:disabled), input:not(:disabled):not([type="hidden"]), select:not(:disabled), textarea:not(:disabled), [tabindex]:not([tabindex="-1"])';
+
+/**
+ * A dialog: focus moves in and stays in (Tab and Shift+Tab cycle through it, focus that escaped comes back on
+ * the next Tab), Escape closes the topmost dialog wherever focus is, and focus returns on close.
+ */
 export function Modal({ title, onClose, children, footer, wide, testId }: Props) {
   const ref = useRef<HTMLDivElement>(null);
+  const closeRef = useRef(onClose);
+  closeRef.current = onClose;
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null;
     const first = ref.current?.querySelector<HTMLElement>("[autofocus], input, textarea, select, button:not(.modal-close)");
     (first ?? ref.current)?.focus();
-    return () => before?.focus?.();
+    const onKey = (e: KeyboardEvent) => {
+      const dialog = ref.current;
+      if (!dialog) return;
+      const backdrops = document.querySelectorAll(".modal-backdrop");
+      if (backdrops[backdrops.length - 1] !== dialog.parentElement) return; // a dialog opened above this one
+      if (e.key === "Escape") {
+        e.preventDefault();
+        e.stopPropagation();
+        closeRef.current();
+        return;
+      }
+      if (e.key !== "Tab") return;
+      const items = [...dialog.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((el) => el.offsetParent !== null || el === document.activeElement);
+      if (!items.length) {
+        e.preventDefault();
+        dialog.focus();
+        return;
+      }
+      const at = items.indexOf(document.activeElement as HTMLElement);
+      if (at === -1 || !dialog.contains(document.activeElement)) {
+        e.preventDefault();
+        (e.shiftKey ? items[items.length - 1] : items[0]).focus();
+      } else if (!e.shiftKey && at === items.length - 1) {
+        e.preventDefault();
+        items[0].focus();
+      } else if (e.shiftKey && at === 0) {
+        e.preventDefault();
+        items[items.length - 1].focus();
+      }
+    };
+    document.addEventListener("keydown", onKey, true);
+    return () => {
+      document.removeEventListener("keydown", onKey, true);
+      before?.focus?.();
+    };
   }, []);
   return (
     <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
@@ -28,12 +69,6 @@ export function Modal({ title, onClose, children, footer, wide, testId }: Props)
         aria-label={title}
         tabIndex={-1}
         data-testid={testId}
-        onKeyDown={(e) => {
-          if (e.key === "Escape") {
-            e.stopPropagation();
-            onClose();
-          }
-        }}
       >
         <header className="modal-header">
           <h2>{title}</h2>

@@ -1,4 +1,4 @@
-import { memo, useEffect, useState } from "react";
+import { memo, useEffect, useMemo, useState } from "react";
 import { operationOptionsFor, selectedOperation } from "../lib/dynamic";
 import type { FrontendNode, TemplateField } from "../lib/types";
 import { Icon } from "../components/Icon";
@@ -7,8 +7,10 @@ import { McpServerField } from "./McpField";
 import { useEditor } from "./store";
 import { api } from "../api/client";
 import { notifyError } from "../components/toast";
+import { Link } from "../components/TopBar";
+import { configuredProviders, pickerProviders, probeProvider } from "../lib/providers";
 
-const PROVIDERS = ["OpenAI Compatible", "OpenAI", "Ollama"];
+const DEFAULT_PROVIDER = "OpenAI Compatible";
 
 interface ModelEntry {
   name: string;
@@ -17,14 +19,27 @@ interface ModelEntry {
 
 function modelEntry(v: unknown): ModelEntry | null {
   const e = Array.isArray(v) ? v[0] : v;
-  if (e && typeof e === "object" && "name" in e) return { name: String((e as ModelEntry).name), provider: String((e as ModelEntry).provider ?? PROVIDERS[0]) };
-  return typeof e === "string" && e ? { name: e, provider: PROVIDERS[0] } : null;
+  if (e && typeof e === "object" && "name" in e) return { name: String((e as ModelEntry).name ?? ""), provider: String((e as ModelEntry).provider ?? DEFAULT_PROVIDER) };
+  return typeof e === "string" && e ? { name: e, provider: DEFAULT_PROVIDER } : null;
 }
 
-/** The reference's model field: a provider, and a model its `GET /models` lists (live, refreshable). */
+function modelValue(name: string, provider: string) {
+  return [{ name, provider, icon: provider === "Ollama" ? "Ollama" : "OpenAI", category: provider, metadata: {} }];
+}
+
+/**
+ * The reference's model field: a provider set up on the Model providers page, and a model its `GET /models`
+ * lists (live, refreshable). The provider choice is saved in the flow at once (`[{name, provider, ...}]`);
+ * with no provider set up the field is a call to action instead of a failing request.
+ */
 function ModelPicker({ id, label, value, onSet }: { id: string; label: string; value: unknown; onSet: (v: unknown) => void }) {
+  const ed = useEditor();
+  const [fromServer, setFromServer] = useState<string[]>([]);
+  const fromVariables = useMemo(() => configuredProviders(ed.variables.map((v) => v.name)), [ed.variables]);
+  const configured = useMemo(() => [...new Set([...fromVariables, ...fromServer])], [fromVariables, fromServer]);
   const current = modelEntry(value);
-  const [provider, setProvider] = useState(current?.provider ?? PROVIDERS[0]);
+  const provider = current?.provider || configured[0] || DEFAULT_PROVIDER;
+  const usable = configured.includes(provider);
   const [models, setModels] = useState<string[] | null>(null);
   const [loading, setLoading] = useState(false);
   const load = async (refresh: boolean) => {
@@ -39,23 +54,53 @@ function ModelPicker({ id, label, value, onSet }: { id: string; label: string; v
     }
   };
   useEffect(() => {
-    void load(false);
-  }, [provider]); // eslint-disable-line react-hooks/exhaustive-deps
-  const choose = (name: string) =>
-    onSet(name ? [{ name, provider, icon: "", category: provider, metadata: {} }] : []);
+    if (usable) void load(false);
+    else setModels(null);
+  }, [provider, usable]); // eslint-disable-line react-hooks/exhaustive-deps
+  // no variable names the provider: the server may still have it from its environment
+  useEffect(() => {
+    if (!ed.variablesLoaded || fromVariables.includes(provider)) return;
+    let live = true;
+    void probeProvider(provider, api.modelList).then((ok) => live && ok && setFromServer((s) => (s.includes(provider) ? s : [...s, provider])));
+    return () => {
+      live = false;
+    };
+  }, [ed.variablesLoaded, fromVariables, provider]);
+  if (!ed.variablesLoaded) return <div className="nf-model nodrag muted small">Loading…</div>;
+  if (!configured.length || !usable)
+    return (
+      <div className="model-cta nodrag" data-testid="model-cta">
+        <span>
+          {current?.name ? `${current.name} · ` : ""}
+          {provider} is not set up{configured.length ? "" : ": no model provider yet"}.
+        </span>
+        <Link to="/settings/model-providers" className="btn btn-small btn-primary">
+          Set up a model provider
+        </Link>
+        {configured.length > 0 && (
+          <select aria-label={`${label} provider`} value={provider} onChange={(e) => onSet(modelValue("", e.target.value))}>
+            {pickerProviders(configured, provider).map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        )}
+      </div>
+    );
   const names = models ?? [];
   return (
     <div className="nf-model nodrag" data-testid="model-picker">
-      <select aria-label={`${label} provider`} value={provider} onChange={(e) => setProvider(e.target.value)}>
-        {PROVIDERS.map((p) => (
+      <select aria-label={`${label} provider`} value={provider} onChange={(e) => onSet(modelValue("", e.target.value))}>
+        {pickerProviders(configured, provider).map((p) => (
           <option key={p} value={p}>
             {p}
           </option>
         ))}
       </select>
-      <select id={id} aria-label={label} value={current?.name ?? ""} onChange={(e) => choose(e.target.value)}>
+      <select id={id} aria-label={label} value={current?.name ?? ""} onChange={(e) => onSet(e.target.value ? modelValue(e.target.value, provider) : modelValue("", provider))}>
         <option value="">{loading ? "Loading models…" : "Choose a model…"}</option>
-        {current && !names.includes(current.name) && <option value={current.name}>{current.name}</option>}
+        {current?.name && !names.includes(current.name) && <option value={current.name}>{current.name}</option>}
         {names.map((m) => (
           <option key={m} value={m}>
             {m}

@@ -8,7 +8,7 @@ import { Modal } from "../components/Modal";
 import { notify } from "../components/toast";
 import { parseOverrides } from "../lib/a2a";
 import { ApiError } from "../lib/errors";
-import type { FlowRecord } from "../lib/types";
+import type { FlowRecord, Project } from "../lib/types";
 
 interface Preview {
   card: Record<string, unknown>;
@@ -40,6 +40,11 @@ function errorsOf(e: unknown): FieldError[] {
 
 export function FlowSettingsDialog(props: { flow: FlowRecord; onSaved: (flow: FlowRecord) => void; onClose: () => void }) {
   const { flow } = props;
+  const [description, setDescription] = useState(flow.description ?? "");
+  const [endpoint, setEndpoint] = useState(flow.endpoint_name ?? "");
+  const [locked, setLocked] = useState(Boolean(flow.locked));
+  const [folder, setFolder] = useState(flow.folder_id ?? "");
+  const [projects, setProjects] = useState<Project[]>([]);
   const [flowType, setFlowType] = useState<string>((flow.flow_type as string) || "workflow");
   const [enabled, setEnabled] = useState<boolean>(Boolean(flow.a2a_enabled));
   const [text, setText] = useState(flow.a2a_card_overrides ? JSON.stringify(flow.a2a_card_overrides, null, 2) : "");
@@ -53,6 +58,10 @@ export function FlowSettingsDialog(props: { flow: FlowRecord; onSaved: (flow: Fl
   const key = localError ? null : JSON.stringify(overrides);
 
   useEffect(() => {
+    api
+      .listProjects()
+      .then(setProjects)
+      .catch(() => undefined);
     api
       .config()
       .then((c) => setServerOn(Boolean(c.a2a_enabled)))
@@ -84,6 +93,10 @@ export function FlowSettingsDialog(props: { flow: FlowRecord; onSaved: (flow: Fl
     setBusy(true);
     try {
       const updated = await api.updateFlow(flow.id, {
+        description: description.trim() || null,
+        endpoint_name: endpoint.trim() || null,
+        locked,
+        ...(folder && folder !== flow.folder_id ? { folder_id: folder } : {}),
         flow_type: flowType,
         a2a_enabled: enabled,
         a2a_card_overrides: overrides && Object.keys(overrides).length ? overrides : null,
@@ -117,6 +130,44 @@ export function FlowSettingsDialog(props: { flow: FlowRecord; onSaved: (flow: Fl
     >
       <div className="flow-settings">
         <div className="flow-settings-form">
+          <label className="field">
+            <span>Description</span>
+            <textarea aria-label="Description" rows={2} value={description} onChange={(e) => setDescription(e.target.value)} />
+          </label>
+          <label className="field">
+            <span>Endpoint name</span>
+            <input
+              aria-label="Endpoint name"
+              value={endpoint}
+              placeholder="my-flow"
+              pattern="[A-Za-z0-9_-]*"
+              title="Letters, digits, - and _"
+              onChange={(e) => {
+                setEndpoint(e.target.value);
+                setErrors([]);
+              }}
+            />
+          </label>
+          <p className="muted small">
+            Run it as <code>/api/v1/run/{endpoint.trim() || flow.id}</code>: letters, digits, - and _, unique among your flows.
+          </p>
+          {projects.length > 0 && (
+            <label className="field">
+              <span>Project</span>
+              <select aria-label="Project" value={folder} onChange={(e) => setFolder(e.target.value)}>
+                {!folder && <option value="">(none)</option>}
+                {projects.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+          <label className="field field-inline">
+            <input type="checkbox" aria-label="Lock the flow" checked={locked} onChange={(e) => setLocked(e.target.checked)} />
+            <span>Locked: the canvas cannot be edited until it is unlocked</span>
+          </label>
           <label className="field">
             <span>Flow type</span>
             <select aria-label="Flow type" value={flowType} onChange={(e) => setFlowType(e.target.value)}>

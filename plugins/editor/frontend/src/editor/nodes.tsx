@@ -1,13 +1,15 @@
 import { Handle, NodeResizer, NodeToolbar, Position, type NodeProps } from "@xyflow/react";
 import { memo, useMemo, useState } from "react";
-import { fieldHasHandle, typeColour } from "../lib/compat";
+import { fieldHasHandle, handleHint, typeColour } from "../lib/compat";
 import { encodeHandle, primaryType, templateFields, visibleOutputs } from "../lib/flow";
+import { isToolMode, supportsToolMode, toolActions, toolArgumentFields } from "../lib/toolmode";
 import type { GenericNodeData, SourceHandle, TargetHandle } from "../lib/types";
 import { Icon } from "../components/Icon";
 import { categoryIcon, categoryOf } from "../lib/categories";
+import { Markdown } from "../lib/markdown";
 import { FieldInput } from "./FieldInput";
 import { useSession } from "../session";
-import { useConnectedFields, useEditor, useNodeRun } from "./store";
+import { useConnectedFields, useDragOrigin, useEditor, useNodeRun } from "./store";
 
 function StatusBadge({ id }: { id: string }) {
   const run = useNodeRun(id);
@@ -79,6 +81,62 @@ function handleBackground(types: readonly string[] | null | undefined): string {
   return `conic-gradient(${colours.map((c, i) => `${c} ${i * step}% ${(i + 1) * step}%`).join(", ")})`;
 }
 
+/** A node's name or description: double-click (or focus and Enter) to edit; Enter saves, Escape cancels. */
+function InlineEdit(props: {
+  value: string;
+  label: string;
+  className: string;
+  testId: string;
+  multiline?: boolean;
+  /** shown (on a selected node) when there is no value yet */
+  placeholder?: string;
+  onSave: (v: string) => void;
+}) {
+  const [draft, setDraft] = useState<string | null>(null);
+  if (draft === null)
+    return props.multiline && !props.value && !props.placeholder ? null : (
+      <span
+        className={`${props.className}${props.value ? "" : " inline-placeholder"}`}
+        title={`${props.value}\n(double-click to edit)`}
+        data-testid={props.testId}
+        tabIndex={0}
+        onDoubleClick={() => setDraft(props.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" || e.key === "F2") {
+            e.preventDefault();
+            setDraft(props.value);
+          }
+        }}
+      >
+        {props.value || props.placeholder}
+      </span>
+    );
+  const done = (save: boolean) => {
+    if (save && draft.trim() !== props.value) props.onSave(draft.trim());
+    setDraft(null);
+  };
+  const common = {
+    className: `${props.className} inline-edit nodrag`,
+    "aria-label": props.label,
+    value: draft,
+    autoFocus: true,
+    onBlur: () => done(true),
+    onKeyDown: (e: React.KeyboardEvent) => {
+      if (e.key === "Enter" && !e.shiftKey) (e.preventDefault(), done(true));
+      else if (e.key === "Escape") (e.stopPropagation(), done(false));
+    },
+  };
+  return props.multiline ? (
+    <textarea {...common} rows={2} onChange={(e) => setDraft(e.target.value)} />
+  ) : (
+    <input {...common} onChange={(e) => setDraft(e.target.value)} />
+  );
+}
+
+function hintClass(hint: "compatible" | "dimmed" | null): string {
+  return hint ? ` handle-${hint}` : "";
+}
+
 export const GenericNode = memo(function GenericNode({ id, data, selected }: NodeProps) {
   const d = data as unknown as GenericNodeData;
   const node = d.node;
@@ -86,7 +144,11 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
   const run = useNodeRun(id);
   const [showAdvanced, setShowAdvanced] = useState(false);
   const connected = useConnectedFields(id);
-  const fields = useMemo(() => templateFields(node).filter(([, f]) => f.show !== false), [node]);
+  const drag = useDragOrigin();
+  const fields = useMemo(() => templateFields(node).filter(([n, f]) => f.show !== false && n !== "tools_metadata"), [node]);
+  const canTool = supportsToolMode(node);
+  const toolMode = isToolMode(node);
+  const agentFills = useMemo(() => (toolMode ? toolArgumentFields(node) : new Set<string>()), [toolMode, node]);
   const advancedCount = fields.filter(([, f]) => f.advanced).length;
   const outputs = visibleOutputs(node);
   const name = node.display_name || d.type;
@@ -106,9 +168,13 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
         <span className="gnode-icon" aria-hidden data-category={categoryOf(d.type) ?? "other"}>
           <Icon name={categoryIcon(categoryOf(d.type))} size={14} />
         </span>
-        <span className="gnode-title" title={node.description}>
-          {name}
-        </span>
+        <InlineEdit
+          value={name}
+          label={`Name of ${name}`}
+          className="gnode-title"
+          testId={`title-${id}`}
+          onSave={(v) => ed.setNodeData(id, { node: { ...node, display_name: v || d.type } })}
+        />
         <StatusBadge id={id} />
         <button
           type="button"
@@ -125,11 +191,40 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
           Blocked by the catalog policy: this flow cannot run until an admin unblocks it.
         </div>
       )}
-      {node.description && <div className="gnode-desc">{node.description}</div>}
+      <InlineEdit
+        value={node.description ?? ""}
+        label={`Description of ${name}`}
+        className="gnode-desc"
+        testId={`desc-${id}`}
+        placeholder={selected ? "Add a description (double-click)" : undefined}
+        multiline
+        onSave={(v) => ed.setNodeData(id, { node: { ...node, description: v } })}
+      />
+      {canTool && (selected || toolMode) && (
+        <div className="gnode-toolmode nodrag">
+          <label className="nf-bool" title="Use this component as a tool of an Agent">
+            <input type="checkbox" role="switch" aria-checked={toolMode} aria-label={`Tool Mode of ${name}`} checked={toolMode} onChange={(e) => ed.setToolMode(id, e.target.checked)} />
+            <span className="switch" aria-hidden />
+            <span>Tool Mode</span>
+          </label>
+          {toolMode && (
+            <button type="button" className="btn btn-small" onClick={() => ed.openActions(id)} data-testid={`actions-${id}`}>
+              Actions ({toolActions(node).filter((a) => a.status !== false).length}/{toolActions(node).length})
+            </button>
+          )}
+        </div>
+      )}
       <div className="gnode-fields">
         {fields
           .filter(([, f]) => showAdvanced || !f.advanced)
           .map(([fname, f]) => {
+            if (agentFills.has(fname))
+              return (
+                <div className="gfield" key={fname}>
+                  <span className="gfield-label">{f.display_name || fname}</span>
+                  <span className="connected-note">Filled by the agent</span>
+                </div>
+              );
             const hasHandle = fieldHasHandle(f);
             const th: TargetHandle | null = hasHandle ? { fieldName: fname, id, inputTypes: f.input_types ?? null, type: f.type } : null;
             const colour = handleBackground(f.input_types);
@@ -140,7 +235,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
                     type="target"
                     position={Position.Left}
                     id={encodeHandle(th)}
-                    className="handle"
+                    className={`handle${hintClass(handleHint(drag, id, "target", f.input_types))}`}
                     data-testid={`handle-in-${fname}`}
                     style={{ background: colour }}
                     title={`Accepts ${(f.input_types ?? []).join(", ")}`}
@@ -179,7 +274,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
                   type="source"
                   position={Position.Right}
                   id={encodeHandle(sh)}
-                  className="handle"
+                  className={`handle${hintClass(handleHint(drag, id, "source", types))}`}
                   data-testid={`handle-out-${o.name}`}
                   style={{ background: handleBackground(types) }}
                   title={`Output: ${types.join(", ")}`}
@@ -215,21 +310,43 @@ export const NoteNode = memo(function NoteNode({ id, data, selected }: NodeProps
   const ed = useEditor();
   const text = String(d.node?.description ?? "");
   const [draft, setDraft] = useState<string | null>(null);
+  const [editing, setEditing] = useState(!text);
+  const commit = () => {
+    if (draft !== null && draft !== text) ed.setNodeData(id, { node: { ...d.node, description: draft } });
+    setDraft(null);
+    if ((draft ?? text).trim()) setEditing(false);
+  };
   return (
-    <div className={`note${selected ? " selected" : ""}`} data-testid="note-node">
-      <NodeActions id={id} />
-      <NodeResizer minWidth={160} minHeight={80} isVisible={!!selected} />
-      <textarea
-        className="nodrag nowheel"
-        aria-label="Note"
-        placeholder="Write a note…"
-        value={draft ?? text}
-        onChange={(e) => setDraft(e.target.value)}
-        onBlur={() => {
-          if (draft !== null && draft !== text) ed.setNodeData(id, { node: { ...d.node, description: draft } });
-          setDraft(null);
-        }}
-      />
+    <>
+    <NodeActions id={id} />
+    <NodeResizer minWidth={200} minHeight={100} isVisible={!!selected} />
+    <div className={`note${selected ? " selected" : ""}`} data-testid="note-node" onDoubleClick={() => setEditing(true)}>
+      {editing ? (
+        <textarea
+          className="nodrag nowheel"
+          aria-label="Note"
+          placeholder="Write a note… (Markdown: # heading, **bold**, - list, [link](https://…))"
+          value={draft ?? text}
+          autoFocus={!!text}
+          onChange={(e) => setDraft(e.target.value)}
+          onBlur={commit}
+          onKeyDown={(e) => {
+            if (e.key === "Escape") (e.currentTarget as HTMLTextAreaElement).blur();
+          }}
+        />
+      ) : (
+        <>
+          <div className="note-md nowheel" data-testid="note-text" aria-label="Note" role="note">
+            <Markdown text={text} />
+          </div>
+          {selected && (
+            <button type="button" className="btn btn-small note-edit nodrag" onClick={() => setEditing(true)}>
+              Edit
+            </button>
+          )}
+        </>
+      )}
     </div>
+    </>
   );
 });

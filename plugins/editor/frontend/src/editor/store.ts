@@ -4,6 +4,7 @@ import { applyEvent, initialBuild, type BuildState, type NodeRun } from "../lib/
 import type { BuildEvent } from "../lib/ndjson";
 import type { Variable } from "../api/client";
 import type { TemplateField } from "../lib/types";
+import type { DragOrigin } from "../lib/compat";
 
 export class BuildStore {
   state: BuildState = initialBuild;
@@ -39,9 +40,15 @@ export interface EditorActions {
   runUpTo(nodeId: string): void;
   openBigEditor(nodeId: string, field: string): void;
   setNodeData(nodeId: string, patch: Record<string, unknown>): void;
+  /** Tool Mode on or off (outputs swapped, edges from outputs that are gone removed) */
+  setToolMode(nodeId: string, on: boolean): void;
+  /** open the actions table of a node in Tool Mode */
+  openActions(nodeId: string): void;
   duplicateNode(nodeId: string): void;
   deleteNode(nodeId: string): void;
   variables: Variable[];
+  /** the variables were read once (before that no provider counts as missing) */
+  variablesLoaded: boolean;
   refreshVariables(): void;
 }
 
@@ -85,4 +92,27 @@ export function useConnectedFields(id: string): Set<string> {
   const store = useContext(ConnectedContext);
   const s = useSyncExternalStore(store.subscribe, () => store.get(id));
   return useMemo(() => new Set(s ? s.split("\n") : []), [s]);
+}
+
+/** The connection being dragged (null when none): every handle shows whether it would take the drop. */
+export class DragStore {
+  origin: DragOrigin | null = null;
+  private subs = new Set<() => void>();
+  subscribe = (f: () => void) => {
+    this.subs.add(f);
+    return () => void this.subs.delete(f);
+  };
+  get = () => this.origin;
+  set(origin: DragOrigin | null) {
+    if (origin === this.origin) return;
+    this.origin = origin;
+    this.subs.forEach((f) => f());
+  }
+}
+
+export const DragContext = createContext<DragStore>(new DragStore());
+
+export function useDragOrigin(): DragOrigin | null {
+  const store = useContext(DragContext);
+  return useSyncExternalStore(store.subscribe, store.get);
 }

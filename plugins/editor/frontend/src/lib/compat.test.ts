@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalType, fieldHasHandle, typeColour, typesCompatible } from "./compat";
+import { canonicalType, fieldHasHandle, handleHint, typeColour, typesCompatible } from "./compat";
 
 describe("type compatibility", () => {
   it("accepts an output type listed by the field", () => {
@@ -38,5 +38,27 @@ describe("type compatibility", () => {
     expect(fieldHasHandle({ type: "str", input_types: ["Message"] })).toBe(true);
     expect(fieldHasHandle({ type: "str", input_types: [] })).toBe(false);
     expect(fieldHasHandle({ type: "bool" })).toBe(false);
+  });
+});
+
+describe("handleHint (live feedback while dragging a connection)", () => {
+  const fromMessage = { nodeId: "A", handleType: "source" as const, types: ["Message"] };
+  it("is null when nothing is dragged", () => {
+    expect(handleHint(null, "B", "target", ["Message"])).toBeNull();
+  });
+  it("highlights fields that accept the dragged output, with the engine's aliases", () => {
+    expect(handleHint(fromMessage, "B", "target", ["Message", "JSON"])).toBe("compatible");
+    expect(handleHint({ ...fromMessage, types: ["Data"] }, "B", "target", ["JSON"])).toBe("compatible");
+    expect(handleHint({ ...fromMessage, types: ["DataFrame/Table"] }, "B", "target", ["DataFrame"])).toBe("compatible");
+  });
+  it("dims fields that refuse it, the origin node's own handles and other outputs", () => {
+    expect(handleHint(fromMessage, "B", "target", ["Data", "JSON"])).toBe("dimmed");
+    expect(handleHint(fromMessage, "A", "target", ["Message"])).toBe("dimmed");
+    expect(handleHint(fromMessage, "B", "source", ["Message"])).toBe("dimmed");
+  });
+  it("works from a field towards the outputs too", () => {
+    const fromField = { nodeId: "B", handleType: "target" as const, types: ["Tool"] };
+    expect(handleHint(fromField, "C", "source", ["Tool"])).toBe("compatible");
+    expect(handleHint(fromField, "C", "source", ["Message"])).toBe("dimmed");
   });
 });

@@ -1,7 +1,8 @@
 // Type compatibility and handle colours. Aliases: Data = JSON, DataFrame = Table.
 import type { TemplateField } from "./types";
 
-const ALIASES: Record<string, string> = { Data: "JSON", DataFrame: "Table" };
+// the same aliases the engine uses when it checks an edge (core/engine/graph.py normalise_type)
+const ALIASES: Record<string, string> = { Data: "JSON", DataFrame: "Table", "Data/JSON": "JSON", "DataFrame/Table": "Table" };
 
 export function canonicalType(t: string): string {
   return ALIASES[t] ?? t;
@@ -40,4 +41,27 @@ export function typeColour(t: string | undefined): string {
   let h = 0;
   for (const ch of t) h = (h * 31 + ch.charCodeAt(0)) % 360;
   return `hsl(${h} 60% 45%)`;
+}
+
+/** Where a connection being dragged started: a node's output (its types) or a field (the types it accepts). */
+export interface DragOrigin {
+  nodeId: string;
+  handleType: "source" | "target";
+  types: string[];
+}
+
+/**
+ * How a handle looks while a connection is dragged: `compatible` where the drop would be accepted (highlighted),
+ * `dimmed` where it would be refused, `origin` for the handle the drag started from, null when nothing is dragged.
+ */
+export function handleHint(
+  drag: DragOrigin | null,
+  nodeId: string,
+  handleType: "source" | "target",
+  types: readonly string[] | null | undefined,
+): "compatible" | "dimmed" | null {
+  if (!drag) return null;
+  if (handleType === drag.handleType || nodeId === drag.nodeId) return "dimmed";
+  const ok = drag.handleType === "source" ? typesCompatible(drag.types, types) : typesCompatible(types, drag.types);
+  return ok ? "compatible" : "dimmed";
 }

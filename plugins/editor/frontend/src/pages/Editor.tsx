@@ -7,8 +7,10 @@ import {
   ReactFlow,
   ReactFlowProvider,
   useReactFlow,
+  useUpdateNodeInternals,
   type Connection,
   type EdgeChange,
+  type FinalConnectionState,
   type NodeChange,
   type Edge,
   type Node,
@@ -27,17 +29,22 @@ import { GenericNode, NoteNode } from "../editor/nodes";
 import { Playground } from "../editor/Playground";
 import { ComponentSidebar, DRAG_MIME, catalogCategories } from "../editor/Sidebar";
 import { type AffectedNode, type PollState, applyEvents, describeAffected } from "../lib/extensions";
-import { BuildContext, BuildStore, ConnectedContext, ConnectedStore, EditorContext, useEditor, type EditorActions } from "../editor/store";
+import { BuildContext, BuildStore, ConnectedContext, ConnectedStore, DragContext, DragStore, EditorContext, useEditor, type EditorActions } from "../editor/store";
 import { initialBuild, type ChatMessage } from "../lib/build";
 import { indexCategories } from "../lib/categories";
 import { currentTheme, subscribeTheme } from "../lib/theme";
 import { typeColour } from "../lib/compat";
 import { refreshNode } from "../lib/dynamic";
+import { fillMissingOutputs, syncEdgeHandles } from "../lib/hydrate";
+import { configuredProviders, PROVIDER_KINDS, probeProvider, usesModel } from "../lib/providers";
+import { setToolMode, toolArgumentFields, withActions, type ToolAction } from "../lib/toolmode";
+import { ToolActionsDialog } from "../editor/ToolActions";
 import { ApiError } from "../lib/errors";
 import {
   connect,
   copySelection,
   createNode,
+  decodeHandle,
   createNote,
   defaultTweaks,
   freePosition,
@@ -56,7 +63,7 @@ import { History } from "../lib/history";
 import { NdjsonParser, type BuildEvent } from "../lib/ndjson";
 import { END_EVENTS, frameBatches } from "../lib/sse";
 import { syncPromptFields } from "../lib/prompt";
-import type { Catalog, FlowData, FlowEdge, FlowNode, FlowRecord, FrontendNode, TemplateField } from "../lib/types";
+import type { Catalog, FlowData, FlowEdge, FlowNode, FlowRecord, FrontendNode, SourceHandle, TargetHandle, TemplateField } from "../lib/types";
 import { useSession } from "../session";
 
 const nodeTypes = { genericNode: GenericNode, noteNode: NoteNode };
@@ -80,6 +87,7 @@ async function eventsWithRetry(jobId: string, signal: AbortSignal): Promise<Resp
 }
 
 const DRAFT_PREFIX = "service-editor:draft:";
+const NOTE_SIZE = { width: 280, height: 180 };
 /** how often an open flow asks for extension events (bundle reloads) */
 const EXTENSION_POLL_MS = 5000;
 
@@ -111,6 +119,11 @@ function clearDraft(flowId: string) {
   } catch {
     /* ignore */
   }
+}
+
+function lookupCatalog(catalog: Catalog | null, key: string): FrontendNode | null {
+  for (const [, entries] of catalogCategories(catalog)) for (const [k, n] of entries) if (k === key) return n;
+  return null;
 }
 
 function isEditable(el: EventTarget | null): boolean {
@@ -185,7 +198,8 @@ export default function EditorPage({ flowId }: { flowId: string }) {
         </div>
       </div>
     );
-  if (!flow) return <div className="splash" aria-busy="true">Opening the flow…</div>;
+  // the canvas waits for the catalog too (or its failure): nodes exported without outputs take them from it
+  if (!flow || (!catalog && !catalogError)) return <div className="splash" aria-busy="true">Opening the flow…</div>;
   return (
     <ReactFlowProvider>
       <EditorInner initial={flow} catalog={catalog} catalogError={catalogError} affected={affected} onDismissAffected={() => setAffected([])} />
@@ -210,13 +224,24 @@ function EditorInner({
   const rf = useReactFlow();
   const flowId = initial.id;
   const [flow, setFlow] = useState(initial);
+  const lockedRef = useRef(false);
+  lockedRef.current = Boolean(flow.locked);
+  const refuseLocked = useCallback(() => {
+    if (lockedRef.current) notify("info", "This flow is locked: unlock it in Settings to edit it.");
+    return lockedRef.current;
+  }, []);
 
   const start = useMemo(() => {
     const draft = readDraft(flowId);
     const serverTs = initial.updated_at ? Date.parse(initial.updated_at) : 0;
-    if (draft && draft.ts > serverTs) return { ...fromFlowData(draft.data), restored: true };
-    if (draft) clearDraft(flowId);
-    return { ...fromFlowData(initial.data), restored: false };
+    const restored = !!draft && draft.ts > serverTs;
+    if (draft && !restored) clearDraft(flowId);
+    const loaded = fromFlowData(restored && draft ? draft.data : initial.data);
+    // notes saved without a size (starters, other editors) get a readable one
+    const sized = loaded.nodes.map((n) => (n.type === "noteNode" && !n.width ? { ...n, width: NOTE_SIZE.width, height: NOTE_SIZE.height } : n));
+    const nodes = fillMissingOutputs(sized, (key) => lookupCatalog(catalog, key)).nodes;
+    return { ...loaded, nodes, edges: syncEdgeHandles(nodes, loaded.edges), restored };
+    // the catalog only seeds the first state; a later catalog (bundle reload) goes through the effect below
   }, [flowId, initial]);
 
   const [nodes, setNodes] = useState<FlowNode[]>(start.nodes);
@@ -232,7 +257,9 @@ function EditorInner({
   const theme = useSyncExternalStore(subscribeTheme, currentTheme);
   const [renaming, setRenaming] = useState(false);
   const [bigEditor, setBigEditor] = useState<{ nodeId: string; field: string } | null>(null);
+  const [actionsFor, setActionsFor] = useState<string | null>(null);
   const [variables, setVariables] = useState<Variable[]>([]);
+  const [variablesLoaded, setVariablesLoaded] = useState(false);
   const [archive, setArchive] = useState<ChatMessage[]>([]);
   const [running, setRunning] = useState(false);
 
@@ -247,6 +274,7 @@ function EditorInner({
   const buildStore = useMemo(() => new BuildStore(), []);
   const pausedJobRef = useRef<string | null>(null);
   const connectedStore = useMemo(() => new ConnectedStore(), []);
+  const dragStore = useMemo(() => new DragStore(), []);
   useEffect(() => connectedStore.set(edges), [edges, connectedStore]);
   const jobRef = useRef<string | null>(null);
   const abortRef = useRef<AbortController | null>(null);
@@ -260,7 +288,10 @@ function EditorInner({
   const refreshVariables = useCallback(() => {
     api
       .listVariables()
-      .then(setVariables)
+      .then((v) => {
+        setVariables(v);
+        setVariablesLoaded(true);
+      })
       .catch(() => undefined);
   }, []);
   useEffect(refreshVariables, [refreshVariables]);
@@ -359,6 +390,32 @@ function EditorInner({
     [pushHistory, changed],
   );
 
+  // live feedback while a connection is dragged: every handle shows whether it would take the drop
+  const onConnectStart = useCallback(
+    (_: unknown, p: { nodeId: string | null; handleId: string | null; handleType: "source" | "target" | null }) => {
+      if (!p.nodeId || !p.handleId || !p.handleType) return;
+      const h = decodeHandle<SourceHandle & TargetHandle>(p.handleId);
+      if (!h) return;
+      const types = p.handleType === "source" ? h.output_types : h.inputTypes;
+      dragStore.set({ nodeId: p.nodeId, handleType: p.handleType, types: types ?? [] });
+    },
+    [dragStore],
+  );
+
+  // a drop on a handle that refuses it says why (a drop on the empty canvas says nothing)
+  const onConnectEnd = useCallback(
+    (_: unknown, state: FinalConnectionState) => {
+      dragStore.set(null);
+      if (!state.toHandle || state.isValid || !state.fromHandle) return;
+      const [from, to] = [state.fromHandle, state.toHandle];
+      const [src, tgt] = from.type === "source" ? [from, to] : [to, from];
+      if (src.type !== "source" || tgt.type !== "target") return notify("error", "Connect an output (right side) to an input (left side).");
+      const result = connect(nodesRef.current, edgesRef.current, { source: src.nodeId, target: tgt.nodeId, sourceHandle: src.id ?? "", targetHandle: tgt.id ?? "" });
+      if (!result.ok) notify("error", `Not connected: ${result.reason}`);
+    },
+    [dragStore],
+  );
+
   const isValidConnection = useCallback(
     (c: Connection | Edge) => validConnection(nodesRef.current, { source: c.source, target: c.target, sourceHandle: c.sourceHandle ?? "", targetHandle: c.targetHandle ?? "" }),
     [],
@@ -366,6 +423,7 @@ function EditorInner({
 
   const addNodes = useCallback(
     (added: FlowNode[], addedEdges: FlowEdge[] = []) => {
+      if (refuseLocked()) return;
       pushHistory("add", 0);
       const nextNodes = [...nodesRef.current.map((n) => (n.selected ? { ...n, selected: false } : n)), ...added];
       const nextEdges = [...edgesRef.current, ...addedEdges];
@@ -399,19 +457,32 @@ function EditorInner({
   );
 
   const addNote = useCallback(() => {
-    addNodes([{ ...createNote(centerPosition(), "", new Set(nodesRef.current.map((n) => n.id))), width: 240, height: 140, selected: true }]);
-  }, [addNodes, centerPosition]);
+    const note = { ...createNote(centerPosition(), "", new Set(nodesRef.current.map((n) => n.id))), width: NOTE_SIZE.width, height: NOTE_SIZE.height, selected: true };
+    addNodes([note]);
+    // it lands in view, like a component added with the keyboard
+    const { zoom } = rf.getViewport();
+    void rf.setCenter(note.position.x + NOTE_SIZE.width / 2, note.position.y + NOTE_SIZE.height / 2, { zoom, duration: 200 });
+  }, [addNodes, centerPosition, rf]);
 
-  const findCatalogNode = useCallback(
-    (key: string): FrontendNode | null => {
-      for (const [, entries] of catalogCategories(catalog)) for (const [k, n] of entries) if (k === key) return n;
-      return null;
-    },
-    [catalog],
-  );
+  const findCatalogNode = useCallback((key: string): FrontendNode | null => lookupCatalog(catalog, key), [catalog]);
+
+  // Nodes exported with empty `outputs` (no handles, so no edges drawn) take their outputs from the catalog.
+  const updateNodeInternals = useUpdateNodeInternals();
+  useEffect(() => {
+    if (!catalog) return;
+    const { nodes: filled, changed: touched } = fillMissingOutputs(nodesRef.current, findCatalogNode);
+    const synced = syncEdgeHandles(filled, edgesRef.current);
+    if (!touched.length && synced === edgesRef.current) return;
+    nodesRef.current = filled;
+    edgesRef.current = synced;
+    setNodes(filled);
+    setEdges(synced);
+    if (touched.length) requestAnimationFrame(() => updateNodeInternals(touched));
+  }, [catalog, findCatalogNode, updateNodeInternals]);
 
   const setField = useCallback(
     (nodeId: string, field: string, patch: Partial<TemplateField>) => {
+      if (refuseLocked()) return;
       pushHistory(`field:${nodeId}:${field}`, 1500);
       let droppedOutputs: Set<string> | null = null;
       const next = nodesRef.current.map((n) => {
@@ -449,6 +520,7 @@ function EditorInner({
 
   const setNodeData = useCallback(
     (nodeId: string, patch: Record<string, unknown>) => {
+      if (refuseLocked()) return;
       pushHistory(`data:${nodeId}`, 1500);
       const next = nodesRef.current.map((n) => (n.id === nodeId ? { ...n, data: { ...n.data, ...patch } } : n));
       nodesRef.current = next;
@@ -458,8 +530,42 @@ function EditorInner({
     [pushHistory, changed],
   );
 
+  const toggleToolMode = useCallback(
+    (nodeId: string, on: boolean) => {
+      if (refuseLocked()) return;
+      pushHistory("toolmode", 0);
+      const next = nodesRef.current.map((n) => (n.id === nodeId ? setToolMode(n, on, lookupCatalog(catalog, n.data.type)) : n));
+      const node = next.find((n) => n.id === nodeId);
+      const names = new Set((node?.data.node.outputs ?? []).map((o) => o.name));
+      const args = node && on ? toolArgumentFields(node.data.node) : new Set<string>();
+      // outputs that are gone lose their edges; so do the fields the agent now fills
+      const kept = edgesRef.current.filter(
+        (e) => !((e.source === nodeId && !names.has(e.data.sourceHandle.name)) || (e.target === nodeId && args.has(e.data.targetHandle.fieldName))),
+      );
+      nodesRef.current = next;
+      edgesRef.current = kept;
+      setNodes(next);
+      setEdges(kept);
+      requestAnimationFrame(() => updateNodeInternals(nodeId));
+      changed();
+    },
+    [pushHistory, changed, catalog, updateNodeInternals],
+  );
+
+  const saveActions = useCallback(
+    (nodeId: string, rows: ToolAction[]) => {
+      pushHistory("actions", 0);
+      const next = nodesRef.current.map((n) => (n.id === nodeId ? withActions(n, rows) : n));
+      nodesRef.current = next;
+      setNodes(next);
+      changed();
+    },
+    [pushHistory, changed],
+  );
+
   const deleteNode = useCallback(
     (nodeId: string) => {
+      if (refuseLocked()) return;
       pushHistory("delete", 0);
       const next = removeNodes(nodesRef.current, edgesRef.current, [nodeId]);
       nodesRef.current = next.nodes;
@@ -562,7 +668,9 @@ function EditorInner({
       let finished = false;
       try {
         const body = {
-          inputs: { input_value: opts.input ?? "", session: opts.session ?? flowId },
+          // From the canvas (Run, a node's ▷) no input value is sent, as in the reference: the Chat Input's own
+          // field is what runs. The playground always sends what was typed there.
+          inputs: { ...(opts.input !== undefined ? { input_value: opts.input } : {}), session: opts.session ?? flowId },
           data: currentData(),
           ...(opts.files?.length ? { files: opts.files } : {}),
         };
@@ -734,12 +842,15 @@ function EditorInner({
       runUpTo,
       openBigEditor: (nodeId, field) => setBigEditor({ nodeId, field }),
       setNodeData,
+      setToolMode: toggleToolMode,
+      openActions: (nodeId) => setActionsFor(nodeId),
       duplicateNode,
       deleteNode,
       variables,
+      variablesLoaded,
       refreshVariables,
     }),
-    [setField, runUpTo, setNodeData, duplicateNode, deleteNode, variables, refreshVariables],
+    [setField, runUpTo, setNodeData, toggleToolMode, duplicateNode, deleteNode, variables, variablesLoaded, refreshVariables],
   );
 
   const known = useMemo(() => {
@@ -749,21 +860,32 @@ function EditorInner({
   }, [catalog]);
   const missing = useMemo(() => (catalog ? unknownComponents(nodes, known) : []), [catalog, nodes, known]);
   const hasChatInput = useMemo(() => nodes.some((n) => n.data?.type === "ChatInput"), [nodes]);
+  const flowUsesModel = useMemo(() => usesModel(nodes), [nodes]);
+  // null while the server is asked whether it has a provider from its environment
+  const [serverProvider, setServerProvider] = useState<boolean | null>(null);
+  const noVariableProvider = variablesLoaded && configuredProviders(variables.map((v) => v.name)).length === 0;
+  useEffect(() => {
+    if (!flowUsesModel || !noVariableProvider) return;
+    void probeProvider(PROVIDER_KINDS[0].name, api.modelList).then(setServerProvider);
+  }, [flowUsesModel, noVariableProvider]);
+  const needsProvider = flowUsesModel && noVariableProvider && serverProvider === false;
   const hasWebhook = useMemo(() => nodes.some((n) => n.data?.type === "Webhook"), [nodes]);
   const tweaks = useMemo(() => (showApi ? defaultTweaks(nodes) : {}), [showApi, nodes]);
 
+  const locked = Boolean(flow.locked);
   const statusText = saveState === "saved" ? "Saved" : saveState === "saving" ? "Saving…" : saveState === "error" ? "Not saved" : "Unsaved changes";
 
   return (
     <EditorContext.Provider value={actions}>
       <BuildContext.Provider value={buildStore}>
       <ConnectedContext.Provider value={connectedStore}>
+      <DragContext.Provider value={dragStore}>
         <div className="app-shell editor-shell">
           <TopBar>
             <nav className="crumbs" aria-label="Breadcrumb">
               <Link to={flow.folder_id ? `/projects/${flow.folder_id}` : "/"}>Flows</Link>
               <span aria-hidden>/</span>
-              <button className="flow-name" onClick={() => setRenaming(true)} title="Rename the flow" data-testid="flow-name">
+              <button className="flow-name" onClick={() => setRenaming(true)} title={`${flow.name}: click to rename`} aria-label={`Flow ${flow.name}, rename`} data-testid="flow-name">
                 {flow.name}
               </button>
             </nav>
@@ -814,6 +936,19 @@ function EditorInner({
               </button>
             </div>
           )}
+          {locked && (
+            <div className="banner banner-info" role="status" data-testid="locked-banner">
+              This flow is locked: unlock it in Settings to edit it. It still runs.
+            </div>
+          )}
+          {needsProvider && (
+            <div className="banner banner-info" role="status" data-testid="provider-cta">
+              This flow uses a language model, and no model provider is set up yet.{" "}
+              <Link to="/settings/model-providers" className="btn btn-small btn-primary">
+                Set up a model provider
+              </Link>
+            </div>
+          )}
           {missing.length > 0 && (
             <div className="banner banner-warn" role="alert">
               Not available on this server: {missing.join(", ")}. The flow cannot run until these components are replaced.
@@ -822,7 +957,7 @@ function EditorInner({
           <div className="editor">
             <ComponentSidebar catalog={catalog} error={catalogError} onAdd={(k, n) => addComponent(k, n)} onAddNote={addNote} />
             <div
-              className="canvas"
+              className={`canvas${locked ? " canvas-locked" : ""}`}
               ref={wrapper}
               onDragOver={(e) => {
                 if (e.dataTransfer.types.includes(DRAG_MIME)) {
@@ -847,6 +982,11 @@ function EditorInner({
                 onNodesChange={onNodesChange}
                 onEdgesChange={onEdgesChange}
                 onConnect={onConnect}
+                nodesDraggable={!locked}
+                nodesConnectable={!locked}
+                edgesReconnectable={!locked}
+                onConnectStart={onConnectStart}
+                onConnectEnd={onConnectEnd}
                 isValidConnection={isValidConnection}
                 onNodeDragStart={() => pushHistory("drag", 0)}
                 onNodeDragStop={() => changed()}
@@ -856,7 +996,7 @@ function EditorInner({
                 minZoom={0.05}
                 maxZoom={2}
                 colorMode={theme}
-                deleteKeyCode={["Delete", "Backspace"]}
+                deleteKeyCode={locked ? null : ["Delete", "Backspace"]}
                 multiSelectionKeyCode={["Shift", "Meta", "Control"]}
                 onlyRenderVisibleElements={nodes.length > 60}
                 proOptions={{ hideAttribution: true }}
@@ -900,7 +1040,16 @@ function EditorInner({
           <FlowSettingsDialog
             flow={flow}
             onSaved={(updated) =>
-              setFlow((f) => ({ ...f, flow_type: updated.flow_type, a2a_enabled: updated.a2a_enabled, a2a_card_overrides: updated.a2a_card_overrides }))
+              setFlow((f) => ({
+                ...f,
+                description: updated.description,
+                endpoint_name: updated.endpoint_name,
+                locked: updated.locked,
+                folder_id: updated.folder_id,
+                flow_type: updated.flow_type,
+                a2a_enabled: updated.a2a_enabled,
+                a2a_card_overrides: updated.a2a_card_overrides,
+              }))
             }
             onClose={() => setShowSettings(false)}
           />
@@ -926,6 +1075,17 @@ function EditorInner({
           />
         )}
         {bigEditor && <BigEditor {...bigEditor} nodes={nodes} onClose={() => setBigEditor(null)} />}
+        {actionsFor && (
+          <ToolActionsDialog
+            node={nodes.find((n) => n.id === actionsFor) ?? null}
+            onSave={(rows) => {
+              saveActions(actionsFor, rows);
+              setActionsFor(null);
+            }}
+            onClose={() => setActionsFor(null)}
+          />
+        )}
+      </DragContext.Provider>
       </ConnectedContext.Provider>
       </BuildContext.Provider>
     </EditorContext.Provider>

@@ -7,9 +7,11 @@ import { ListState, RowButton, SectionHead, TabbedPage, TableHead } from "../com
 import { TopBar } from "../components/TopBar";
 import { useSession } from "../session";
 import { McpServersTab } from "./McpServers";
+import { ModelProvidersTab } from "./ModelProviders";
 
 const TABS = [
   { id: "api-keys", label: "API keys" },
+  { id: "model-providers", label: "Model providers" },
   { id: "variables", label: "Global variables" },
   { id: "mcp-servers", label: "MCP servers" },
   { id: "profile", label: "Profile" },
@@ -24,6 +26,8 @@ export function SettingsPage({ tab }: { tab: string }) {
             <VariablesTab />
           ) : tab === "profile" ? (
             <ProfileTab />
+          ) : tab === "model-providers" ? (
+            <ModelProvidersTab />
           ) : tab === "mcp-servers" ? (
             <McpServersTab />
           ) : (

@@ -1,0 +1,114 @@
+"""Accessibility, checked in the browser: WCAG AA colour contrast of the main screens in the light and the dark
+theme (axe-core from the npm registry, the frontend's dev dependency, evaluated in the page), dialogs that keep
+focus inside and close on Escape, and the flow's name visible at 1280x720.
+
+Same service, browser context and fixtures as tests/editor/test_e2e_starters.py.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.editor.test_e2e import shot
+from tests.editor.test_e2e_starters import (  # noqa: F401 - fixtures
+    auth,
+    browser,
+    context,
+    from_starter,
+    llm,
+    page,
+    pytestmark,
+    server,
+)
+
+FRONTEND = Path(__file__).resolve().parents[2] / "plugins" / "editor" / "frontend"
+AXE = FRONTEND / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def _axe_contrast(pg) -> list[str]:
+    """The colour-contrast violations axe-core finds on the page as it is (one line per element)."""
+    if not pg.evaluate("() => !!window.axe"):
+        pg.evaluate(AXE.read_text(encoding="utf-8") + "\n;0")  # evaluate is not subject to the page's CSP
+    result = pg.evaluate(
+        """async () => {
+          const r = await window.axe.run(document, {runOnly: {type: 'rule', values: ['color-contrast']}});
+          return r.violations.flatMap((v) => v.nodes.map(
+            (n) => n.target.join(' ') + ' :: ' + n.any.map((a) => a.message).join('; ')));
+        }"""
+    )
+    return list(result)
+
+
+def _set_theme(pg, theme: str) -> None:
+    pg.evaluate(f"() => localStorage.setItem('service.theme', '{theme}')")
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_main_screens_meet_wcag_aa_contrast(page, theme):  # noqa: F811 - the imported fixture
+    if not AXE.exists():
+        pytest.skip(f"{AXE} is absent: npm install in plugins/editor/frontend")
+    page.goto("/")
+    _set_theme(page, theme)
+    problems: dict[str, list[str]] = {}
+
+    page.goto("/")
+    expect(page.locator("html")).to_have_attribute("data-theme", theme)
+    expect(page.get_by_role("button", name="New flow")).to_be_visible()
+    problems["home"] = _axe_contrast(page)
+    page.get_by_role("button", name="New flow").click()
+    expect(page.get_by_test_id("new-flow-dialog")).to_be_visible()
+    problems["new flow dialog"] = _axe_contrast(page)
+
+    from_starter(page, "Basic Prompting")
+    expect(page.locator("html")).to_have_attribute("data-theme", theme)
+    page.wait_for_timeout(300)
+    problems["editor"] = _axe_contrast(page)
+    page.get_by_role("button", name="Playground").click()
+    expect(page.get_by_test_id("playground")).to_be_visible()
+    problems["playground"] = _axe_contrast(page)
+    page.get_by_role("button", name="API", exact=True).click()
+    problems["api panel"] = _axe_contrast(page)
+    page.keyboard.press("Escape")
+
+    for path in ("/settings/model-providers", "/settings/variables", "/settings/api-keys"):
+        page.goto(path)
+        expect(page.locator(".settings-main h1, .settings-main h2").first).to_be_visible()
+        page.wait_for_timeout(200)
+        problems[path] = _axe_contrast(page)
+    shot(page, f"a11y-{theme}")
+    _set_theme(page, "light")
+    failing = {k: v for k, v in problems.items() if v}
+    assert not failing, "\n".join(f"{screen}: {line}" for screen, lines in failing.items() for line in lines)
+
+
+def test_dialogs_keep_focus_inside_and_close_on_escape(page):  # noqa: F811 - the imported fixture
+    page.goto("/")
+    page.get_by_role("button", name="New flow").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible()
+    # Tab and Shift+Tab cycle inside the dialog
+    for key in ["Tab"] * 40 + ["Shift+Tab"] * 40:
+        page.keyboard.press(key)
+        assert page.evaluate("() => !!document.activeElement.closest('[role=dialog]')"), key
+    # focus lost to the page behind (a click on the backdrop's edge, a script): Escape still closes it
+    page.evaluate("() => document.activeElement.blur()")
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    # and focus went back to the button that opened it
+    expect(page.get_by_role("button", name="New flow")).to_be_focused()
+
+
+def test_flow_name_is_visible_at_1280x720(page):  # noqa: F811 - the imported fixture
+    page.set_viewport_size({"width": 1280, "height": 720})
+    from_starter(page, "Basic Chat Echo")
+    name = page.get_by_test_id("flow-name")
+    expect(name).to_be_visible()
+    expect(name).to_have_text(re.compile("Basic Chat Echo"))
+    box = name.bounding_box()
+    assert box and box["width"] >= 80, box  # the name shows, not a sliver
+    assert name.evaluate("el => el.scrollWidth <= el.clientWidth + 1 || el.title.length > 0")
+    shot(page, "a11y-flow-name-1280x720")
