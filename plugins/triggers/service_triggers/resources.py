@@ -19,6 +19,7 @@ from flask_smorest import Blueprint
 from core import appstate
 from core.auth import authenticated, current_actor
 from core.errors import ApiError
+from core.openapi import no_body
 from service_triggers import executions, schedules, webhooks
 from service_triggers import schemas as sc
 from service_triggers.config import settings
@@ -49,46 +50,47 @@ def _start_ticker() -> None:
 # --- executions -------------------------------------------------------------------------------------
 @triggers_blp.route("/executions", methods=["GET"])
 @triggers_blp.arguments(sc.ExecutionQuerySchema, location="query")
-@triggers_blp.response(200)
+@triggers_blp.response(200, sc.ExecutionSchema(many=True))
 @authenticated("user")
 def list_executions(query):
     """The caller's executions, newest first; filter by flow, status, trigger and start time."""
     query["flow_id"] = _s(query["flow_id"])
-    return jsonify(executions.list_executions(_app(), _uid(), **query))
+    return executions.list_executions(_app(), _uid(), **query)
 
 
 @triggers_blp.route("/executions/<execution_id>", methods=["GET"])
-@triggers_blp.response(200)
+@triggers_blp.response(200, sc.ExecutionSchema)
 @authenticated("user")
 def read_execution(execution_id: str):
     """One of the caller's executions (its run id is its id; ``trace_url`` links its trace)."""
-    return jsonify(executions.out(executions.read(_app(), _uid(), execution_id)))
+    return executions.out(executions.read(_app(), _uid(), execution_id))
 
 
 @triggers_blp.route("/executions/<execution_id>/retry", methods=["POST"])
-@triggers_blp.response(202)
+@triggers_blp.doc(requestBody=no_body("the execution is named by the path"))
+@triggers_blp.response(202, sc.ExecutionSchema)
 @authenticated("user")
 def retry_execution(execution_id: str):
     """Run an ended execution again with the same inputs: a new execution with ``retry_of`` set."""
-    return jsonify(executions.retry(_app(), _uid(), execution_id)), 202
+    return executions.retry(_app(), _uid(), execution_id)
 
 
 @triggers_blp.route("/executions/policies/<flow_id>", methods=["GET"])
-@triggers_blp.response(200)
+@triggers_blp.response(200, sc.PolicyOutSchema)
 @authenticated("user")
 def read_policy(flow_id: str):
     """A flow's retry policy and error flow (defaults when none was set)."""
     flow = _own_flow(flow_id)
     found = executions.policy(_app(), flow.id)
     if found is None or found["user_id"] != _uid():
-        return jsonify({"flow_id": flow.id, "attempts": 1, "backoff_s": 10.0, "error_flow_id": None})
+        return {"flow_id": flow.id, "attempts": 1, "backoff_s": 10.0, "error_flow_id": None}
     found.pop("user_id", None)
-    return jsonify(found)
+    return found
 
 
 @triggers_blp.route("/executions/policies/<flow_id>", methods=["PUT"])
 @triggers_blp.arguments(sc.PolicySchema)
-@triggers_blp.response(200)
+@triggers_blp.response(200, sc.PolicyOutSchema)
 @authenticated("user")
 def put_policy(body, flow_id: str):
     """Set a flow's retry policy (``attempts`` in all, ``backoff_s`` doubling) and error flow."""
@@ -97,7 +99,7 @@ def put_policy(body, flow_id: str):
         body["error_flow_id"] = _own_flow(str(body["error_flow_id"])).id
     saved = executions.put_policy(_app(), _uid(), flow.id, body)
     saved.pop("user_id", None)
-    return jsonify(saved)
+    return saved
 
 
 def _own_flow(flow_id: str) -> Any:
@@ -110,37 +112,37 @@ def _own_flow(flow_id: str) -> Any:
 # --- schedules --------------------------------------------------------------------------------------
 @triggers_blp.route("/schedules", methods=["GET"])
 @triggers_blp.arguments(sc.FlowQuerySchema, location="query")
-@triggers_blp.response(200)
+@triggers_blp.response(200, sc.ScheduleSchema(many=True))
 @authenticated("user")
 def list_schedules(query):
     """The caller's schedules (of one flow with ``flow_id``), each with its next five fire times."""
-    return jsonify(schedules.list_for(_app(), _uid(), _s(query["flow_id"])))
+    return schedules.list_for(_app(), _uid(), _s(query["flow_id"]))
 
 
 @triggers_blp.route("/schedules", methods=["POST"])
 @triggers_blp.arguments(sc.ScheduleCreateSchema)
-@triggers_blp.response(201)
+@triggers_blp.response(201, sc.ScheduleSchema)
 @authenticated("user")
 def create_schedule(body):
     """Schedule one of the caller's flows: ``cron`` (in ``timezone``) or ``interval_s``."""
     body["flow_id"] = str(body["flow_id"])
-    return jsonify(schedules.create(_app(), _uid(), body)), 201
+    return schedules.create(_app(), _uid(), body)
 
 
 @triggers_blp.route("/schedules/<schedule_id>", methods=["GET"])
-@triggers_blp.response(200)
+@triggers_blp.response(200, sc.ScheduleSchema)
 @authenticated("user")
 def read_schedule(schedule_id: str):
-    return jsonify(schedules.out(schedules.read(_app(), _uid(), schedule_id)))
+    return schedules.out(schedules.read(_app(), _uid(), schedule_id))
 
 
 @triggers_blp.route("/schedules/<schedule_id>", methods=["PATCH"])
 @triggers_blp.arguments(sc.ScheduleUpdateSchema)
-@triggers_blp.response(200)
+@triggers_blp.response(200, sc.ScheduleSchema)
 @authenticated("user")
 def update_schedule(body, schedule_id: str):
     """Change a schedule; ``enabled: false`` pauses it (the next fire time is computed anew on resume)."""
-    return jsonify(schedules.update(_app(), _uid(), schedule_id, body))
+    return schedules.update(_app(), _uid(), schedule_id, body)
 
 
 @triggers_blp.route("/schedules/<schedule_id>", methods=["DELETE"])
@@ -148,41 +150,41 @@ def update_schedule(body, schedule_id: str):
 @authenticated("user")
 def delete_schedule(schedule_id: str):
     schedules.delete(_app(), _uid(), schedule_id)
-    return "", 204
+    return None
 
 
 # --- signed webhook triggers ------------------------------------------------------------------------
 @triggers_blp.route("/triggers", methods=["GET"])
 @triggers_blp.arguments(sc.FlowQuerySchema, location="query")
-@triggers_blp.response(200)
+@triggers_blp.response(200, sc.TriggerSchema(many=True))
 @authenticated("user")
 def list_triggers(query):
-    return jsonify(webhooks.list_for(_app(), _uid(), _s(query["flow_id"])))
+    return webhooks.list_for(_app(), _uid(), _s(query["flow_id"]))
 
 
 @triggers_blp.route("/triggers", methods=["POST"])
 @triggers_blp.arguments(sc.WebhookCreateSchema)
-@triggers_blp.response(201)
+@triggers_blp.response(201, sc.TriggerSchema)
 @authenticated("user")
 def create_trigger(body):
     """A signed webhook trigger of one of the caller's flows; the answer shows its signing secret once."""
     body["flow_id"] = str(body["flow_id"])
-    return jsonify(webhooks.create(_app(), _uid(), body)), 201
+    return webhooks.create(_app(), _uid(), body)
 
 
 @triggers_blp.route("/triggers/<trigger_id>", methods=["GET"])
-@triggers_blp.response(200)
+@triggers_blp.response(200, sc.TriggerSchema)
 @authenticated("user")
 def read_trigger(trigger_id: str):
-    return jsonify(webhooks.out(webhooks.read(_app(), _uid(), trigger_id)))
+    return webhooks.out(webhooks.read(_app(), _uid(), trigger_id))
 
 
 @triggers_blp.route("/triggers/<trigger_id>", methods=["PATCH"])
 @triggers_blp.arguments(sc.WebhookUpdateSchema)
-@triggers_blp.response(200)
+@triggers_blp.response(200, sc.TriggerSchema)
 @authenticated("user")
 def update_trigger(body, trigger_id: str):
-    return jsonify(webhooks.update(_app(), _uid(), trigger_id, body))
+    return webhooks.update(_app(), _uid(), trigger_id, body)
 
 
 @triggers_blp.route("/triggers/<trigger_id>", methods=["DELETE"])
@@ -190,19 +192,25 @@ def update_trigger(body, trigger_id: str):
 @authenticated("user")
 def delete_trigger(trigger_id: str):
     webhooks.delete(_app(), _uid(), trigger_id)
-    return "", 204
+    return None
 
 
 @triggers_blp.route("/triggers/<trigger_id>/signing-secret", methods=["POST"])
-@triggers_blp.response(200)
+@triggers_blp.doc(requestBody=no_body("the trigger is named by the path"))
+@triggers_blp.response(200, sc.TriggerSchema)
 @authenticated("user")
 def rotate_secret(trigger_id: str):
     """A new signing secret (shown once); deliveries signed with the old one are refused from now on."""
-    return jsonify(webhooks.rotate(_app(), _uid(), trigger_id))
+    return webhooks.rotate(_app(), _uid(), trigger_id)
 
 
 @triggers_blp.route("/triggers/ingress/webhook/<public_id>", methods=["POST"])
-@triggers_blp.response(202)
+@triggers_blp.doc(
+    requestBody={"content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}, "required": True},
+    security=[{}],
+)
+@triggers_blp.response(202, sc.IngressAnswerSchema)
+@triggers_blp.alt_response(404, description="every refusal (unknown id, bad or stale signature...)")
 def ingress(public_id: str):
     """A signed delivery (no credential: the signature is the proof). 202 once recorded; any refusal 404."""
     limit = settings(_app()).max_body_bytes
@@ -211,7 +219,9 @@ def ingress(public_id: str):
     if body is not None and len(body) > limit:
         body = None
     try:
-        return jsonify(webhooks.receive(_app(), public_id, request.headers, body)), 202
+        return webhooks.receive(_app(), public_id, request.headers, body)
     except webhooks.Refused as refused:
         log.info("trigger ingress refused a delivery for %s: %s", public_id[:64], refused.reason)
-        return jsonify(webhooks.NOT_FOUND), 404
+        refusal = jsonify(webhooks.NOT_FOUND)
+        refusal.status_code = 404
+        return refusal

@@ -64,3 +64,72 @@ class WebhookUpdateSchema(Schema):
     name = fields.String(validate=validate.Length(max=255))
     enabled = fields.Boolean()
     tolerance_s = fields.Integer(validate=validate.Range(min=1, max=86400))
+
+
+# --- answers ----------------------------------------------------------------------------------------
+class ExecutionSchema(Schema):
+    id = fields.String()
+    run_id = fields.String()
+    flow_id = fields.String()
+    flow_name = fields.String(allow_none=True)
+    user_id = fields.String()
+    trigger = fields.String(metadata={"description": "the run surface, or schedule, trigger, retry, error_flow"})
+    status = fields.String()
+    started_at = fields.Float()
+    ended_at = fields.Float(allow_none=True)
+    duration_s = fields.Float(allow_none=True)
+    due_at = fields.Float(allow_none=True)
+    input = fields.String(allow_none=True)
+    output = fields.String(allow_none=True)
+    error = fields.String(allow_none=True)
+    job_id = fields.String(allow_none=True)
+    session_id = fields.String(allow_none=True)
+    retry_of = fields.String(allow_none=True)
+    attempt = fields.Integer()
+    source_id = fields.String(allow_none=True)
+    retryable = fields.Boolean()
+    trace_url = fields.String()
+
+
+class PolicyOutSchema(Schema):
+    flow_id = fields.String()
+    attempts = fields.Integer()
+    backoff_s = fields.Float()
+    error_flow_id = fields.String(allow_none=True)
+
+
+class ScheduleSchema(Schema):
+    id = fields.String()
+    flow_id = fields.String()
+    name = fields.String()
+    cron = fields.String(allow_none=True)
+    interval_s = fields.Integer(allow_none=True)
+    timezone = fields.String()
+    input_value = fields.String(allow_none=True)
+    tweaks = fields.Dict(allow_none=True)
+    enabled = fields.Boolean()
+    missed = fields.String()
+    next_fire_at = fields.String(allow_none=True)
+    last_fired_at = fields.String(allow_none=True)
+    next_fire_times = fields.List(fields.String())
+
+
+class TriggerSchema(Schema):
+    id = fields.String()
+    public_id = fields.String()
+    flow_id = fields.String()
+    name = fields.String()
+    enabled = fields.Boolean()
+    tolerance_s = fields.Integer()
+    ingress_url = fields.String()
+    signature_header = fields.String()
+    timestamp_header = fields.String()
+    signing_secret = fields.String(metadata={"description": "only when created or rotated"})
+
+
+class IngressAnswerSchema(Schema):
+    run_id = fields.String()
+    execution_id = fields.String()
+    status = fields.String()
+    status_url = fields.String()
+    duplicate = fields.Boolean()

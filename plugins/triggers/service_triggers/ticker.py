@@ -43,8 +43,11 @@ class Ticker:
     def ensure(self, app: Flask) -> None:
         """Follow ``app`` (the newest of the process); start this process's thread unless it runs or is off."""
         with self.lock:
+            if settings(app).tick_s <= 0:  # off for this app: the thread, if any, ticks nothing
+                self.apps = {}
+                return
             self.apps = {id(app): app}
-            if self.pid == os.getpid() or settings(app).tick_s <= 0:
+            if self.pid == os.getpid():
                 return
             self.pid = os.getpid()
             self.stop = threading.Event()
