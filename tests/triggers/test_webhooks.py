@@ -104,3 +104,25 @@ def test_the_existing_webhook_route_still_works(app, client, alice):
     settle(app)
     [found] = executions(client, alice)
     assert found["trigger"] == "webhook" and found["status"] == "ok"
+
+
+def test_secret_key_rotation_reencrypts_the_signing_secrets(app, client, alice):
+    from cryptography.fernet import Fernet, MultiFernet
+
+    from core import appstate, db
+    from core.secrets import fernet, fernet_key
+
+    flow = create_flow(client, alice, chat_echo())
+    trigger = make_trigger(client, alice, flow["id"])
+    new = Fernet(fernet_key("a brand new secret key"))
+    with app.app_context():
+        old = fernet(appstate.settings(app))
+        from service_variables import hookspecs
+
+        cipher = MultiFernet([new, *old._fernets])
+        [count] = [c for c in appstate.hooks(app).each(hookspecs.reencrypt_secrets, cipher=cipher) if c]
+        db.session().commit()
+        import sqlalchemy as sa
+
+        [token] = db.session().execute(sa.text("SELECT secret FROM triggers_webhook")).scalars().all()
+    assert count == 1 and new.decrypt(token.encode()).decode() == trigger["signing_secret"]

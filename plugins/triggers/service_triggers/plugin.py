@@ -62,3 +62,19 @@ def on_user_deleted(user_id: str) -> None:
     session = db.session()
     for model in (Execution, Schedule, Webhook, Policy):
         session.execute(sa.delete(model).where(model.user_id == str(user_id)))
+
+
+@hookimpl(optionalhook=True)
+def reencrypt_secrets(cipher: Any) -> int:
+    """``service secret-key rotate``: the signing secrets of the webhook triggers, under the new key."""
+    import sqlalchemy as sa
+
+    from core import db
+    from service_triggers.models import Webhook
+
+    session = db.session()
+    rows = session.execute(sa.select(Webhook.id, Webhook.secret)).all()
+    for webhook_id, token in rows:
+        rotated = cipher.rotate(token.encode()).decode()
+        session.execute(sa.update(Webhook).where(Webhook.id == webhook_id).values(secret=rotated))
+    return len(rows)
