@@ -112,6 +112,8 @@ def _upsert(engine: sa.Engine) -> Any:
 
 def write(app: Flask, rows: list[dict[str, Any]]) -> None:
     """Upsert ``rows`` in one transaction, then follow up the failed ones."""
+    if not rows:
+        return
     engine = appstate.engine(app)
     with tx() as conn:
         conn.execute(_upsert(engine), rows)
@@ -131,23 +133,30 @@ class Writer:
 
     def __init__(self, app: Flask) -> None:
         self.app = app
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[RunEnded] = []
         self.cond = threading.Condition()
         self.busy = False
         self.pid = os.getpid()
         threading.Thread(target=self._loop, name="executions-writer", daemon=True).start()
         atexit.register(self.flush)
 
-    def put(self, row: dict[str, Any]) -> None:
+    def put(self, ended: RunEnded) -> None:
+        """Queue an ended run (its row is made in the writer thread: the run's request pays nothing more)."""
         with self.cond:
-            self.rows.append(row)
+            self.rows.append(ended)
             self.cond.notify()
 
     def _take(self) -> list[dict[str, Any]]:
         with self.cond:
-            rows, self.rows = self.rows, []
-            self.busy = bool(rows)
-            return rows
+            taken, self.rows = self.rows, []
+            self.busy = bool(taken)
+        rows = []
+        for ended in taken:
+            try:
+                rows.append(row_of(ended))
+            except Exception:
+                log.exception("could not record execution %s", ended.run.run_id)
+        return rows
 
     def _write(self, rows: list[dict[str, Any]]) -> None:
         try:
@@ -204,11 +213,10 @@ class Observer:
         self.app = app
 
     def end(self, ended: RunEnded) -> None:
-        row = row_of(ended)
         if ended.run.job_id is not None:  # in a job: written before the job ends (a work horse exits after it)
             try:
-                write(self.app, [row])
+                write(self.app, [row_of(ended)])
             except Exception:
-                log.exception("could not record execution %s", row["id"])
+                log.exception("could not record execution %s", ended.run.run_id)
             return
-        writer(self.app).put(row)
+        writer(self.app).put(ended)
