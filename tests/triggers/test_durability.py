@@ -91,3 +91,26 @@ def test_a_killed_worker_fails_its_execution_and_the_policy_retries_it_once(app,
     assert found[1]["status"] == "error" and found[1]["id"] == lost["id"]
     assert found[2]["status"] == "ok" and found[2]["retry_of"] == lost["id"] and found[2]["output"].startswith("job|")
     assert found[2]["output"] == f"job|pid={os.getpid()}"  # the retry ran in this process, once
+
+
+def test_an_execution_committed_but_never_enqueued_is_started_once(app, client, alice):
+    import sqlalchemy as sa
+    from service_triggers import executions as ex
+    from service_triggers.models import Execution
+
+    flow = create_flow(client, alice, slow_flow(0), name="stranded")
+    row = ex.new_row(
+        user_id=alice.id,
+        flow_id=flow["id"],
+        flow_name="stranded",
+        trigger="trigger",
+        request=ex.request_for(flow["id"], alice.id, value="left"),
+    )
+    row["started_at"] = time.time() - 120  # its process died two minutes ago, between commit and enqueue
+    with appstate.engine(app).begin() as conn:
+        conn.execute(sa.insert(Execution), [row])
+    tick(app)
+    tick(app)
+    settle(app)
+    [done] = executions(client, alice)
+    assert done["id"] == row["id"] and done["status"] == "ok" and done["output"].startswith("left|")

@@ -37,6 +37,10 @@ NO_ERROR_FLOW = frozenset({"error_flow", "build"})
 #: an execution queued or running longer than this with its job ended is failed by the reaper (seconds)
 REAP_AFTER = 2.0
 LOST = "The worker running this execution stopped before the run ended"
+#: a trigger's execution committed but never enqueued (its process died in between) is started after this (s)
+STRANDED_AFTER = 60.0
+#: the job id of a stranded execution one process claimed to start
+CLAIMED = "claimed"
 
 _T: sa.Table = Execution.__table__  # type: ignore[assignment]
 _P: sa.Table = Policy.__table__  # type: ignore[assignment]
@@ -96,7 +100,11 @@ def start(app: Flask, row: Mapping[str, Any]) -> str:
     request = RunRequest.from_json(row["request"])
     job_id = run_jobs.enqueue(request, owner=str(row["user_id"]), job=JOB, meta={"execution_id": row["id"]}, app=app)
     with tx() as conn:
-        conn.execute(_T.update().where(_T.c.id == row["id"], _T.c.job_id.is_(None)).values(job_id=job_id))
+        conn.execute(
+            _T.update()
+            .where(_T.c.id == row["id"], sa.or_(_T.c.job_id.is_(None), _T.c.job_id == CLAIMED))
+            .values(job_id=job_id)
+        )
     return job_id
 
 
@@ -309,12 +317,38 @@ def start_due_retries(app: Flask, now: float) -> int:
     return started
 
 
+def restart_stranded(app: Flask, now: float) -> int:
+    """Start the ``queued`` executions a process committed but died before enqueuing (once: a claim)."""
+    with tx() as conn:
+        stranded = conn.execute(
+            sa.select(_T.c.id)
+            .where(_T.c.status == "queued", _T.c.job_id.is_(None), _T.c.started_at < now - STRANDED_AFTER)
+            .limit(100)
+        ).all()
+    started = 0
+    for (execution_id,) in stranded:
+        with tx() as conn:
+            won = conn.execute(  # type: ignore[attr-defined]
+                _T.update().where(_T.c.id == execution_id, _T.c.job_id.is_(None)).values(job_id=CLAIMED)
+            ).rowcount
+            row = conn.execute(sa.select(_T).where(_T.c.id == execution_id)).first() if won else None
+        if row is not None:
+            start(app, dict(row._mapping))
+            started += 1
+    return started
+
+
 def reap(app: Flask, now: float) -> int:
     """Fail the queued or running executions whose job ended without ending them (its worker died)."""
     with tx() as conn:
         waiting = conn.execute(
             sa.select(_T.c.id, _T.c.job_id)
-            .where(_T.c.status.in_(("queued", "running")), _T.c.job_id.is_not(None), _T.c.started_at < now - REAP_AFTER)
+            .where(
+                _T.c.status.in_(("queued", "running")),
+                _T.c.job_id.is_not(None),
+                _T.c.job_id != CLAIMED,
+                _T.c.started_at < now - REAP_AFTER,
+            )
             .limit(200)
         ).all()
     if not waiting:

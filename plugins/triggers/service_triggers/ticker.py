@@ -28,6 +28,7 @@ def tick(app: Flask, now: float | None = None) -> dict[str, int]:
                 "fired": schedules.tick(app, now),
                 "retried": executions.start_due_retries(app, now),
                 "reaped": executions.reap(app, now),
+                "restarted": executions.restart_stranded(app, now),
             }
         finally:
             db.release(app)
