@@ -43,6 +43,8 @@ class Ticker:
 
     def ensure(self, app: Flask) -> None:
         """Follow ``app`` (the newest of the process); start this process's thread unless it runs or is off."""
+        if self.pid == os.getpid() and id(app) in self.apps:  # every request after the first: nothing to do
+            return
         with self.lock:
             if settings(app).tick_s <= 0:  # off for this app: the thread, if any, ticks nothing
                 self.apps = {}
