@@ -382,6 +382,23 @@ class Prepared:
             cursor.close()
 
 
+def page(
+    s: Session, query: sa.Select[Any], key: Any, order: tuple[Any, ...], offset: int, limit: int | None
+) -> list[Any]:
+    """One page of ``query`` (a select of one mapped entity) in ``order``, ``key`` its primary key column.
+
+    Far pages are a deferred join: the page's keys first, from an index that holds the filter and order
+    columns (no table row read for the rows skipped), then only the page's rows by key. Same rows, same
+    order as ``offset``/``limit`` on the query itself; at 1,000,000 rows a random page reads 50 rows
+    instead of half a million. Page one (offset 0) is the plain query.
+    """
+    if not offset or limit is None:
+        return list(s.scalars(query.order_by(*order).offset(offset or None).limit(limit)))
+    keys = query.with_only_columns(key).order_by(*order).offset(offset).limit(limit).subquery()
+    entity = query.column_descriptions[0]["entity"]
+    return list(s.scalars(sa.select(entity).join(keys, key == keys.c[key.key]).order_by(*order)))
+
+
 def _current_engine() -> sa.Engine:
     from core.appctx import current
 

@@ -32,14 +32,14 @@ def test_a_branch_behind_its_scripts_is_not_current_and_is_upgraded(make_app):
     app = make_app(plugins=["accounts", "flows", "monitor"])
     engine, records = appstate.state(app).engine, _records(app)
     flows = next(r for r in records if r.branch == "flows")
-    with engine.begin() as conn:
-        conn.execute(sa.text("UPDATE alembic_version_flows SET version_num = 'flows_0002'"))
-        conn.execute(sa.text("DROP TABLE IF EXISTS flows_share"))
+    assert db.script_heads(flows.path) == {"flows_0004"}
+    with engine.begin() as conn:  # as if flows_0004 (an index) had not been applied yet
+        conn.execute(sa.text("UPDATE alembic_version_flows SET version_num = 'flows_0003'"))
+        conn.execute(sa.text("DROP INDEX ix_flows_folder_owner_created"))
     assert not db.schema_current(engine, records)
     db.upgrade(engine, appstate.settings(app), records)
     assert db.schema_current(engine, records)
-    assert "flows_share" in sa.inspect(engine).get_table_names()
-    assert db.script_heads(flows.path) == {"flows_0003"}
+    assert "ix_flows_folder_owner_created" in {i["name"] for i in sa.inspect(engine).get_indexes("flows_folder")}
 
 
 def test_a_missing_version_table_is_not_current(make_app):
