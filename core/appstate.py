@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from core import appctx
 
@@ -174,6 +174,19 @@ def settings_of(schema: type[T], app: Flask | None = None) -> T:
         return state(app).settings_by_schema[schema]  # type: ignore[no-any-return]
     except KeyError:
         raise LookupError(f"no settings section {schema.__qualname__} is loaded") from None
+
+
+class SettingsReader(Generic[T]):
+    """``settings = SettingsReader(MySettings)`` in a plugin's config module: ``settings()`` is the parsed
+    section in force (typed; ``settings(app)`` outside an app context)."""
+
+    __slots__ = ("schema",)
+
+    def __init__(self, schema: type[T]) -> None:
+        self.schema = schema
+
+    def __call__(self, app: Flask | None = None) -> T:
+        return settings_of(self.schema, app)
 
 
 def plugin_settings(name: str, app: Flask | None = None) -> Any:

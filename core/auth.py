@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
-from flask import g, request
+from flask import g, has_request_context, request
 
 from core import appstate
+from core.contracts import ResourceRef
 from core.errors import ApiError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -106,6 +107,48 @@ def allowed(actor: Actor | None, action: str, resource: Any = None) -> bool:
     """Ask every plugin; any deny wins, and no allow at all means deny."""
     verdicts = [v for v in appstate.hooks().permission_allowed(actor=actor, action=action, resource=resource) if v]
     return bool(verdicts) and all(v.allow for v in verdicts)
+
+
+#: the verbs of ``check_access``: ``read`` (see), ``execute`` (run, read results), ``write`` (edit),
+#: ``create`` (add inside a project), ``delete``, ``share`` (grant others access)
+VERBS = ("read", "execute", "write", "create", "delete", "share")
+
+
+def can(actor: Actor | None, verb: str, resource: ResourceRef) -> bool:
+    """May ``actor`` do ``verb`` on ``resource``? Its owner may, others when a plugin allows; any deny wins.
+
+    Every plugin is asked through ``permission_allowed`` with the action ``"<kind>:<verb>"`` (the teams
+    plugin answers for team shares and role assignments). Answers are cached for the request.
+    """
+    cache: dict[tuple[Any, ...], bool] = g.setdefault("_service_access", {}) if has_request_context() else {}
+    key = (actor.owner_id if actor else None, verb, resource.kind, resource.id)
+    found = cache.get(key)
+    if found is not None:
+        return found
+    verdicts = [
+        v
+        for v in appstate.hooks().permission_allowed(actor=actor, action=f"{resource.kind}:{verb}", resource=resource)
+        if v
+    ]
+    owner = actor is not None and actor.owner_id == str(resource.owner_id)
+    result = all(v.allow for v in verdicts) and (owner or any(v.allow for v in verdicts))
+    cache[key] = result
+    return result
+
+
+def check_access(actor: Actor | None, verb: str, resource: ResourceRef, *, not_found: str = "Not found") -> None:
+    """Raise unless :func:`can`: 404 when the caller may not even read it (no existence leak), else 403."""
+    if can(actor, verb, resource):
+        return
+    if verb != "read" and can(actor, "read", resource):
+        raise ApiError(403, NOT_ENOUGH_PRIVILEGES)
+    raise ApiError(404, not_found)
+
+
+def forget_access() -> None:
+    """Drop this request's cached answers (after a change of shares or memberships in the request)."""
+    if has_request_context():
+        g.pop("_service_access", None)
 
 
 def require(

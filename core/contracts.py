@@ -19,7 +19,7 @@ import datetime as dt
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = [
     "FileRecord",
@@ -30,6 +30,13 @@ __all__ = [
     "MessageRecord",
     "NodeRef",
     "ProjectRecord",
+    "RunEnded",
+    "RunObserver",
+    "RunStarted",
+    "ResourceRef",
+    "SessionCookie",
+    "SignedIn",
+    "SsoIdentity",
     "VertexRecord",
 ]
 
@@ -330,3 +337,112 @@ class FileRecord:
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "path": self.path, "size": self.size}
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    """A run of a flow begins (``observe_run``): every surface, in the process and thread that executes it.
+
+    ``run_id`` names the run everywhere (the engine's run id, the id a surface may have chosen and
+    answered its caller with: ``RunRequest.run_id``). ``user_id`` is whom the run acts as (an anonymous
+    visitor's principal for public runs), ``owner_id`` the flow owner a public run is accounted to.
+    ``surface`` is the run surface (``run``, ``webhook``, ``build``, ``workflows``, ``responses``, ``mcp``,
+    ``a2a``...). ``request`` is the run request's JSON (``RunRequest.to_json()``: inputs, tweaks,
+    session), enough to run it again. ``started_at`` is ``time.time()``.
+    """
+
+    run_id: str
+    flow_id: str
+    flow_name: str | None
+    user_id: str
+    owner_id: str | None
+    surface: str
+    session_id: str | None
+    job_id: str | None
+    public: bool
+    started_at: float
+    request: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnded:
+    """How a run ended (``RunObserver.end``).
+
+    ``status`` is the reference's span status: ``ok``, ``error``, ``paused`` (waiting for a human
+    answer; a resume is a new run) or ``cancelled``. ``error`` is the user-facing failure text (never an
+    exception's own message). ``outputs`` is each input's primary text output, as run responses give
+    it (None where an input produced no text). ``duration_s`` is wall-clock seconds.
+    """
+
+    run: RunStarted
+    status: str
+    duration_s: float
+    error: str | None = None
+    outputs: tuple[str | None, ...] = ()
+
+
+class RunObserver(Protocol):
+    """What an ``observe_run`` implementation returns to hear how the run it was told about ends.
+
+    ``end`` is called exactly once, in the thread that called ``observe_run``, also when the run
+    raised; it must not raise and must not block (queue writes, as ``on_vertex_built`` does).
+    """
+
+    def end(self, ended: RunEnded) -> None: ...
+# --- single sign-on (the SSO plugin asks, the accounts plugin answers) -------------------------------
+@dataclass(frozen=True, slots=True)
+class SsoIdentity:
+    """A person an identity provider vouched for, after the ID token was checked and claims mapped.
+
+    ``user_id`` is the account the SSO plugin already linked to this ``(provider, subject)`` (None on a
+    first sign-in). ``is_superuser`` is None when no admin group is configured (leave the flag as is).
+    """
+
+    provider: str
+    subject: str
+    username: str
+    email: str | None = None
+    name: str | None = None
+    groups: tuple[str, ...] = ()
+    is_superuser: bool | None = None
+    user_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCookie:
+    """A cookie to set (or, with ``max_age`` 0 and an empty value, to delete) on the response."""
+
+    name: str
+    value: str
+    max_age: int | None
+    secure: bool
+    httponly: bool
+    samesite: str
+    domain: str | None = None
+    path: str = "/"
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    """The account an SSO sign-in landed on and the service's own session for it."""
+
+    user_id: str
+    username: str
+    is_superuser: bool
+    created: bool
+    access_token: str
+    refresh_token: str
+    cookies: tuple[SessionCookie, ...] = ()
+
+
+# --- access to shared resources (every plugin asks ``core.auth.check_access``) ----------------------------
+@dataclass(frozen=True, slots=True)
+class ResourceRef:
+    """A resource a caller acts on: its kind (``flow``, ``project``, ``file``, ``knowledge_base``...),
+    id, owner and project (a flow's folder; a project's own id). ``permission_allowed`` receives it with
+    the action ``"<kind>:<verb>"`` (``flow:read``, ``project:write``, ``flow:execute``...)."""
+
+    kind: str
+    id: str
+    owner_id: str
+    project_id: str | None = None

@@ -30,7 +30,15 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from flask import Flask, Request
 
     from core.auth import Actor
-    from core.contracts import FileRecord, FlowRecord, McpServerConfig, MessageRecord, VertexRecord
+    from core.contracts import (
+        FileRecord,
+        FlowRecord,
+        McpServerConfig,
+        MessageRecord,
+        RunObserver,
+        RunStarted,
+        VertexRecord,
+    )
     from core.records import Permission
 
 P = ParamSpec("P")
@@ -115,6 +123,13 @@ class Hooks:
 
     def on_vertex_built(self, *, record: VertexRecord) -> None:
         self._relay.on_vertex_built(record=record)
+
+    def observing_runs(self) -> bool:
+        """Whether any plugin implements ``observe_run`` (the run path builds no record otherwise)."""
+        return bool(self._relay.observe_run.get_hookimpls())
+
+    def observe_run(self, *, run: RunStarted) -> list[RunObserver]:
+        return list(self._relay.observe_run(run=run))
 
     def on_app_created(self, *, app: Flask) -> None:
         self._relay.on_app_created(app=app)

@@ -30,7 +30,15 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from flask import Blueprint, Flask, Request
 
     from core.auth import Actor
-    from core.contracts import FileRecord, FlowRecord, McpServerConfig, MessageRecord, VertexRecord
+    from core.contracts import (
+        FileRecord,
+        FlowRecord,
+        McpServerConfig,
+        MessageRecord,
+        RunObserver,
+        RunStarted,
+        VertexRecord,
+    )
     from core.records import HealthCheck, Job, Migrations, Permission, SettingsSection
     from core.runs.shapers import RunShaper
 
@@ -45,6 +53,7 @@ __all__ = [
     "mcp_server_config",
     "message_history",
     "model_provider_allowed",
+    "observe_run",
     "on_app_created",
     "on_messages",
     "on_user_deleted",
@@ -235,6 +244,19 @@ def on_vertex_built(record: VertexRecord) -> None:
     vertex builds to be kept (editor builds), False for a run that records
     its transactions only. Implementations
     must not block the run: queue the write and return.
+    """
+
+
+@hookspec
+def observe_run(run: RunStarted) -> RunObserver | None:
+    """A run of a flow starts, on any surface: return an observer to hear how it ends (or None).
+
+    Called once per run by the one run path (``core.runs.service.execute``), in the thread (greenlet)
+    that executes the run, before its first vertex: an implementation may make something current
+    for the run's duration (a trace span) and undo it in ``RunObserver.end``, which the run path calls
+    exactly once when the run ends, fails or pauses. ``run`` is a :class:`core.contracts.RunStarted`.
+    Implementations must not block the run: record in memory or queue the write. Nothing is built for
+    this hook when no plugin implements it.
     """
 
 

@@ -450,6 +450,9 @@ class StdioSandbox:
     #: start servers without the sandbox (the worker's own user and files; only the SDK's login variables)
     unsandboxed: bool = False
     disk_mb: int = 64
+    #: RLIMIT_AS (MB) and RLIMIT_CPU (seconds over the server's life, one connection) of every server
+    memory_mb: int = 2048
+    cpu_seconds: int = 300
 
     @classmethod
     def from_settings(cls, settings: object) -> StdioSandbox:
@@ -459,7 +462,30 @@ class StdioSandbox:
             network=bool(getattr(settings, "sandbox_stdio_network", False)),
             unsandboxed=bool(getattr(settings, "sandbox_stdio_unsandboxed", False)),
             disk_mb=int(getattr(settings, "sandbox_disk_mb", 64)),
+            memory_mb=int(getattr(settings, "sandbox_stdio_memory_mb", 2048)),
+            cpu_seconds=int(getattr(settings, "sandbox_stdio_cpu_seconds", 300)),
         )
+
+    def limited(self, argv: list[str]) -> list[str]:
+        """``argv`` started under this policy's resource limits, by util-linux ``prlimit``.
+
+        The MCP SDK spawns the server itself (no ``preexec_fn`` to call ``setrlimit`` in), so the limits
+        are set by a tiny program that execs the rest: address space, CPU seconds, no core dumps, each
+        file under the disk quota. Raises :class:`SandboxUnavailable` when ``prlimit`` is missing.
+        """
+        prlimit = shutil.which("prlimit") or ("/usr/bin/prlimit" if os.path.exists("/usr/bin/prlimit") else None)
+        if prlimit is None:
+            raise SandboxUnavailable("the resource-limit tool 'prlimit' (Debian package util-linux) is not installed")
+        mb = 1024 * 1024
+        return [
+            prlimit,
+            f"--as={self.memory_mb * mb}",
+            f"--cpu={self.cpu_seconds}",
+            "--core=0",
+            f"--fsize={self.disk_mb * mb}",
+            "--",
+            *argv,
+        ]
 
 
 def sandboxed_command(
@@ -533,8 +559,8 @@ def stdio_server(argv: list[str], env: dict[str, str], policy: StdioSandbox) -> 
     ``with``). Refuses with :class:`SandboxUnavailable` when the sandbox cannot run, unless the admin set
     ``SERVICE_SANDBOX_STDIO_UNSANDBOXED``. Without a tmpfs quota the host temp dir is watched from a
     thread: past ``disk_mb`` the server's process group is killed; the dir is removed afterwards."""
-    if policy.unsandboxed:
-        yield StdioLaunch(list(argv), dict(env), sandboxed=False)
+    if policy.unsandboxed:  # no sandbox, but the resource limits still hold
+        yield StdioLaunch(policy.limited(list(argv)), dict(env), sandboxed=False)
         return
     reason = available()
     if reason is not None:
@@ -547,7 +573,7 @@ def stdio_server(argv: list[str], env: dict[str, str], policy: StdioSandbox) -> 
         cmd, cmd_env = sandboxed_command(
             argv, env, binds=policy.binds, network=policy.network, tmp=tmp, disk_mb=policy.disk_mb
         )
-        launch = StdioLaunch(cmd, cmd_env)
+        launch = StdioLaunch(policy.limited(cmd), cmd_env)
         done = threading.Event()
         if tmp is not None:
             watcher = threading.Thread(target=_watch_disk, args=(tmp, policy.disk_mb * MB, launch, done), daemon=True)

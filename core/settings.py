@@ -117,6 +117,10 @@ class Settings:
     sandbox_stdio_network: bool = False
     #: start stdio MCP servers without the sandbox (as the service's user) when bwrap cannot run; off: refused
     sandbox_stdio_unsandboxed: bool = False
+    #: MB of address space per stdio MCP server process (RLIMIT_AS; Node-based servers reserve much)
+    sandbox_stdio_memory_mb: int = 2048
+    #: CPU seconds a stdio MCP server may use over one connection (RLIMIT_CPU), then it is killed
+    sandbox_stdio_cpu_seconds: int = 300
 
     # --- request bodies (issue 20) ------------------------------------------------
     #: MB; every route's body unless it declares a larger class (checked before reading and before auth)
@@ -141,6 +145,8 @@ class Settings:
         "sandbox_memory_mb": (1, None),
         "sandbox_processes": (1, None),
         "sandbox_disk_mb": (1, None),
+        "sandbox_stdio_memory_mb": (64, None),
+        "sandbox_stdio_cpu_seconds": (1, None),
     }
 
     # ---------------------------------------------------------------------------

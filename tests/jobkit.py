@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from core.jobs import END_EVENTS
@@ -45,8 +47,82 @@ def stop_processes(procs: Iterable[subprocess.Popen[Any]], timeout: float = 10.0
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
     for proc in procs:
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        wait_or_kill(proc, timeout)
+
+
+def wait_or_kill(proc: subprocess.Popen[Any], timeout: float) -> None:
+    """Wait ``timeout`` seconds for ``proc`` to end, then SIGKILL it."""
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def redis_or_skip(url: str, *, decode: bool = True) -> Any:
+    """A client of the Redis at ``url``, or skip the test when none answers."""
+    import pytest
+    import redis
+
+    client = redis.Redis.from_url(url, decode_responses=decode)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"no Redis at {url}: {exc}")
+    return client
+
+
+def wait_rq_workers(
+    conn: Any,
+    queues: Iterable[str],
+    procs: Iterable[subprocess.Popen[Any]],
+    describe: Callable[[], str],
+    count: int = 1,
+    timeout: float = 30.0,
+) -> None:
+    """Wait until ``count`` RQ workers listen on each queue; fail with ``describe()`` if a process ends first."""
+    import pytest
+    from rq import Queue, Worker
+
+    procs = list(procs)
+    end = time.monotonic() + timeout
+    for name in queues:
+        while Worker.count(connection=conn, queue=Queue(name, connection=conn)) < count:
+            if any(p.poll() is not None for p in procs) or time.monotonic() > end:
+                pytest.fail(describe())
+            time.sleep(0.05)
+
+
+def forget_queues(raw: Any, queues: Iterable[str], *, dedicated_db: bool = False) -> None:
+    """Delete every key of ``queues`` (ours and RQ's, jobs included) from the bytes client ``raw``.
+
+    With ``dedicated_db``, RQ's own bookkeeping keys go too once no queue is left.
+    """
+    doomed: list[bytes] = []
+    job_ids: set[bytes] = set()
+    for queue in queues:
+        for key in raw.scan_iter(match=f"*{queue}*", count=1000):
+            doomed.append(key)
+            if b":job:" in key or b":events:" in key:
+                job_ids.add(key.rsplit(b":", 1)[1])
+        raw.srem("rq:queues", f"rq:queue:{queue}")
+    for job_id in job_ids:
+        doomed.extend(raw.scan_iter(match=b"rq:*" + job_id + b"*", count=1000))
+    if doomed:
+        raw.delete(*doomed)
+    if dedicated_db and not raw.scard("rq:queues"):
+        raw.delete("rq:clean_groups", "rq:queues")
+
+
+@contextlib.contextmanager
+def rq_worker_process(raw: Any, queue: str, args: list[str], env: dict[str, str], log: Path) -> Iterator[Any]:
+    """A worker process on ``queue`` (output in ``log``), listening when entered; stopped and its queue's
+    keys deleted on exit (``raw``: a bytes client of a Redis db dedicated to these tests)."""
+    with open(log, "w") as out:
+        proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_rq_workers(raw, [queue], [proc], lambda: f"worker did not start:\n{log.read_text()[-3000:]}")
+        yield proc
+    finally:
+        stop_processes([proc])
+        forget_queues(raw, [queue], dedicated_db=True)

@@ -310,6 +310,17 @@ def _connection_classes() -> tuple[type, type]:
     return _CONN_CLASSES
 
 
+def _time_limit(timeout: float | None, policy: EgressPolicy, deadline: float | None) -> float:
+    """Seconds one connection may take: the caller's timeout within the policy's, within the deadline."""
+    limit = min(timeout or policy.timeout, policy.timeout)
+    if deadline is not None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise EgressError("Request time limit exceeded")
+        limit = min(limit, remaining)
+    return limit
+
+
 def request(
     method: str,
     url: str,
@@ -337,12 +348,7 @@ def request(
     redirects: list[str] = []
     current = url
     for _hop in range(policy.max_redirects + 1):
-        limit = min(timeout or policy.timeout, policy.timeout)
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise EgressError("Request time limit exceeded")
-            limit = min(limit, remaining)
+        limit = _time_limit(timeout, policy, deadline)
         scheme, host, port, ip = check_url(current, policy)
         conn_cls = https_cls if scheme == "https" else http_cls
         conn = conn_cls(host, str(ip), port, limit)
@@ -442,12 +448,7 @@ def stream(
 
     policy = policy or EgressPolicy()
     http_cls, https_cls = _connection_classes()
-    limit = min(timeout or policy.timeout, policy.timeout)
-    if deadline is not None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise EgressError("Request time limit exceeded")
-        limit = min(limit, remaining)
+    limit = _time_limit(timeout, policy, deadline)
     scheme, host, port, ip = check_url(url, policy)
     conn = (https_cls if scheme == "https" else http_cls)(host, str(ip), port, limit)
     parts = urlsplit(url)

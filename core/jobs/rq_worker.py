@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import pkgutil
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from core.jobs import JobCancelled, JobContext, JobState, run_to_end
@@ -75,18 +76,35 @@ class WorkerContext(JobContext):
 
 
 # --- the worker side -----------------------------------------------------------------------
+#: the factory a worker builds (and, for a new plugin set, rebuilds) its app with. Named, not
+#: imported: the web app imports the job layer, so the job layer reaches the app only by this name
+#: (resolved when a worker first needs it), which keeps the core's import graph free of circles
+APP_FACTORY = "core.app:create_app"
+
 _worker_app: Flask | None = None
 _worker_kind = "fork"
+_app_factory: Callable[..., Flask] | None = None
 
 
 _worker_plugins_gen: int | None = None
 
 
-def set_worker_app(app: Flask, kind: str = "fork") -> None:
-    """Called by ``service worker`` before it forks: the app every job of this process runs in."""
-    global _worker_app, _worker_kind
+def set_worker_app(app: Flask, kind: str = "fork", factory: Callable[..., Flask] | None = None) -> None:
+    """Called by ``service worker`` before it forks: the app every job of this process runs in
+    (and, optionally, the factory that rebuilds it; default :data:`APP_FACTORY`)."""
+    global _worker_app, _worker_kind, _app_factory
     _worker_app = app
     _worker_kind = kind
+    if factory is not None:
+        _app_factory = factory
+
+
+def build_worker_app() -> Flask:
+    """A fresh app for this worker, from the registered factory (no migrations: the server runs them)."""
+    global _app_factory
+    if _app_factory is None:
+        _app_factory = pkgutil.resolve_name(APP_FACTORY)
+    return _app_factory(migrate=False)
 
 
 def worker_app() -> Flask:
@@ -94,19 +112,15 @@ def worker_app() -> Flask:
     if _worker_app is None:  # started by a plain ``rq worker``: build the app once
         import flask
 
-        if flask.has_app_context():
-            _worker_app = flask.current_app._get_current_object()  # type: ignore[attr-defined]
-        else:
-            from core.app import create_app
-
-            _worker_app = create_app(migrate=False)
+        in_app = flask.has_app_context()
+        _worker_app = flask.current_app._get_current_object() if in_app else build_worker_app()  # type: ignore[attr-defined]
     return _worker_app
 
 
 def _caught_up(app: Flask) -> Flask:
     """The worker's app in step with the deployment: a new plugin set rebuilds it, reloaded bundles swap in."""
     global _worker_app, _worker_plugins_gen
-    from core.app import create_app, state
+    from core.appstate import state
     from core.reload import APPS_GEN, generation, sync_components
 
     shared = state(app).shared
@@ -116,7 +130,7 @@ def _caught_up(app: Flask) -> Flask:
             _worker_plugins_gen = state(app).plugins_generation
         if gen != _worker_plugins_gen:
             try:
-                app = _worker_app = create_app(migrate=False)
+                app = _worker_app = build_worker_app()
                 _worker_plugins_gen = gen
             except Exception:  # keep running jobs on the current app
                 log.exception("worker app not rebuilt for plugin generation %s", gen)
@@ -273,6 +287,8 @@ def worker_classes() -> tuple[type, type]:
 
 
 __all__ = [
+    "APP_FACTORY",
+    "build_worker_app",
     "execute",
     "on_rq_failure",
     "run_job",

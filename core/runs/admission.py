@@ -13,6 +13,7 @@ format; :func:`admit` decides, for both:
 ``apikey``/unset    the owner's credentials         run as the owner
 ``apikey``/unset    none presented                  refused: :data:`CREDENTIALS_REQUIRED`
 ``apikey``/unset    presented but not valid         refused: :data:`INVALID_CREDENTIALS`
+``apikey``/unset    a member the roles let run      run as the owner (``member``: see :func:`admit`)
 ``apikey``/unset    someone else's                  refused: :data:`NOT_OWNER`
 ``oauth``           as ``apikey``, and also a token the surface's authorization server vouched for
 anything else       anyone                          refused: :data:`UNSUPPORTED` (fail closed)
@@ -132,13 +133,17 @@ def admit(
     *,
     presented: bool,
     vouched: bool = False,
+    member: bool = False,
 ) -> Admission:
     """Admit a call to a project's exposed flows, or raise :class:`Refused`.
 
     ``actor``: the caller the surface resolved from the request's credentials (None: none, or not
     valid). ``presented``: the request carried credentials of the surface's kind (so a None actor means
     they were not valid). ``vouched``: an ``oauth`` project's authorization server vouched for the
-    caller's token (the surface checked it).
+    caller's token (the surface checked it). ``member``: the caller is not the owner but the project's
+    roles let them run its flows (``core.auth.can(actor, "execute", project)``, the teams plugin's shares):
+    admitted like the owner's own credentials (the team's runs use the project's credentials, whose
+    values these surfaces never show; they take no tweaks).
     """
     kind = auth_type_of(auth_settings)
     owner = str(owner_id)
@@ -147,7 +152,7 @@ def admit(
         return Admission(owner, anonymous=not is_owner, auth_type=kind)
     if kind not in KEYED:
         raise Refused(UNSUPPORTED, kind)
-    if is_owner or (kind == "oauth" and vouched):
+    if is_owner or member or (kind == "oauth" and vouched):
         return Admission(owner, anonymous=False, auth_type=kind)
     if actor is not None:
         raise Refused(NOT_OWNER, kind)

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +34,7 @@ from typing import Any
 from flask import Flask, current_app
 
 from core.appstate import state
-from core.contracts import FlowRecord
+from core.contracts import FlowRecord, RunEnded, RunObserver, RunStarted
 from core.engine import (
     Graph,
     GraphValidationError,
@@ -44,6 +46,7 @@ from core.engine import (
 )
 from core.engine import execution as engine_run
 from core.engine.errors import RunRefused
+from core.engine.results import last_chat_text
 from core.errors import ApiError, ValidationFailed, validation_error
 from core.requests import NUL_MSG, refuse_nul
 from core.runs import tweaks as tweak_rules
@@ -51,21 +54,6 @@ from core.runs.hook_ports import hook_ports, make_context, registry
 from core.runs.subflows import check_subflows
 
 log = logging.getLogger(__name__)
-
-__all__ = [
-    "FlowNotFound",
-    "PreparedRun",
-    "Resume",
-    "RunInput",
-    "RunOutcome",
-    "RunRequest",
-    "build",
-    "execute",
-    "failure_text",
-    "prepare",
-    "resolve",
-    "stream",
-]
 
 
 #: namespace of the virtual flow ids of signed-in users' conversations with flows shared with them
@@ -106,6 +94,9 @@ class RunRequest:
     #: record vertex builds (the editor's build records, ``GET /monitor/builds``): builds ask for it, as in
     #: the reference; every run of a stored flow records its transactions (``GET /monitor/transactions``)
     log_builds: bool = False
+    #: the run's id (observers, the engine's run id); a surface that answers its caller with the id sets it,
+    #: else each execution gets a new one
+    run_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -354,6 +345,70 @@ def execute(
         from core.runs import public
 
         public.touch(req.principal, app)  # the public-session cleanup job reads it
+    run_id = req.run_id or str(uuid.uuid4())
+    hooks = state(app).host.hooks
+    if not hooks.observing_runs():  # the hot path: no record built when nobody observes runs
+        return _run_inputs(prepared, run_id, emit, cancelled, job_id, previous_results, resume, on_result, app)
+    started = RunStarted(
+        run_id=run_id,
+        flow_id=prepared.flow_id,
+        flow_name=prepared.name,
+        user_id=req.run_user_id,
+        owner_id=req.user_id,
+        surface=req.surface,
+        session_id=req.session_id,
+        job_id=job_id,
+        public=req.public,
+        started_at=time.time(),
+        request=req.to_json(),
+    )
+    observers = hooks.observe_run(run=started)
+    t0 = time.perf_counter()
+    try:
+        outcome = _run_inputs(prepared, run_id, emit, cancelled, job_id, previous_results, resume, on_result, app)
+    except BaseException as exc:
+        status = "cancelled" if isinstance(exc, (GeneratorExit, KeyboardInterrupt)) else "error"
+        _tell_end(observers, RunEnded(started, status, time.perf_counter() - t0, error="Run failed unexpectedly"))
+        raise
+    _tell_end(observers, _ended(started, outcome, time.perf_counter() - t0))
+    return outcome
+
+
+def _ended(started: RunStarted, outcome: RunOutcome, duration: float) -> RunEnded:
+    """The ``RunEnded`` record of a run that returned an outcome."""
+    outputs = tuple(last_chat_text(r) or None for r in outcome.results if r.ok)
+    if outcome.suspended is not None:
+        return RunEnded(started, "paused", duration, outputs=outputs)
+    failed = outcome.failed
+    if failed is None:
+        return RunEnded(started, "ok", duration, outputs=outputs)
+    status = "cancelled" if failed.status == "cancelled" else "error"
+    return RunEnded(started, status, duration, error=failure_text(failed), outputs=outputs)
+
+
+def _tell_end(observers: list[RunObserver], ended: RunEnded) -> None:
+    """Tell every observer how the run ended; one that raises is logged and never fails the run."""
+    for observer in observers:
+        try:
+            observer.end(ended)
+        except Exception:
+            log.exception("a run observer failed at the end of run %s", ended.run.run_id)
+
+
+def _run_inputs(
+    prepared: PreparedRun,
+    run_id: str,
+    emit: Callable[[RunEvent], None] | None,
+    cancelled: Callable[[], bool] | None,
+    job_id: str | None,
+    previous_results: Mapping[str, VertexResult] | None,
+    resume: Resume | None,
+    on_result: Callable[[RunResult], None] | None,
+    app: Flask | None,
+) -> RunOutcome:
+    """Run every input of the prepared request in turn (the body of :func:`execute`)."""
+    assert prepared.graph is not None
+    req = prepared.request
     results: list[RunResult] = []
     for item in req.inputs:
         ports = hook_ports(
@@ -376,6 +431,7 @@ def execute(
             app=app,
             ports=ports,
         )
+        ctx.run_id = run_id
         if resume is not None:
             ctx.resume = resume.answers
         result = engine_run.execute(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +12,7 @@ from werkzeug.serving import make_server
 
 from tests.build.buildkit import PLUGINS as BUILD_PLUGINS
 from tests.build.buildkit import SlowBundle
+from tests.serverkit import free_port
 
 PLUGINS = [*BUILD_PLUGINS, "variables", "run", "a2a", ("slowtest", SlowBundle())]  # monitor comes with BUILD_PLUGINS
 
@@ -47,6 +47,25 @@ def rpc(method: str, params: dict[str, Any], rid: Any = 1) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
 
 
+def post_rpc(client: Any, flow_id: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+    """POST a JSON-RPC ``body`` to the flow's A2A endpoint with the Flask test ``client``."""
+    return client.post(f"/api/v1/a2a/{flow_id}/jsonrpc", json=body, headers=headers or {})
+
+
+def task_row(app: Any, task_id: str) -> dict[str, Any]:
+    """The A2A task row ``task_id``, column by column."""
+    import uuid
+
+    from service_a2a.models import Task
+
+    from core import db
+
+    with app.app_context():
+        row = db.session().get(Task, uuid.UUID(task_id))
+        assert row is not None
+        return {c.name: getattr(row, c.name) for c in Task.__table__.columns}
+
+
 def user_message(text: str, context_id: str | None = None, message_id: str = "m-1") -> dict[str, Any]:
     message: dict[str, Any] = {
         "role": "user",
@@ -67,12 +86,6 @@ def sse(raw: bytes) -> list[dict[str, Any]]:
             assert block.startswith("data: "), block[:60]
             out.append(json.loads(block[len("data: ") :]))
     return out
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -14,10 +11,11 @@ from service_bundle_standard.bundle import all_components
 
 from core.engine import Registry
 from tests import flowkit
-from tests.a2a.a2akit import free_port
 from tests.build.buildkit import child_env
 from tests.conftest import superuser
+from tests.jobkit import stop_processes
 from tests.run.runkit import chat_echo, edge, flow_data
+from tests.serverkit import auto_login, service_run
 
 REGISTRY = Registry.from_classes([*all_components(), A2AAgent])
 
@@ -35,28 +33,10 @@ class Remote:
     """A second service instance with the A2A surface on (SQLite, in-process jobs, its own config dir)."""
 
     def __init__(self, tmp: Path) -> None:
-        port = free_port()
-        self.base = f"http://127.0.0.1:{port}"
         env = child_env(tmp, SERVICE_PLUGINS=REMOTE_PLUGINS, SERVICE_A2A_ENABLED="true")
         self.log = tmp / "remote.log"
-        with open(self.log, "w") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "core.cli", "run", "--port", str(port), "--workers", "1"],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        end = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{self.base}/health", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > end:
-                pytest.fail(f"the remote server did not start:\n{self.log.read_text()[-3000:]}")
-            time.sleep(0.1)
-        token = requests.get(f"{self.base}/api/v1/auto_login", timeout=10).json()["access_token"]
+        self.proc, self.base = service_run(env, self.log, workers=1)
+        token = auto_login(self.base)
         self.headers = {"Authorization": f"Bearer {token}"}
         self.api_key = self.post("/api/v1/api_key/", {"name": "a2a"})["api_key"]
 
@@ -71,11 +51,7 @@ class Remote:
         return self.post("/api/v1/flows/", body)["id"]
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        stop_processes([self.proc], timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -9,23 +9,10 @@ import sqlalchemy as sa
 
 from core.app import state
 from tests.a2a.a2akit import agent, project, rpc, user_message
+from tests.a2a.a2akit import post_rpc as _rpc
+from tests.a2a.a2akit import task_row as _row
 from tests.build.buildkit import slow_flow
 from tests.run.runkit import chat_echo
-
-
-def _rpc(client, flow_id, body, headers=None):
-    return client.post(f"/api/v1/a2a/{flow_id}/jsonrpc", json=body, headers=headers or {})
-
-
-def _row(app, task_id):
-    from service_a2a.models import Task
-
-    from core import db
-
-    with app.app_context():
-        row = db.session().get(Task, uuid.UUID(task_id))
-        assert row is not None
-        return {c.name: getattr(row, c.name) for c in Task.__table__.columns}
 
 
 def _get(client, flow_id, task_id, headers=None):

@@ -18,6 +18,8 @@ from core.app import state
 #: a fixed HS256 secret long enough for PyJWT's key-length checks
 SECRET = "test-secret-key-that-is-long-enough-for-hs256-0123456789"
 STRONG = "Another-strong-passphrase-42"
+#: settings of an app with auto-login off and a superuser ``admin`` (password :data:`STRONG`)
+ADMIN_ONLY = {"auto_login": False, "superuser": "admin", "superuser_password": STRONG}
 
 
 def set_cookies(response: Any) -> dict[str, dict[str, Any]]:

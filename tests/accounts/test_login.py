@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from tests.accounts.helpers import STRONG, set_cookies
+from tests.accounts.helpers import ADMIN_ONLY, STRONG, set_cookies
 from tests.conftest import PASSWORD, make_user
 
 LOGIN = "/api/v1/login"
@@ -120,9 +120,7 @@ def test_default_cookie_attributes(strict_client):
 
 def test_cookie_attributes_follow_each_cookies_own_settings(make_app):
     app = make_app(
-        auto_login=False,
-        superuser="admin",
-        superuser_password=STRONG,
+        **ADMIN_ONLY,
         access_secure=True,
         access_httponly=False,
         access_same_site="strict",
@@ -146,9 +144,7 @@ def test_cookie_attributes_follow_each_cookies_own_settings(make_app):
 
 def test_cookie_settings_accept_any_case(make_app):
     app = make_app(
-        auto_login=False,
-        superuser="admin",
-        superuser_password=STRONG,
+        **ADMIN_ONLY,
         access_same_site="Strict",
         refresh_same_site="LAX",
     )

@@ -14,7 +14,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tests.accounts.helpers import SECRET, STRONG, app_secret, raw_token, set_cookies, token_for
+from tests.accounts.helpers import ADMIN_ONLY, SECRET, STRONG, app_secret, raw_token, set_cookies, token_for
 from tests.conftest import login, superuser
 
 WHOAMI = "/api/v1/users/whoami"
@@ -84,9 +84,7 @@ def admin_id_strict(client) -> str:
 
 def test_issued_tokens_carry_the_configured_lifetimes(make_app):
     app = make_app(
-        auto_login=False,
-        superuser="admin",
-        superuser_password=STRONG,
+        **ADMIN_ONLY,
         secret_key=SECRET,
         access_token_expire_seconds=90,
         refresh_token_expire_seconds=900,
@@ -102,9 +100,7 @@ def test_issued_tokens_carry_the_configured_lifetimes(make_app):
 
 def test_issued_tokens_really_expire(make_app):
     app = make_app(
-        auto_login=False,
-        superuser="admin",
-        superuser_password=STRONG,
+        **ADMIN_ONLY,
         access_token_expire_seconds=1,
         refresh_token_expire_seconds=1,
     )
@@ -327,9 +323,7 @@ def test_logout_deletes_the_cookies(strict_client):
 
 def test_logout_deletes_cookies_with_the_attributes_they_were_set_with(make_app):
     app = make_app(
-        auto_login=False,
-        superuser="admin",
-        superuser_password=STRONG,
+        **ADMIN_ONLY,
         access_secure=True,
         access_httponly=False,
         access_same_site="strict",

@@ -157,6 +157,21 @@ def chain(*middle: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
     return {"nodes": nodes, "edges": edges, "viewport": {"x": 0, "y": 0, "zoom": 1}}
 
 
+#: the events of a build of :func:`slow_flow` (chat input, Slow Pass, chat output)
+SLOW_FLOW_EVENTS = [
+    "vertices_sorted",
+    "build_start",
+    "add_message",
+    "end_vertex",
+    "end_vertex",
+    "add_message",
+    "end_vertex",
+    "end",
+]
+#: the events of a build of the chat echo flow
+CHAT_ECHO = ["vertices_sorted", "build_start", "add_message", "end_vertex", "add_message", "end_vertex", "end"]
+
+
 def slow_flow(seconds: float = 1.0) -> dict[str, Any]:
     return chain(("SlowPass", "SlowPass-SSSSS", {"seconds": seconds}))
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 import redis
 
+from tests import jobkit
 from tests.build.buildkit import app_plugins, child_env
 from tests.jobkit import stop_processes
 
@@ -33,42 +33,20 @@ def app(make_app):
 
 
 def redis_or_skip() -> redis.Redis:
-    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
-    return client
+    return jobkit.redis_or_skip(REDIS_URL)
 
 
 def wait_workers(
     conn: Any, queues: list[str], procs: list[subprocess.Popen], logs: Path, count: int = 1, timeout: float = 30.0
 ) -> None:
-    from rq import Queue, Worker
+    def describe() -> str:
+        return "workers did not start:\n" + "".join(p.read_text()[-2000:] for p in logs.glob("*.log"))
 
-    end = time.monotonic() + timeout
-    for name in queues:
-        while Worker.count(connection=conn, queue=Queue(name, connection=conn)) < count:
-            if any(p.poll() is not None for p in procs) or time.monotonic() > end:
-                text = "".join(p.read_text()[-2000:] for p in logs.glob("*.log"))
-                pytest.fail(f"workers did not start:\n{text}")
-            time.sleep(0.05)
+    jobkit.wait_rq_workers(conn, queues, procs, describe, count, timeout)
 
 
 def cleanup_redis(tags: list[str]) -> None:
-    raw = redis.Redis.from_url(REDIS_URL)
-    doomed: list[bytes] = []
-    job_ids: set[bytes] = set()
-    for tag in tags:
-        for key in raw.scan_iter(match=f"*{tag}*", count=1000):
-            doomed.append(key)
-            if b":job:" in key or b":events:" in key:
-                job_ids.add(key.rsplit(b":", 1)[1])
-        raw.srem("rq:queues", f"rq:queue:{tag}")
-    for job_id in job_ids:
-        doomed.extend(raw.scan_iter(match=b"rq:*" + job_id + b"*", count=1000))
-    if doomed:
-        raw.delete(*doomed)
+    jobkit.forget_queues(redis.Redis.from_url(REDIS_URL), tags)
 
 
 class RQEnv:

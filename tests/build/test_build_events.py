@@ -11,8 +11,10 @@ import pytest
 from core.engine import RunContext, run_flow
 from core.runs.wire import BUILD_EVENTS
 from tests.build.buildkit import (
+    CHAT_ECHO,
     FIXTURE_INPUT,
     FIXTURES,
+    SLOW_FLOW_EVENTS,
     create_flow,
     failing_flow,
     names,
@@ -24,8 +26,6 @@ from tests.build.buildkit import (
     stream_all,
 )
 from tests.conftest import superuser
-
-CHAT_ECHO = ["vertices_sorted", "build_start", "add_message", "end_vertex", "add_message", "end_vertex", "end"]
 
 
 def shape(value: Any) -> Any:
@@ -135,16 +135,7 @@ def test_poll_waits_briefly_then_returns_nothing(make_app, monkeypatch):
         empty += not batch
         seen += batch
     assert empty >= 1  # the slow vertex ran longer than a poll waits
-    assert seen == [
-        "vertices_sorted",
-        "build_start",
-        "add_message",
-        "end_vertex",
-        "end_vertex",
-        "add_message",
-        "end_vertex",
-        "end",
-    ]
+    assert seen == SLOW_FLOW_EVENTS
 
 
 def test_invalid_graph_is_an_error_event_not_a_422(client, admin):
@@ -241,16 +232,5 @@ def test_concurrent_pollers_share_the_stream_without_duplicates(backend, make_ap
     real = [e for batch in got for e in batch if not (e["event"] == "end" and e["data"] == {})]
     ids = [json.dumps(e, sort_keys=True) for e in real]
     assert len(ids) == len(set(ids)), "an event was delivered twice"
-    assert sorted(names(real)) == sorted(
-        [
-            "vertices_sorted",
-            "build_start",
-            "add_message",
-            "end_vertex",
-            "end_vertex",
-            "add_message",
-            "end_vertex",
-            "end",
-        ]
-    )
+    assert sorted(names(real)) == sorted(SLOW_FLOW_EVENTS)
     assert names(real).count("end") == 1  # the real end, once; other pollers then got the after-end answer

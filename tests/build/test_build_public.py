@@ -9,11 +9,10 @@ import pytest
 
 from core import hookimpl
 from core.app import state
-from tests.build.buildkit import app_plugins, create_flow, names, parse, poll_all, reference_flow, slow_flow
+from tests.build.buildkit import CHAT_ECHO, app_plugins, create_flow, names, parse, poll_all, reference_flow, slow_flow
 from tests.conftest import superuser
 
 PREFIX = "/api/v1/build_public_tmp"
-CHAT_ECHO = ["vertices_sorted", "build_start", "add_message", "end_vertex", "add_message", "end_vertex", "end"]
 
 
 def visitor(client, client_id: str):

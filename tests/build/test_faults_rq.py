@@ -8,7 +8,6 @@ down answers 503 with ``Retry-After``, never 500.
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import threading
 import time
@@ -18,6 +17,7 @@ import redis
 from tests.build.buildkit import app_plugins, create_flow, names, poll_all, slow_flow, stream_all
 from tests.build.test_build_jobs import start
 from tests.conftest import superuser
+from tests.serverkit import free_port as _free_port
 
 
 def test_a_quiet_step_longer_than_the_socket_timeout_is_polled_and_streamed(make_rq_app, monkeypatch):
@@ -44,12 +44,6 @@ def test_a_quiet_step_longer_than_the_socket_timeout_is_polled_and_streamed(make
     assert names(results["stream"])[-1] == "end" and "error" not in names(results["stream"])
     for events in (polled, results["stream"]):  # every event once (a quiet read must not rewind the cursor)
         assert names(events).count("vertices_sorted") == 1 and names(events).count("end") == 1
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_redis_outage_is_a_503_with_retry_after(make_app, tmp_path):

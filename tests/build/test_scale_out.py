@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -28,22 +27,16 @@ import redis
 import requests
 
 from core.testing import _worker_database
-from tests.build.buildkit import child_env, names, reference_flow, slow_flow
+from tests.build.buildkit import CHAT_ECHO, SLOW_FLOW_EVENTS, child_env, names, reference_flow, slow_flow
 from tests.jobkit import stop_processes
+from tests.serverkit import free_port, wait_healthy
 
 pytestmark = pytest.mark.slow
 
 PG_URL = os.environ.get("SERVICE_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("SERVICE_TEST_SCALEOUT_REDIS_URL", "redis://127.0.0.1:6379/15")
 LOCK_URL = os.environ.get("SERVICE_TEST_REDIS_URL", "redis://127.0.0.1:6379/11")  # two runs never share db 15
-CHAT_ECHO = ["vertices_sorted", "build_start", "add_message", "end_vertex", "add_message", "end_vertex", "end"]
 LOST = "The worker running this job stopped unexpectedly"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def children(pid: int) -> list[int]:
@@ -96,16 +89,7 @@ class Cluster:
         port = free_port()
         proc = self._spawn(name, ["run", "--port", str(port)])
         base = f"http://127.0.0.1:{port}"
-        end = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if proc.poll() is not None or time.monotonic() > end:
-                pytest.fail(f"web process {name} did not start:\n{self.logs()}")
-            time.sleep(0.1)
+        wait_healthy(base, proc, lambda: f"web process {name} did not start:\n{self.logs()}")
         self.web.append((base, proc))
         return base
 
@@ -275,16 +259,7 @@ def killed_worker_ends_the_job_and_the_next_build_succeeds(cluster, apis):
     survivor = next(name for name in cluster.workers if name != worker)
     job2 = b.build(flow_id, "doomed")
     events = a.stream(job2)
-    assert names(events) == [
-        "vertices_sorted",
-        "build_start",
-        "add_message",
-        "end_vertex",
-        "end_vertex",
-        "add_message",
-        "end_vertex",
-        "end",
-    ]
+    assert names(events) == SLOW_FLOW_EVENTS
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     assert r.hget(f"service:jobs:service:job:{job2}", "worker") == survivor
     assert a.get("/api/v1/monitor/job_queue").json()["watchdog_ended"] >= 1

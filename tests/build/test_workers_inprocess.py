@@ -12,9 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -22,25 +19,18 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.build.buildkit import child_env, names, reference_flow, slow_flow
+from tests.build.buildkit import CHAT_ECHO, child_env, names, reference_flow, slow_flow
+from tests.jobkit import stop_processes
+from tests.serverkit import auto_login, service_run
 
 pytestmark = pytest.mark.slow
 
-CHAT_ECHO = ["vertices_sorted", "build_start", "add_message", "end_vertex", "add_message", "end_vertex", "end"]
 LOST = "The worker running this job stopped unexpectedly"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Server:
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
-        port = free_port()
-        self.base = f"http://127.0.0.1:{port}"
         env = child_env(
             tmp,
             SERVICE_PLUGINS="accounts,flows,build,monitor,standard,slowtest",
@@ -50,24 +40,8 @@ class Server:
             SERVICE_LOG_LEVEL="warning",
         )
         self.log = tmp / "server.log"
-        with open(self.log, "w") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "core.cli", "run", "--port", str(port), "--workers", "2"],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        end = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{self.base}/health", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > end:
-                pytest.fail(f"the server did not start:\n{self.log.read_text()[-3000:]}")
-            time.sleep(0.1)
-        token = requests.get(f"{self.base}/api/v1/auto_login", timeout=10).json()["access_token"]
+        self.proc, self.base = service_run(env, self.log, workers=2)
+        token = auto_login(self.base)
         self.headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
         self.statuses: dict[int, int] = {}
         self.lock = threading.Lock()
@@ -108,13 +82,7 @@ class Server:
         return int(json.loads((self.tmp / "jobs" / f"{job_id}.json").read_text())["pid"])
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_processes([self.proc], timeout=20)
 
 
 @pytest.fixture(scope="module")

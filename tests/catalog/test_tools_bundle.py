@@ -41,7 +41,7 @@ def run(cls, **params):
 def test_searxng(api):
     api.route("GET", "/search", {"query": "q", "results": [{"title": "T", "url": "https://x/1", "content": "C"}]})
     tool = run(SearXNGTool, url=api.base, max_results=3, categories=["general"], language="en").build_tool()
-    assert isinstance(tool, Tool) and tool.name == "searxng_search"
+    assert isinstance(tool, Tool) and tool.name == "searxng_search_tool"
     # the reference answers with SearXNG's own result objects (the earlier title/link/snippet rows were ours)
     assert json.loads(tool.run("flows")) == [{"title": "T", "url": "https://x/1", "content": "C"}]
     assert api.last()["query"] == {"q": "flows", "format": "json", "categories": "general", "language": "en"}

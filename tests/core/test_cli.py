@@ -3,7 +3,6 @@
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -11,6 +10,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.serverkit import free_port as _free_port
 
 SERVICE = str(Path(sys.executable).parent / "service")
 
@@ -22,12 +23,6 @@ def _env(tmp_path, **extra):
         env["SERVICE_DATABASE_URL"] = os.environ["SERVICE_TEST_DATABASE_URL"]
     env.update(extra)
     return env
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_plugins_list_and_db_upgrade(tmp_path):

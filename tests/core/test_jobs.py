@@ -22,7 +22,7 @@ from core.jobs.inprocess import InProcessQueue
 from core.jobs.inprocess_store import Store
 from core.records import Job
 from core.settings import Settings
-from tests.jobkit import drain, wait_state
+from tests.jobkit import drain, wait_or_kill, wait_state
 
 
 # --- jobs used by these tests ----------------------------------------------------------
@@ -392,11 +392,7 @@ class Peer:
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.stdin.close()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            wait_or_kill(self.proc, 10)
 
 
 @pytest.fixture(scope="module")

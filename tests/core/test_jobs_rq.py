@@ -25,7 +25,7 @@ from core import hookimpl
 from core.jobs import JobState, UnknownJob
 from core.records import Job
 from core.settings import Settings
-from tests.jobkit import drain, stop_processes, wait_state
+from tests.jobkit import drain, redis_or_skip, stop_processes, wait_state
 
 REDIS_URL = os.environ.get("SERVICE_TEST_REDIS_URL", "redis://127.0.0.1:6379/11")
 HERE = Path(__file__).resolve()
@@ -74,21 +74,12 @@ class JobTestsPlugin:
 
 
 # --- fixtures ------------------------------------------------------------------------------
-def _redis_or_skip() -> redis.Redis:
-    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
-    return client
-
-
 class Env:
     def __init__(self, tmp: Path) -> None:
         tag = uuid.uuid4().hex[:8]
         self.simple, self.fork, self.idle = f"t{tag}-simple", f"t{tag}-fork", f"t{tag}-idle"
         self.config_dir = tmp
-        self.redis = _redis_or_skip()
+        self.redis = redis_or_skip(REDIS_URL)
         self.procs: list[subprocess.Popen] = []
         self.app = None
 

@@ -99,6 +99,7 @@ NO_ERROR_RESPONSE: dict[str, str] = {
     "GET /health": "liveness: it answers whenever the process does (readiness failures are /health_check's 500)",
     "GET /api/v1/version": "constant package metadata, read at start-up",
     "GET /api/v1/config": "settings held in memory; a stale or wrong credential reads as anonymous, not as an error",
+    "GET /api/v1/sso/providers": "settings held in memory, public (the sign-in page's provider buttons)",
 }
 
 

@@ -10,7 +10,6 @@ are iterated here, each under its own hypothesis test.)
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from tests.conftest import superuser
+from tests.jobkit import redis_or_skip, wait_rq_workers
 
 # Endpoints whose side effects would invalidate the session the fuzzer uses.
 SKIP = {("POST", "/api/v1/logout"), ("DELETE", "/api/v1/users/{user_id}")}
@@ -34,11 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def rq_worker(tmp_path, service_database_url):
     """A ``service worker --simple`` on a queue of its own, sharing the test app's database and config dir."""
-    client = redis.Redis.from_url(REDIS_URL)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
+    client = redis_or_skip(REDIS_URL, decode=False)
     queue = f"fuzz-{uuid.uuid4().hex[:8]}"
     config_dir = tmp_path / "config"
     database_url = service_database_url or f"sqlite:///{config_dir / 'service.db'}"
@@ -65,13 +61,7 @@ def _start_worker(queue, env, log_path):
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-    from rq import Queue, Worker
-
-    conn = redis.Redis.from_url(REDIS_URL)
-    end = time.monotonic() + 30
-    while Worker.count(connection=conn, queue=Queue(queue, connection=conn)) < 1:
-        assert proc.poll() is None and time.monotonic() < end, Path(log_path).read_text()[-2000:]
-        time.sleep(0.05)
+    wait_rq_workers(redis.Redis.from_url(REDIS_URL), [queue], [proc], lambda: Path(log_path).read_text()[-2000:])
     return proc
 
 

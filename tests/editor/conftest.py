@@ -1,4 +1,5 @@
-"""Keep each phase's report on the test item, so fixtures can save a screenshot when a test failed."""
+"""The browser fixtures of the end-to-end modules, and each phase's report kept on the test item (so the
+``page`` fixture can save a screenshot when a test failed)."""
 
 from __future__ import annotations
 
@@ -10,3 +11,60 @@ def pytest_runtest_makereport(item, call):
     report = yield
     setattr(item, f"rep_{report.when}", report)
     return report
+
+
+@pytest.fixture(scope="module")
+def _playwright_installed():
+    """Chromium is there (the end-to-end modules skip otherwise) but not the driver: a broken set-up, not a skip."""
+    from tests.editor.test_e2e import sync_api
+
+    if sync_api is None:
+        pytest.fail("the playwright pip package is missing: pip install playwright (never `playwright install`)")
+
+
+@pytest.fixture(scope="module")
+def browser(_playwright_installed):
+    from tests.editor.test_e2e import CHROME_ARGS, CHROMIUM, sync_api
+
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server, request):
+    from tests.editor.test_e2e import ARTIFACTS
+
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server)
+    pg = context.new_page()
+    pg.set_default_timeout(15_000)
+    problems: list[str] = []
+    pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    pg.on("console", lambda m: "Content Security Policy" in m.text and problems.append(f"CSP: {m.text}"))
+    yield pg
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        pg.screenshot(path=str(ARTIFACTS / f"e2e-FAILED-{request.node.name}.png"))
+    context.close()
+    assert not problems, problems
+
+
+@pytest.fixture(scope="module")
+def llm():
+    """The local OpenAI-compatible test server (a module may define its own, with other models)."""
+    from tests.openai_server import OpenAIServer
+
+    with OpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def llm_service(tmp_path_factory, llm, request):
+    """``service run`` whose OpenAI Compatible provider is ``llm`` (the module's ``server`` returns it)."""
+    from tests.editor.test_e2e import running_service
+
+    config = tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1].replace("test_", ""))
+    with running_service(config, SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1", OPENAI_COMPATIBLE_BASE_URL=llm.url) as base:
+        yield base

@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,8 @@ import pytest
 
 from tests import flowkit
 from tests.flowkit import reference_path
+from tests.serverkit import free_port as _free_port
+from tests.serverkit import wait_healthy
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,6 +45,7 @@ CHROME_ARGS = [
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.usefixtures("_playwright_installed"),  # tests/editor/conftest.py
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is absent: apt-get install -y chromium"),
 ]
 
@@ -53,18 +55,6 @@ try:
 except ImportError:  # chromium is there but not the driver: that is a broken set-up, not a skip
     sync_api = None
     expect = None
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _playwright_installed():
-    if sync_api is None:
-        pytest.fail("the playwright pip package is missing: pip install playwright (never `playwright install`)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _service_binary() -> str:
@@ -100,18 +90,7 @@ def running_service(
         start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/health", timeout=2) as r:  # noqa: S310 - local server
-                if r.status == 200:
-                    break
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            log.close()
-            pytest.fail(f"service did not start:\n{(config / 'server.log').read_text()[-4000:]}")
-        time.sleep(0.2)
+    wait_healthy(base, proc, lambda: f"service did not start:\n{(config / 'server.log').read_text()[-4000:]}")
     try:
         yield base
     finally:
@@ -134,31 +113,6 @@ def server(tmp_path_factory):
         yield base
     ARTIFACTS.mkdir(exist_ok=True)
     shutil.copy(config / "server.log", ARTIFACTS / "e2e-server.log")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser, server, request):
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server)
-    pg = context.new_page()
-    pg.set_default_timeout(15_000)
-    problems: list[str] = []
-    pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    pg.on("console", lambda m: "Content Security Policy" in m.text and problems.append(f"CSP: {m.text}"))
-    yield pg
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:
-        ARTIFACTS.mkdir(exist_ok=True)
-        pg.screenshot(path=str(ARTIFACTS / f"e2e-FAILED-{request.node.name}.png"))
-    context.close()
-    assert not problems, problems
 
 
 def shot(page, name: str) -> None:

@@ -7,29 +7,14 @@ from __future__ import annotations
 
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from tests.editor.test_e2e import (  # noqa: F401 - fixtures
-    ADMIN,
-    CHROMIUM,
-    PASSWORD,
-    _free_port,
-    api,
-    browser,
-    page,
-    running_service,
-    shot,
-    sign_in,
-)
+from tests.editor import test_e2e
+from tests.editor.test_e2e import ADMIN, PASSWORD, api, expect, running_service, shot, sign_in
 from tests.run.runkit import chat_echo
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is absent: apt-get install -y chromium"),
-]
-from playwright.sync_api import expect  # noqa: E402
+pytestmark = test_e2e.pytestmark  # the module's marks
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +34,7 @@ def _token(server: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {json.loads(r.read())['access_token']}"}
 
 
-def test_flow_settings_publish_an_agent_with_card_overrides(page, server):  # noqa: F811
+def test_flow_settings_publish_an_agent_with_card_overrides(page, server):
     auth = _token(server)
     status, folder = api(
         server,

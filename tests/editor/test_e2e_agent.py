@@ -6,40 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-from tests.editor.test_e2e import (  # noqa: F401  (fixtures)
-    ADMIN,
-    ARTIFACTS,
-    PASSWORD,
-    _free_port,
-    _playwright_installed,
-    api,
-    browser,
-    cookie_header,
-    expect,
-    page,
-    pytestmark,
-    running_service,
-    shot,
-    sign_in,
-)
+from tests.editor import test_e2e
+from tests.editor.test_e2e import api, cookie_header, expect, shot, sign_in
 from tests.models.test_agent_engine import APPROVAL, agent_flow
-from tests.openai_server import OpenAIServer
+
+pytestmark = test_e2e.pytestmark  # the module's marks
 
 
 @pytest.fixture(scope="module")
-def llm():
-    with OpenAIServer() as server:
-        yield server
+def server(llm_service):
+    return llm_service
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, llm):
-    config = tmp_path_factory.mktemp("e2e-agent")
-    with running_service(config, SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1", OPENAI_COMPATIBLE_BASE_URL=llm.url) as base:
-        yield base
-
-
-def _open(page, server, data, name):  # noqa: F811 (the page fixture)
+def _open(page, server, data, name):
     sign_in(page)
     status, flow = api(server, "POST", "/api/v1/flows/", body={"name": name, "data": data}, cookies=cookie_header(page))
     assert status == 201, flow
@@ -47,7 +26,7 @@ def _open(page, server, data, name):  # noqa: F811 (the page fixture)
     expect(page.locator(".react-flow__node").first).to_be_visible()
 
 
-def test_model_picker_streamed_answer_and_tool_calls(page, server, llm):  # noqa: F811
+def test_model_picker_streamed_answer_and_tool_calls(page, server, llm):
     _open(page, server, agent_flow(), "agent demo")
     picker = page.get_by_test_id("node-LanguageModelComponent").get_by_test_id("model-picker")
     expect(picker.locator("option", has_text="test-model-large")).to_have_count(1)  # from GET /models
@@ -68,7 +47,7 @@ def test_model_picker_streamed_answer_and_tool_calls(page, server, llm):  # noqa
     shot(page, "agent-tool-calls")
 
 
-def test_approval_card_for_a_paused_run(page, server, llm):  # noqa: F811
+def test_approval_card_for_a_paused_run(page, server, llm):
     data = agent_flow(tools=[("TextInput", {"input_value": "x"})], approval=APPROVAL, stream=False)
     data["nodes"][-1]["data"]["node"]["template"]["input_value"]["tool_mode"] = True
     _open(page, server, data, "approval demo")
@@ -88,7 +67,7 @@ def test_approval_card_for_a_paused_run(page, server, llm):  # noqa: F811
     shot(page, "agent-approval-card")
 
 
-def test_approving_follows_the_resumed_run_to_its_answer(page, server, llm):  # noqa: F811
+def test_approving_follows_the_resumed_run_to_its_answer(page, server, llm):
     data = agent_flow(tools=[("TextInput", {"input_value": "x"})], approval=APPROVAL, stream=True)
     data["nodes"][-1]["data"]["node"]["template"]["input_value"]["tool_mode"] = True
     _open(page, server, data, "approval follow demo")

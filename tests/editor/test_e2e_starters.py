@@ -21,23 +21,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.editor.test_e2e import (  # noqa: F401 - fixtures
-    ADMIN,
-    ARTIFACTS,
-    CHROMIUM,
-    PASSWORD,
-    _free_port,
-    api,
-    browser,
-    pytestmark,
-    running_service,
-    shot,
-)
+from tests.editor import test_e2e
+from tests.editor.test_e2e import ADMIN, ARTIFACTS, PASSWORD, api, running_service, shot
 from tests.editor.test_e2e_mcp import sdk_server  # noqa: F401 - fixture (the MCP SDK example server)
 from tests.openai_server import OpenAIServer
 
 pytest.importorskip("mcp")
 from playwright.sync_api import expect
+
+pytestmark = test_e2e.pytestmark  # the module's marks
+
 
 STARTER_FILES = Path(__file__).resolve().parents[2] / "plugins" / "flows" / "service_flows" / "examples"
 LLM_KEY = "sk-starter-test"
@@ -116,7 +109,7 @@ def auth(server, llm):
 
 
 @pytest.fixture(scope="module")
-def context(browser, server, auth):  # noqa: F811 - the browser fixture
+def context(browser, server, auth):
     """One signed-in browser context for the module."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server)
     pg = ctx.new_page()

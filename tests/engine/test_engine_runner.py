@@ -241,12 +241,11 @@ def test_vertex_error_is_captured_without_traceback():
     assert log.of("error")[0]["text"] == "RuntimeError: secret internal detail"
 
 
-def test_io_bound_vertices_of_a_layer_run_concurrently():
-    reg = _test_registry()
+def _fan_out(count: int) -> dict:
+    """A text input feeding ``count`` TestSlowIO vertices (``TestSlowIO-0`` ...), all of one layer."""
     src = node("TextInput", "TextInput-0", input_value="x")
-    nodes = [src]
-    edges = []
-    for i in range(4):
+    nodes, edges = [src], []
+    for i in range(count):
         nid = f"TestSlowIO-{i}"
         nodes.append({"id": nid, "type": "genericNode", "data": {"type": "TestSlowIO", "node": {"template": {}}}})
         edges.append(
@@ -259,8 +258,14 @@ def test_io_bound_vertices_of_a_layer_run_concurrently():
                 },
             }
         )
+    return flow(nodes, edges)
+
+
+def test_io_bound_vertices_of_a_layer_run_concurrently():
+    reg = _test_registry()
+    data = _fan_out(4)
     t0 = time.perf_counter()
-    result = run_flow(flow(nodes, edges), reg, RunContext())
+    result = run_flow(data, reg, RunContext())
     elapsed = time.perf_counter() - t0
     assert result.ok
     assert all(result.output(f"TestSlowIO-{i}").text == "x." for i in range(4))
@@ -326,21 +331,7 @@ def test_partial_runs():
 
 def test_emit_is_serialised_across_threads():
     reg = _test_registry()
-    src = node("TextInput", "TextInput-0", input_value="x")
-    nodes, edges = [src], []
-    for i in range(3):
-        nid = f"TestSlowIO-{i}"
-        nodes.append({"id": nid, "type": "genericNode", "data": {"type": "TestSlowIO", "node": {"template": {}}}})
-        edges.append(
-            {
-                "source": src["id"],
-                "target": nid,
-                "data": {
-                    "sourceHandle": {"id": src["id"], "name": "text"},
-                    "targetHandle": {"id": nid, "fieldName": "input_value"},
-                },
-            }
-        )
+    data = _fan_out(3)
     inside = {"now": 0, "max": 0}
     lock = threading.Lock()
 
@@ -352,7 +343,7 @@ def test_emit_is_serialised_across_threads():
         with lock:
             inside["now"] -= 1
 
-    assert run_flow(flow(nodes, edges), reg, RunContext(emit=emit)).ok
+    assert run_flow(data, reg, RunContext(emit=emit)).ok
     assert inside["max"] == 1
 
 

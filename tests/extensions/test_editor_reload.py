@@ -10,15 +10,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.editor.test_e2e import ADMIN, CHROME_ARGS, CHROMIUM, PASSWORD, api, cookie_header, sign_in
 from tests.extensions.extkit import component, flow_of, write_bundle
+from tests.serverkit import free_port, wait_healthy
 
 pytestmark = [
     pytest.mark.slow,
@@ -34,14 +32,6 @@ except ImportError:
 
 REPO = Path(__file__).resolve().parents[2]
 DIST, PACKAGE = "svc-ext-editor", "svc_ext_editor"
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -72,18 +62,7 @@ def served(tmp_path):
         start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/health", timeout=2) as r:  # noqa: S310 - local server
-                if r.status == 200:
-                    break
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            log.close()
-            pytest.fail((tmp_path / "server.log").read_text()[-4000:])
-        time.sleep(0.2)
+    wait_healthy(base, proc, lambda: (tmp_path / "server.log").read_text()[-4000:])
     try:
         yield base, site
     finally:

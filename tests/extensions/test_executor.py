@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ import requests
 from core.engine import RunContext, run_flow
 from tests.flowkit import load_reference, reference_path, standard_registry
 from tests.jobkit import stop_processes
+from tests.serverkit import free_port, wait_healthy
 
 pytestmark = pytest.mark.slow
 
@@ -139,12 +138,6 @@ def test_run_applies_tweaks_and_reports_bad_input(venv):
     assert missing.returncode == 2 and "no-such-flow.json" in missing.stderr
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def served(venv, tmp_path):
     port = free_port()
@@ -160,16 +153,7 @@ def served(venv, tmp_path):
     )
     log.close()
     base = f"http://127.0.0.1:{port}"
-    end = time.monotonic() + 60
-    while True:
-        try:
-            if requests.get(f"{base}/health", timeout=1).status_code == 200:
-                break
-        except requests.RequestException:
-            pass
-        if proc.poll() is not None or time.monotonic() > end:
-            pytest.fail((tmp_path / "serve.log").read_text())
-        time.sleep(0.1)
+    wait_healthy(base, proc, lambda: (tmp_path / "serve.log").read_text())
     try:
         yield base
     finally:

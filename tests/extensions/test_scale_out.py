@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ import requests
 
 from tests.extensions.extkit import component, flow_of, write_bundle
 from tests.jobkit import stop_processes
+from tests.serverkit import free_port, wait_healthy
 
 pytestmark = pytest.mark.slow
 
@@ -33,12 +33,6 @@ REDIS_URL = os.environ.get("SERVICE_TEST_SCALEOUT_REDIS_URL", "redis://127.0.0.1
 DIST = "svc-ext-scale"
 PACKAGE = "svc_ext_scale"
 WORKER = f"extw-{os.getpid()}"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -103,16 +97,7 @@ def cluster(tmp_path_factory):
     try:
         web = spawn("web", ["run", "--port", str(port)])
         base = f"http://127.0.0.1:{port}"
-        end = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if web.poll() is not None or time.monotonic() > end:
-                pytest.fail(f"server did not start:\n{logs()}")
-            time.sleep(0.1)
+        wait_healthy(base, web, lambda: f"server did not start:\n{logs()}")
         spawn("worker", ["worker", "--name", WORKER])
         from rq import Worker
 

@@ -63,5 +63,27 @@ def fill(megabytes: int) -> str:
     return "filled"
 
 
+@server.tool()
+def limits(megabytes: int = 0) -> str:
+    """The server's own resource limits; then try to hold ``megabytes`` MB of memory."""
+    import resource
+
+    held = "not tried"
+    if megabytes:
+        try:
+            block = bytearray(megabytes * 1024 * 1024)
+            held = f"held {len(block) // (1024 * 1024)} MB"
+        except MemoryError:
+            held = "MemoryError"
+    return json.dumps(
+        {
+            "as": resource.getrlimit(resource.RLIMIT_AS)[0],
+            "cpu": resource.getrlimit(resource.RLIMIT_CPU)[0],
+            "core": resource.getrlimit(resource.RLIMIT_CORE)[0],
+            "held": held,
+        }
+    )
+
+
 if __name__ == "__main__":
     server.run("stdio")

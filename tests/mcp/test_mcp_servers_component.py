@@ -22,17 +22,12 @@ from tests.flowkit import edge, node
 from tests.flowkit import flow as flow_data
 from tests.mcp.conftest import PLUGINS
 from tests.run.runkit import create_flow
+from tests.serverkit import free_port
 
 pytest.importorskip("mcp")
 
 SERVER = Path(__file__).with_name("sdk_server.py")
 SERVERS = "/api/v2/mcp/servers"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

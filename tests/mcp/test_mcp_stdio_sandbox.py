@@ -107,6 +107,11 @@ def test_a_stdio_config_stored_before_never_starts(make_app, marker, caplog):
 
 def _probe(app, caller, server: str, **args) -> dict:
     """Call the probe tool through the MCP Tools component (the bundle's stdio launch)."""
+    return _probe_tool(app, caller, server, "probe", **args)
+
+
+def _probe_tool(app, caller, server: str, tool: str, **args) -> dict:
+    """Call one tool of the probe server through the MCP Tools component."""
     from service_bundle_mcp.component import MCPTools
 
     from core.runs import make_context
@@ -116,7 +121,7 @@ def _probe(app, caller, server: str, **args) -> dict:
         component = MCPTools.build(mcp_server={"name": server})
         component.context = ctx
         tools = {t.name: t for t in component.as_tools()}
-        return json.loads(tools["probe"].run(args))
+        return json.loads(tools[tool].run(args))
 
 
 @needs_sandbox
@@ -131,7 +136,7 @@ def test_a_superusers_stdio_server_runs_in_the_sandbox(make_app, monkeypatch, lo
     assert client.post(f"{SERVERS}/probe", json=body, headers=admin.bearer).status_code == 200
     listed = client.get(f"{SERVERS}/probe/tools", headers=admin.bearer)  # the plugin's stdio launch
     assert listed.status_code == 200, listed.get_json()
-    assert {t["name"] for t in listed.get_json()} == {"probe", "fill"}
+    assert {t["name"] for t in listed.get_json()} == {"probe", "fill", "limits"}
     config_dir = str(app.extensions["service"].settings.resolved_config_dir)
     host_files = [config_dir, str(Path.cwd() / "pyproject.toml"), "/etc/passwd", "/work/main/pyproject.toml", "/root"]
     assert Path(host_files[1]).exists() and Path(host_files[3]).exists()
@@ -147,6 +152,47 @@ def test_a_superusers_stdio_server_runs_in_the_sandbox(make_app, monkeypatch, lo
     assert {k: seen["paths"][k] for k in host_files[:4]} == dict.fromkeys(host_files[:4], False)
     assert seen["paths"]["/root"] == any(b.startswith("/root/") for b in BINDS)
     assert seen["connect"].startswith("<"), "a loopback service was reachable"
+
+
+@needs_sandbox
+def test_a_stdio_server_runs_under_memory_and_cpu_limits(make_app):
+    app = make_app(
+        plugins=[*PLUGINS, "mcp_tools"],
+        sandbox_stdio_binds=BINDS,
+        sandbox_stdio_memory_mb=768,
+        sandbox_stdio_cpu_seconds=40,
+    )
+    client = app.test_client()
+    admin = superuser(client)
+    client.post(f"{SERVERS}/probe", json={"command": sys.executable, "args": [str(PROBE)]}, headers=admin.bearer)
+    seen = _probe_tool(app, admin, "probe", "limits", megabytes=1024)
+    assert seen["as"] == 768 * 1024 * 1024 and seen["cpu"] == 40 and seen["core"] == 0
+    assert seen["held"] == "MemoryError"  # 1 GB does not fit under 768 MB of address space
+    assert _probe_tool(app, admin, "probe", "limits", megabytes=64)["held"] == "held 64 MB"
+
+
+def test_a_demoted_superusers_stdio_server_stops_starting(make_app, marker):
+    app = make_app(plugins=[*PLUGINS, "mcp_tools"])
+    client = app.test_client()
+    admin = superuser(client)
+    carol = make_user(client, admin, username="carol")
+    promoted = client.patch(f"/api/v1/users/{carol.id}", json={"is_superuser": True}, headers=admin.bearer)
+    assert promoted.status_code == 200, promoted.get_json()
+    assert client.post(f"{SERVERS}/mine", json=_pwn(marker), headers=carol.bearer).status_code == 200
+    from service_mcp import hookspecs
+
+    from core import appstate
+
+    def superuser_now() -> bool | None:
+        with app.app_context():
+            return appstate.hooks().first(hookspecs.user_is_superuser, user_id=carol.id)
+
+    assert superuser_now() is True
+    demoted = client.patch(f"/api/v1/users/{carol.id}", json={"is_superuser": False}, headers=admin.bearer)
+    assert demoted.status_code == 200
+    assert superuser_now() is False
+    listed = client.get(f"{SERVERS}/mine/tools", headers=carol.key)
+    assert listed.status_code == 403 and "current superuser" in listed.get_json()["detail"]
 
 
 @needs_sandbox

@@ -13,10 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -33,21 +29,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.build.buildkit import child_env
+from tests.jobkit import stop_processes
 from tests.run.runkit import chat_echo
+from tests.serverkit import auto_login, service_run
 
 pytestmark = pytest.mark.slow
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Server:
     def __init__(self, tmp: Path, **settings: str) -> None:
-        port = free_port()
-        self.base = f"http://127.0.0.1:{port}"
         env = child_env(
             tmp,
             SERVICE_PLUGINS="accounts,flows,run,monitor,mcp,standard",
@@ -56,24 +46,8 @@ class Server:
             **settings,
         )
         self.log = tmp / "server.log"
-        with open(self.log, "w") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "core.cli", "run", "--port", str(port), "--workers", "2"],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        end = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{self.base}/health", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > end:
-                pytest.fail(f"the server did not start:\n{self.log.read_text()[-3000:]}")
-            time.sleep(0.1)
-        token = requests.get(f"{self.base}/api/v1/auto_login", timeout=10).json()["access_token"]
+        self.proc, self.base = service_run(env, self.log, workers=2)
+        token = auto_login(self.base)
         auth = {"Authorization": f"Bearer {token}", "Connection": "close"}
         self.key = requests.post(f"{self.base}/api/v1/api_key/", json={"name": "mcp"}, headers=auth, timeout=10).json()[
             "api_key"
@@ -118,13 +92,7 @@ class Server:
         return create_mcp_http_client(headers=self.headers)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_processes([self.proc], timeout=20)
 
 
 @pytest.fixture(scope="module")

@@ -9,18 +9,17 @@ file in the module's config directory, or the PostgreSQL test database).
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
-import redis
 
 HERE = Path(__file__).resolve()
 REDIS_URL = os.environ.get("SERVICE_TEST_RUN_REDIS_URL", "redis://127.0.0.1:6379/13")
 
+from tests.jobkit import redis_or_skip, rq_worker_process  # noqa: E402
 from tests.run.runkit import answer, reference, upload  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -32,11 +31,7 @@ def rq_env(tmp_path_factory, service_database_url):
     from core.app import create_app, state
     from core.jobs.rq_backend import RQQueue
 
-    client = redis.Redis.from_url(REDIS_URL)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
+    client = redis_or_skip(REDIS_URL, decode=False)
     queue = f"runtest-{uuid.uuid4().hex[:10]}"
     config_dir = tmp_path_factory.mktemp("runrq")
     config = {
@@ -62,35 +57,13 @@ def rq_env(tmp_path_factory, service_database_url):
     )
     if service_database_url:
         env["SERVICE_DATABASE_URL"] = service_database_url
-    log_path = config_dir / "worker.log"
-    with open(log_path, "w") as log:
-        worker = subprocess.Popen(
-            [sys.executable, str(HERE), "worker", queue], env=env, stdout=log, stderr=subprocess.STDOUT
-        )
+    worker = rq_worker_process(
+        client, queue, [sys.executable, str(HERE), "worker", queue], env, config_dir / "worker.log"
+    )
     try:
-        from rq import Queue, Worker
-
-        end = time.monotonic() + 30
-        while Worker.count(connection=client, queue=Queue(queue, connection=client)) < 1:
-            if worker.poll() is not None or time.monotonic() > end:
-                pytest.fail(f"worker did not start:\n{log_path.read_text()[-3000:]}")
-            time.sleep(0.05)
-        yield app, svc.jobs
+        with worker:
+            yield app, svc.jobs
     finally:
-        worker.terminate()
-        try:
-            worker.wait(10)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
-        mine = list(client.scan_iter(match=f"*{queue}*", count=1000))
-        job_ids = {k.rsplit(b":", 1)[1] for k in mine if b":job:" in k or b":events:" in k}
-        doomed = mine + [k for job_id in job_ids for k in client.scan_iter(match=b"rq:*" + job_id + b"*", count=1000)]
-        if doomed:
-            client.delete(*doomed)
-        client.srem("rq:queues", f"rq:queue:{queue}")
-        if not client.scard("rq:queues"):  # db dedicated to these tests: RQ's own bookkeeping key too
-            client.delete("rq:clean_groups", "rq:queues")
         svc.jobs.close()
         if service_database_url:
             db.truncate_all(svc.engine)

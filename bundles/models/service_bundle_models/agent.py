@@ -16,16 +16,15 @@ or after ``max_iterations`` model calls.
 
 from __future__ import annotations
 
-import ast
 import contextvars
 import datetime as dt
 import json
-import operator
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from core.engine import Component, ComponentError, Data, Message, Output, ToolCall
+from core.engine.arithmetic import safe_arithmetic
 from core.engine.errors import PolicyRefused, SuspendRun
 from core.engine.inputs import (
     BoolInput,
@@ -50,45 +49,16 @@ FORMAT_PROMPT = (
 DEFAULT_PROMPT = "You are a Service Agent \u2014 an AI assistant that completes tasks with the tools it is given."
 _MAX_WORKERS = 8
 
+
 # --- built-in tools ------------------------------------------------------------------------------------
-_OPS: dict[type, Any] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-    ast.USub: operator.neg,
-    ast.UAdd: operator.pos,
-}
-
-
 def calculate(expression: str) -> str:
-    """Evaluate arithmetic with the AST (numbers and + - * / // % ** only; never ``eval``)."""
-
-    def walk(node: ast.AST) -> float:
-        if isinstance(node, ast.Expression):
-            return walk(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            left, right = walk(node.left), walk(node.right)
-            if isinstance(node.op, ast.Pow) and abs(right) > 1000:
-                raise ValueError("Exponent too large")
-            return _OPS[type(node.op)](left, right)  # type: ignore[no-any-return]
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](walk(node.operand))  # type: ignore[no-any-return]
-        raise ValueError(f"Unsupported expression: {ast.dump(node)[:60]}")
-
-    if len(expression) > 500:
-        raise ValueError("Expression too long")
+    """Evaluate arithmetic (numbers and + - * / // % ** only; never ``eval``): ``ValueError`` otherwise."""
     try:
-        value = walk(ast.parse(expression.strip(), mode="eval"))
+        value = safe_arithmetic(expression)
     except ZeroDivisionError:
         raise ValueError("Division by zero") from None
-    except SyntaxError:
-        raise ValueError(f"Invalid expression: {expression}") from None
+    except OverflowError:
+        raise ValueError("Result is too large") from None
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 

@@ -31,6 +31,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from core.engine.arithmetic import BINARY_OPS
+
 __all__ = ["LambdaError", "UnsupportedLambda", "compile_lambda"]
 
 MAX_STEPS = 2_000_000
@@ -52,15 +54,7 @@ class UnsupportedLambda(LambdaError):
     """The lambda uses something outside the safe language."""
 
 
-_BIN: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-}
+_BIN = BINARY_OPS
 _UNARY: dict[type, Callable[[Any], Any]] = {
     ast.USub: operator.neg,
     ast.UAdd: operator.pos,

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import ast
-import operator
 import uuid
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
 from core.engine import Component, Data, DataFrame, Message, Output
+from core.engine.arithmetic import safe_arithmetic
 from core.engine.inputs import DropdownInput, HandleInput, IntInput, MessageTextInput, TabInput
 from core.engine.text import format_template
 from core.engine.tools import Tool, string_tool
@@ -81,48 +80,6 @@ class IDGenerator(Component):
         value = to_text(self.unique_id) or str(uuid.uuid4())
         self.status = value
         return Message(text=value)
-
-
-_BIN_OPS: dict[type, Any] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-}
-_UNARY_OPS: dict[type, Any] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-
-
-def safe_arithmetic(expression: str) -> float | int:
-    """Evaluate ``+ - * / // % **`` over numbers by walking the ``ast``; nothing else is accepted."""
-    if len(expression) > 1000:
-        raise ValueError("Expression is too long")
-    try:
-        tree = ast.parse(expression.strip(), mode="eval")
-    except SyntaxError:
-        raise ValueError("Invalid expression syntax") from None
-
-    def walk(node: ast.AST, depth: int = 0) -> float | int:
-        if depth > 100:
-            raise ValueError("Expression is nested too deeply")
-        if isinstance(node, ast.Expression):
-            return walk(node.body, depth + 1)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in _BIN_OPS:
-            left, right = walk(node.left, depth + 1), walk(node.right, depth + 1)
-            if isinstance(node.op, ast.Pow) and (abs(right) > 1000 or abs(left) > 1e100):
-                raise ValueError("Exponent is too large")
-            if isinstance(node.op, ast.Mult) and abs(left) * abs(right) > 1e300:
-                raise ValueError("Result is too large")
-            return _BIN_OPS[type(node.op)](left, right)
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY_OPS:
-            return _UNARY_OPS[type(node.op)](walk(node.operand, depth + 1))
-        raise ValueError(f"Unsupported operation: {type(node).__name__}")
-
-    return walk(tree)
 
 
 class CalculatorComponent(Component):

@@ -75,7 +75,7 @@ class SearXNGTool(Component):
             return json.dumps([d.data for d in self.search(require(query, "A search query"))], ensure_ascii=False)
 
         return string_tool(
-            "searxng_search",
+            "searxng_search_tool",  # the reference's tool name (lfx searxng.py)
             "Searches the web with SearXNG and returns its result objects (url, title, content...).",
             run,
             arg="query",

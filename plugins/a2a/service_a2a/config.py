@@ -1,19 +1,11 @@
-"""The A2A plugin's settings (``SERVICE_<FIELD>``, names as the spec gives them).
-
-Declared through ``register_settings`` and parsed by the core like its own
-(a bad value stops start-up naming the variable). Read with :func:`settings`.
-"""
+"""The A2A plugin's settings (``SERVICE_<FIELD>``, names as the spec gives them). Read with ``settings()``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from flask import Flask
-
-SETTINGS_NAME = "a2a"
-SETTINGS_PREFIX = "SERVICE_"
+from core.appstate import SettingsReader
+from core.records import SettingsSection
 
 
 @dataclass(frozen=True)
@@ -22,8 +14,6 @@ class A2ASettings:
     a2a_enabled: bool = False
 
 
-def settings(app: Flask | None = None) -> A2ASettings:
-    """The A2A settings in force (typed)."""
-    from core.appstate import settings_of
-
-    return settings_of(A2ASettings, app)
+#: the section ``register_settings`` declares, and ``settings()``: the parsed one in force (typed)
+SECTION = SettingsSection("a2a", A2ASettings, "SERVICE_")
+settings = SettingsReader(A2ASettings)

@@ -32,10 +32,9 @@ def on_user_deleted(user_id: str) -> None:
 
 @hookimpl
 def register_settings():
-    from core.records import SettingsSection
-    from service_a2a.config import SETTINGS_NAME, SETTINGS_PREFIX, A2ASettings
+    from service_a2a.config import SECTION
 
-    return [SettingsSection(SETTINGS_NAME, A2ASettings, SETTINGS_PREFIX)]
+    return [SECTION]
 
 
 @hookimpl

@@ -10,8 +10,8 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields
 
 import core
-from core.auth import authenticated, current_actor, resolve_actor
-from core.contracts import FlowRecord
+from core.auth import authenticated, can, current_actor, resolve_actor
+from core.contracts import FlowRecord, ResourceRef
 from core.engine.lazy import lazy_import
 from core.errors import ApiError, ValidationFailed, validation_error
 from core.openapi import json_response
@@ -129,8 +129,14 @@ def _access(flow: FlowRecord) -> services.Access:
             actor = resolve_actor("api_key")
         except ApiError:
             actor = None
+    member = False
+    if actor is not None and actor.owner_id != str(flow.user_id):
+        ref = ResourceRef("flow", str(flow.id), str(flow.user_id), str(flow.folder_id) if flow.folder_id else None)
+        member = can(actor, "execute", ref)  # a team member the roles let run it (teams plugin)
     try:
-        admitted = admission.admit({"auth_type": auth_type}, str(flow.user_id), actor, presented=bool(key))
+        admitted = admission.admit(
+            {"auth_type": auth_type}, str(flow.user_id), actor, presented=bool(key), member=member
+        )
     except admission.Refused as refused:
         if refused.reason == admission.UNSUPPORTED:
             raise ApiError(403, f"Unsupported project auth type {auth_type!r} for A2A") from None

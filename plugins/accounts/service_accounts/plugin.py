@@ -9,6 +9,8 @@ from core import hookimpl
 from core.auth import Actor
 from core.records import Migrations, Permission, SettingsSection
 
+HOOKSPECS = "service_accounts.hookspecs"
+
 
 @hookimpl
 def register_settings():
@@ -32,8 +34,9 @@ def register_migrations():
 @hookimpl
 def register_commands():
     from service_accounts.cli import api_key_group, superuser_command
+    from service_accounts.users_cli import users_group
 
-    return [superuser_command, api_key_group]
+    return [superuser_command, api_key_group, users_group]
 
 
 @hookimpl
@@ -60,6 +63,22 @@ def permission_allowed(actor: Actor | None, action: str, resource: Any) -> Permi
     return None
 
 
+@hookimpl(optionalhook=True)
+def user_is_superuser(user_id: str) -> bool | None:
+    """The MCP plugin's question before a stored stdio server starts: is its owner a superuser now?"""
+    import uuid
+
+    from core import db
+    from service_accounts.models import User
+
+    try:
+        key = uuid.UUID(str(user_id))
+    except ValueError:
+        return False
+    user = db.session().get(User, key)
+    return bool(user is not None and user.is_superuser and user.is_active)
+
+
 @hookimpl
 def on_app_created(app):
     from core import appstate, db
@@ -73,3 +92,19 @@ def on_app_created(app):
     sessions.init_app(app, cfg, settings.resolved_config_dir)
     with app.app_context():
         services.ensure_superuser(db.session(), cfg)
+
+
+@hookimpl(optionalhook=True)
+def sso_sign_in(identity):
+    """Create (first sign-in) or update the account an identity provider vouched for; open its session."""
+    from service_accounts.sso_bridge import sign_in
+
+    return sign_in(identity)
+
+
+@hookimpl(optionalhook=True)
+def sso_sign_out(request):
+    """End the session the request presents; the cookies to delete."""
+    from service_accounts.sso_bridge import sign_out
+
+    return sign_out(request)

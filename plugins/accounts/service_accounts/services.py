@@ -203,6 +203,8 @@ def authenticate(s: Session, username: str, password: str) -> User:
         user.is_superuser and password == LEGACY_PASSWORD
     ):
         raise ApiError(401, "Incorrect username or password", {"WWW-Authenticate": "Bearer"})
+    if not password_login_allowed(user):
+        raise ApiError(403, PASSWORDS_OFF)
     if not user.is_active:
         if user.last_login_at is None:
             raise ApiError(400, "Waiting for approval")
@@ -210,6 +212,19 @@ def authenticate(s: Session, username: str, password: str) -> User:
     user.last_login_at = db.utcnow()
     s.flush()
     return user
+
+
+PASSWORDS_OFF = "Password sign-in is disabled: sign in with single sign-on"
+
+
+def password_login_allowed(user: User) -> bool:
+    """Ask the ``password_login_allowed`` hook (SSO-only mode); any False refuses."""
+    from service_accounts import hookspecs
+
+    answers = appstate.hooks().each(
+        hookspecs.password_login_allowed, username=user.username, is_superuser=bool(user.is_superuser)
+    )
+    return all(answer is not False for answer in answers)
 
 
 def superuser(s: Session) -> User | None:

@@ -1,19 +1,12 @@
-"""The editor plugin's settings (``SERVICE_<FIELD>``, names as the spec gives them).
-
-Declared through ``register_settings`` and parsed by the core like its own
-(a bad value stops start-up naming the variable). Read with :func:`settings`.
-"""
+"""The editor plugin's settings (``SERVICE_<FIELD>``, names as the spec gives them). Read with ``settings()``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-if TYPE_CHECKING:
-    from flask import Flask
-
-SETTINGS_NAME = "editor"
-SETTINGS_PREFIX = "SERVICE_"
+from core.appstate import SettingsReader
+from core.records import SettingsSection
 
 
 def _choice(*values: str) -> dict[str, Any]:
@@ -49,8 +42,6 @@ class EditorSettings:
     }
 
 
-def settings(app: Flask | None = None) -> EditorSettings:
-    """The editor settings in force (typed)."""
-    from core.appstate import settings_of
-
-    return settings_of(EditorSettings, app)
+#: the section ``register_settings`` declares, and ``settings()``: the parsed one in force (typed)
+SECTION = SettingsSection("editor", EditorSettings, "SERVICE_")
+settings = SettingsReader(EditorSettings)

@@ -14,10 +14,9 @@ def register_blueprints():
 
 @hookimpl
 def register_settings():
-    from core.records import SettingsSection
-    from service_editor.config import SETTINGS_NAME, SETTINGS_PREFIX, EditorSettings
+    from service_editor.config import SECTION
 
-    return [SettingsSection(SETTINGS_NAME, EditorSettings, SETTINGS_PREFIX)]
+    return [SECTION]
 
 
 @hookimpl

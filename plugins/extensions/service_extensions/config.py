@@ -1,19 +1,11 @@
-"""The extensions plugin's settings (``SERVICE_<FIELD>``, names as the spec gives them).
-
-Declared through ``register_settings`` and parsed by the core like its own
-(a bad value stops start-up naming the variable). Read with :func:`settings`.
-"""
+"""The extensions plugin's settings (``SERVICE_<FIELD>``, names as the spec gives them). Read with ``settings()``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from flask import Flask
-
-SETTINGS_NAME = "extensions"
-SETTINGS_PREFIX = "SERVICE_"
+from core.appstate import SettingsReader
+from core.records import SettingsSection
 
 
 @dataclass(frozen=True)
@@ -22,8 +14,6 @@ class ExtensionsSettings:
     enable_extension_reload: bool = False
 
 
-def settings(app: Flask | None = None) -> ExtensionsSettings:
-    """The extensions settings in force (typed)."""
-    from core.appstate import settings_of
-
-    return settings_of(ExtensionsSettings, app)
+#: the section ``register_settings`` declares, and ``settings()``: the parsed one in force (typed)
+SECTION = SettingsSection("extensions", ExtensionsSettings, "SERVICE_")
+settings = SettingsReader(ExtensionsSettings)

@@ -35,10 +35,9 @@ def on_user_deleted(user_id: str) -> None:
 
 @hookimpl
 def register_settings():
-    from core.records import SettingsSection
-    from service_extensions.config import SETTINGS_NAME, SETTINGS_PREFIX, ExtensionsSettings
+    from service_extensions.config import SECTION
 
-    return [SettingsSection(SETTINGS_NAME, ExtensionsSettings, SETTINGS_PREFIX)]
+    return [SECTION]
 
 
 @hookimpl

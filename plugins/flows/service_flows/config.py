@@ -16,13 +16,10 @@ Uploads of flows and projects (JSON or ZIP, :mod:`service_flows.transfer`), boun
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-if TYPE_CHECKING:
-    from flask import Flask
-
-SETTINGS_NAME = "flows"
-SETTINGS_PREFIX = "SERVICE_"
+from core.appstate import SettingsReader
+from core.records import SettingsSection
 
 
 @dataclass(frozen=True)
@@ -44,8 +41,6 @@ class FlowsSettings:
     }
 
 
-def settings(app: Flask | None = None) -> FlowsSettings:
-    """The flows settings in force (typed)."""
-    from core.appstate import settings_of
-
-    return settings_of(FlowsSettings, app)
+#: the section ``register_settings`` declares, and ``settings()``: the parsed one in force (typed)
+SECTION = SettingsSection("flows", FlowsSettings, "SERVICE_")
+settings = SettingsReader(FlowsSettings)

@@ -13,7 +13,7 @@ from core import hookspec
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from core.contracts import FlowRecord
 
-__all__ = ["on_flow_changed"]
+__all__ = ["on_flow_changed", "shared_with"]
 
 
 @hookspec
@@ -26,3 +26,11 @@ def on_flow_changed(flow_id: str, user_id: str | None, flow: FlowRecord | None) 
     :class:`core.contracts.FlowRecord` (``data`` as stored). Used by the policies plugin to keep
     component usage current.
     """
+
+
+@hookspec
+def shared_with(user_id: str, kind: str) -> list[str] | None:
+    """Ids of other users' resources of ``kind`` (``project``) shared with ``user_id`` (directly, through a
+    team, or by a role assignment in that project); every answer is merged. Asked by ``GET
+    /api/v1/projects/`` to list shared projects after the caller's own (``is_owner`` false); the
+    teams plugin answers. Each listed project is still checked with ``core.auth.can`` before it is shown."""

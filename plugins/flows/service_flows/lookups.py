@@ -19,7 +19,8 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from core import db
-from core.contracts import FlowRecord, FlowUsage, NodeRef
+from core.contracts import FlowRecord, FlowUsage, NodeRef, ResourceRef
+from core.errors import ApiError
 from service_flows import examples, shares
 from service_flows.models import Flow, Folder
 from service_flows.services import _aware, _uuid
@@ -44,6 +45,8 @@ def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> FlowRe
         by_id, by_name = _owner_statements()
         params = {"owner": owner, "key": key} if key else {"owner": owner, "name": flow_id_or_name}
         found = (by_id if key else by_name).first_mapping(params)
+        if found is None and key is not None:
+            return _shared_flow(owner, key)
         return None if found is None else _flow_record(found, shared_data=True)
     if public:  # the effective anonymous grant: a canonical share or a legacy grant (service_flows.shares)
         found_public = shares.public_grant(db.session(), key) if key is not None else None
@@ -55,6 +58,42 @@ def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> FlowRe
         query = sa.select(Flow.__table__).where(Flow.__table__.c.endpoint_name == flow_id_or_name).limit(2)
         matches = list(db.session().connection().execute(query).mappings())
         return _flow_record(matches[0]) if len(matches) == 1 else None  # ambiguous names match nothing
+
+
+def _shared_flow(user_id: uuid.UUID, key: uuid.UUID) -> FlowRecord | None:
+    """Someone else's flow by id, when shared with ``user_id`` for running (``core.auth``; teams plugin):
+    None when they may not see it (404), 403 when they may see it but not run it. The run acts as the
+    caller (their variables and keys), on the owner's flow."""
+    from core.auth import check_access
+    from service_flows.services import caller, flow_ref
+
+    row = db.session().connection().execute(_any_owner_statement(), {"key": key}).mappings().first()
+    if row is None:
+        return None
+    record = _flow_record(row)
+    try:
+        check_access(caller(user_id), "execute", flow_ref(record))
+    except ApiError as exc:
+        if exc.status == 404:
+            return None
+        raise
+    return record
+
+
+def resource_ref(kind: str, resource_id: str) -> ResourceRef | None:
+    """The teams plugin's ``resource_ref`` hook: a flow's or a project's owner and project, any owner's."""
+    from service_flows.services import flow_ref, project_ref
+
+    key = _uuid(resource_id)
+    if key is None:
+        return None
+    if kind == "flow":
+        flow = db.session().get(Flow, key)
+        return None if flow is None else flow_ref(flow)
+    if kind == "project":
+        folder = db.session().get(Folder, key)
+        return None if folder is None else project_ref(folder)
+    return None
 
 
 def published_agents(s: Session, user_id: str) -> list[FlowRecord]:

@@ -52,6 +52,14 @@ def on_user_deleted(user_id: str) -> None:
 
 # --- hooks other plugins publish (they may be absent) ------------------------------------------------
 @hookimpl(optionalhook=True)
+def resource_ref(kind: str, resource_id: str):
+    """The teams plugin asks who owns a flow or a project (any owner's), to share it or report permissions."""
+    from service_flows import lookups
+
+    return lookups.resource_ref(kind, resource_id)
+
+
+@hookimpl(optionalhook=True)
 def stored_flows(after_id: str | None, limit: int) -> list[FlowRecord] | None:
     from core import db
     from service_flows import lookups
@@ -110,10 +118,9 @@ def find_agent_flow(flow_id: str, user_id: str | None) -> FlowRecord | None:
 
 @hookimpl
 def register_settings():
-    from core.records import SettingsSection
-    from service_flows.config import SETTINGS_NAME, SETTINGS_PREFIX, FlowsSettings
+    from service_flows.config import SECTION
 
-    return [SettingsSection(SETTINGS_NAME, FlowsSettings, SETTINGS_PREFIX)]
+    return [SECTION]
 
 
 @hookimpl

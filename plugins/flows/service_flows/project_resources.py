@@ -54,8 +54,8 @@ def read_project(query, project_id):
     """A project with all its flows, or ``{folder, flows: page}`` when ``page`` and ``size`` are given."""
     s = db.session()
     user_id = current_actor().id
-    folder = services.own_folder(s, user_id, project_id)
-    result = projects.project_flows(s, user_id, folder, query)
+    folder = services.own_folder(s, user_id, project_id, "read")
+    result = projects.project_flows(s, folder.user_id, folder, query)
     schema = schemas.ProjectPageSchema() if "folder" in result else schemas.ProjectWithFlowsSchema()
     return Response(_dumps(schema.dump(result)), mimetype="application/json")
 

@@ -50,7 +50,32 @@ def unique_project_name(s: Session, user_id: uuid.UUID, name: str) -> str:
 def list_projects(s: Session, user_id: uuid.UUID, username: str) -> list[dict[str, Any]]:
     default_folder(s, user_id)
     folders = s.scalars(sa.select(Folder).where(Folder.user_id == user_id).order_by(Folder.created_at, Folder.id))
-    return [{**project_out(f), "owner_username": username, "is_owner": True} for f in folders]
+    own = [{**project_out(f), "owner_username": username, "is_owner": True} for f in folders]
+    return own + _shared_projects(s, user_id)
+
+
+def _shared_projects(s: Session, user_id: uuid.UUID) -> list[dict[str, Any]]:
+    """Other users' projects shared with the caller (teams plugin), each one checked with ``core.auth``."""
+    from core import appstate
+    from core.auth import can
+    from service_flows import hookspecs
+    from service_flows.services import caller, project_ref
+
+    ids = {
+        i
+        for answer in appstate.hooks().each(hookspecs.shared_with, user_id=str(user_id), kind="project")
+        for i in answer
+    }
+    keys = [k for k in (services._uuid(i) for i in ids) if k is not None]
+    if not keys:
+        return []
+    query = sa.select(Folder).where(Folder.id.in_(keys), Folder.user_id != user_id).order_by(Folder.name, Folder.id)
+    actor = caller(user_id)
+    return [
+        {**project_out(f), "owner_username": None, "is_owner": False}
+        for f in s.scalars(query)
+        if can(actor, "read", project_ref(f))
+    ]
 
 
 def _move_flows(s: Session, user_id: uuid.UUID, folder_id: uuid.UUID, flow_ids: list[uuid.UUID]) -> None:
@@ -102,7 +127,8 @@ def _escape_like(text: str) -> str:
 
 
 def update_project(s: Session, user_id: uuid.UUID, folder_id: Any, body: dict[str, Any]) -> Folder:
-    folder = own_folder(s, user_id, folder_id)
+    folder = own_folder(s, user_id, folder_id, "write")
+    user_id = folder.user_id  # a shared project changes in its owner's namespace
     name = body.get("name")
     if name is not None and name != folder.name:
         if _name_taken(s, user_id, name, folder.id):
@@ -136,7 +162,8 @@ def _checked_parent(s: Session, user_id: uuid.UUID, folder: Folder, parent_id: u
 
 def delete_project(s: Session, user_id: uuid.UUID, folder_id: Any) -> None:
     """Delete the project with its flows; its sub-projects move to the top level."""
-    folder = own_folder(s, user_id, folder_id)
+    folder = own_folder(s, user_id, folder_id, "delete")
+    user_id = folder.user_id
     ids = list(s.scalars(sa.select(Flow.id).where(Flow.user_id == user_id, Flow.folder_id == folder.id)))
     shares.delete_for_flows(s, ids)
     s.execute(sa.delete(Flow).where(Flow.user_id == user_id, Flow.folder_id == folder.id))
@@ -147,7 +174,8 @@ def delete_project(s: Session, user_id: uuid.UUID, folder_id: Any) -> None:
 
 
 def export_project(s: Session, user_id: uuid.UUID, folder_id: Any) -> tuple[Folder, bytes]:
-    folder = own_folder(s, user_id, folder_id)
+    folder = own_folder(s, user_id, folder_id, "read")
+    user_id = folder.user_id
     flows = s.scalars(
         sa.select(Flow).where(Flow.user_id == user_id, Flow.folder_id == folder.id).order_by(Flow.name, Flow.id)
     )

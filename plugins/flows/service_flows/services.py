@@ -14,11 +14,13 @@ import uuid
 from typing import Any, cast
 
 import sqlalchemy as sa
+from flask import g, has_request_context
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core import appstate, db
-from core.contracts import FlowRecord
+from core.auth import Actor, check_access
+from core.contracts import FlowRecord, ResourceRef
 from core.errors import ApiError
 from service_flows import examples, hookspecs, sanitize, shares
 from service_flows.config import settings as flows_settings
@@ -178,18 +180,44 @@ def default_folder(s: Session, user_id: uuid.UUID) -> Folder:
     return folder
 
 
-def own_folder(s: Session, user_id: uuid.UUID, folder_id: Any) -> Folder:
+def own_folder(s: Session, user_id: uuid.UUID, folder_id: Any, verb: str | None = None) -> Folder:
+    """The caller's project; with ``verb``, also one shared with them that allows it (404/403, core.auth)."""
     key = _uuid(folder_id)
     folder = s.scalar(sa.select(Folder).where(Folder.user_id == user_id, Folder.id == key)) if key else None
+    if folder is None and verb is not None and key is not None:
+        folder = s.get(Folder, key)
+        if folder is not None:
+            check_access(caller(user_id), verb, project_ref(folder), not_found=PROJECT_NOT_FOUND)
     if folder is None:
         raise ApiError(404, PROJECT_NOT_FOUND)
     return folder
 
 
+# --- shared access (teams): core.auth decides, owners never ask ---------------------------------------------
+def caller(user_id: uuid.UUID) -> Actor:
+    """The request's actor when it is ``user_id`` (flags included), else a plain user actor."""
+    actor = g.get("actor") if has_request_context() else None
+    return actor if actor is not None and actor.id == user_id else Actor(id=user_id)
+
+
+def flow_ref(flow: Any) -> ResourceRef:
+    folder = getattr(flow, "folder_id", None)
+    return ResourceRef("flow", str(flow.id), str(flow.user_id), str(folder) if folder else None)
+
+
+def project_ref(folder: Folder) -> ResourceRef:
+    return ResourceRef("project", str(folder.id), str(folder.user_id), str(folder.id))
+
+
 # --- lookups --------------------------------------------------------------------------------------------
-def own_flow(s: Session, user_id: uuid.UUID, flow_id: Any) -> Flow:
+def own_flow(s: Session, user_id: uuid.UUID, flow_id: Any, verb: str | None = None) -> Flow:
+    """The caller's flow; with ``verb``, also one shared with them that allows it (404/403, core.auth)."""
     key = _uuid(flow_id)
     flow = s.scalar(sa.select(Flow).where(Flow.user_id == user_id, Flow.id == key)) if key else None
+    if flow is None and verb is not None and key is not None:
+        flow = s.get(Flow, key)
+        if flow is not None:
+            check_access(caller(user_id), verb, flow_ref(flow), not_found=FLOW_NOT_FOUND)
     if flow is None:
         raise ApiError(404, FLOW_NOT_FOUND)
     return flow
@@ -202,7 +230,7 @@ def readable_flow(s: Session, user_id: uuid.UUID, flow_id: Any) -> dict[str, Any
         example = examples.get_example(key)
         if example is not None:
             return example
-    return flow_out(own_flow(s, user_id, flow_id))
+    return flow_out(own_flow(s, user_id, flow_id, "read"))
 
 
 # --- unique names ---------------------------------------------------------------------------------------
@@ -370,7 +398,10 @@ def apply_changes(
 
 def update_flow(s: Session, user_id: uuid.UUID, flow_id: Any, changes: dict[str, Any]) -> Flow:
     """PATCH: the spec's update body; a name or endpoint clash is a 400 like the reference's."""
-    flow = own_flow(s, user_id, flow_id)
+    flow = own_flow(s, user_id, flow_id, "write")
+    moved = changes.get("folder_id") is not None and _uuid(changes["folder_id"]) != flow.folder_id
+    if flow.user_id != user_id and moved:  # a member edits the flow in place, never moves it out of the share
+        raise ApiError(403, "Only the owner can move a shared flow to another project")
     return apply_changes(s, flow, changes, UPDATE_MEMBERS, clash_status=400)
 
 
@@ -403,11 +434,11 @@ def delete_flows(s: Session, user_id: uuid.UUID, flow_ids: list[uuid.UUID]) -> i
 
 
 def delete_flow(s: Session, user_id: uuid.UUID, flow_id: Any) -> None:
-    flow = own_flow(s, user_id, flow_id)
+    flow = own_flow(s, user_id, flow_id, "delete")
     shares.delete_for_flows(s, [flow.id])  # a share never outlives its flow (ids can be reused by PUT)
     s.delete(flow)
     s.flush()
-    notify_deleted([flow.id], user_id)
+    notify_deleted([flow.id], flow.user_id)
 
 
 def delete_user_rows(s: Session, user_id: str) -> None:

@@ -24,8 +24,8 @@ from typing import Any
 from flask import Request, request
 
 from core import appstate
-from core.auth import Actor
-from core.contracts import ProjectRecord
+from core.auth import NOT_ENOUGH_PRIVILEGES, Actor, can
+from core.contracts import ProjectRecord, ResourceRef
 from core.errors import ApiError
 from core.runs import admission
 from service_mcp import hookspecs, oauth
@@ -118,6 +118,7 @@ def project_scope(project_id: str) -> tuple[Scope, ProjectRecord]:
     pid = project.id
     actor, error = _credentials()
     oauth_project = admission.auth_type_of(auth) == "oauth"
+    member = _member(actor, project)
     try:
         admitted = admission.admit(
             auth,
@@ -125,10 +126,23 @@ def project_scope(project_id: str) -> tuple[Scope, ProjectRecord]:
             actor,
             presented=_presented(),
             vouched=oauth_project and _vouched(pid, auth, actor),
+            member=member,
         )
     except admission.Refused as refused:
         raise _refusal(refused, error, pid) from None
     return Scope(admitted.owner_id, pid, f"service-mcp-project-{pid}", anonymous=admitted.anonymous), project
+
+
+def _member(actor: Actor | None, project: ProjectRecord) -> bool:
+    """A non-owner the project's roles let run its flows (teams); one who may only read it is 403."""
+    if actor is None or actor.owner_id == str(project.user_id):
+        return False
+    ref = ResourceRef("project", str(project.id), str(project.user_id), str(project.id))
+    if can(actor, "execute", ref):
+        return True
+    if can(actor, "read", ref):
+        raise ApiError(403, NOT_ENOUGH_PRIVILEGES)
+    return False
 
 
 def _refusal(refused: admission.Refused, error: ApiError | None, project_id: str) -> ApiError:

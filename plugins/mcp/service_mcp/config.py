@@ -14,13 +14,9 @@ not, starts in the sandbox (core settings ``SERVICE_SANDBOX_STDIO_*``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from flask import Flask
-
-SETTINGS_NAME = "mcp"
-SETTINGS_PREFIX = "SERVICE_MCP_"
+from core.appstate import SettingsReader
+from core.records import SettingsSection
 
 
 @dataclass(frozen=True)
@@ -51,8 +47,6 @@ class MCPConfig:
     write_client_config: bool = False
 
 
-def settings(app: Flask | None = None) -> MCPConfig:
-    """The MCP settings in force (typed)."""
-    from core.appstate import settings_of
-
-    return settings_of(MCPConfig, app)
+#: the section ``register_settings`` declares, and ``settings()``: the parsed one in force (typed)
+SECTION = SettingsSection("mcp", MCPConfig, "SERVICE_MCP_")
+settings = SettingsReader(MCPConfig)

@@ -15,7 +15,7 @@ from core import hookspec
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from core.contracts import FlowRecord, McpToolSettings, ProjectRecord
 
-__all__ = ["find_project", "list_project_flows", "update_project_mcp"]
+__all__ = ["find_project", "list_project_flows", "update_project_mcp", "user_is_superuser"]
 
 
 @hookspec(firstresult=True)
@@ -50,4 +50,14 @@ def update_project_mcp(
     outside the project are ignored. ``auth_settings`` is the project's MCP authentication JSON.
     Runs in the caller's transaction. Returns how many flows were updated, or None when the
     project is not the user's.
+    """
+
+
+@hookspec(firstresult=True)
+def user_is_superuser(user_id: str) -> bool | None:
+    """Whether ``user_id`` is an active superuser now (answered by the accounts plugin).
+
+    Asked before a stored stdio server starts: a config a superuser added stops starting once its
+    owner is demoted or deactivated (unless an admin allow-lists its command). None (no answer, or
+    an unknown user) counts as no.
     """

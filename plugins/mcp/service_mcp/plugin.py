@@ -6,7 +6,7 @@ from pathlib import Path
 
 from core import hookimpl
 from core.contracts import McpServerConfig
-from core.records import Migrations, SettingsSection
+from core.records import Migrations
 
 #: the hooks this plugin publishes: what it asks of projects and flows (the flows plugin answers)
 HOOKSPECS = "service_mcp.hookspecs"
@@ -14,9 +14,9 @@ HOOKSPECS = "service_mcp.hookspecs"
 
 @hookimpl
 def register_settings():
-    from service_mcp.config import SETTINGS_NAME, SETTINGS_PREFIX, MCPConfig
+    from service_mcp.config import SECTION
 
-    return [SettingsSection(SETTINGS_NAME, MCPConfig, SETTINGS_PREFIX)]
+    return [SECTION]
 
 
 @hookimpl

@@ -157,14 +157,24 @@ def config_for_run(s: Session, user_id: str, name: str) -> dict[str, Any] | None
     from service_mcp.config import settings as mcp_settings
 
     settings = mcp_settings()
-    problem = stdio_refusal(str(config.get("command")), config.get("added_by_superuser") is True)
+    # added by a superuser who still is one: a demoted or deactivated owner's stdio servers stop starting
+    by_superuser = config.get("added_by_superuser") is True and _superuser_now(user_id)
+    problem = stdio_refusal(str(config.get("command")), by_superuser)
     if problem:
-        raise ApiError(403, f"MCP server '{name}' was not added by a superuser and may not start. {problem}")
+        raise ApiError(403, f"MCP server '{name}' was not added by a current superuser and may not start. {problem}")
     if settings.server_docker_hardening:
         problem = docker_args.check([config["command"], *config.get("args", [])])
         if problem:
             raise ApiError(403, problem)
     return config
+
+
+def _superuser_now(user_id: str) -> bool:
+    """Whether the config's owner is a superuser today (the accounts plugin answers; no answer: no)."""
+    from core import appstate
+    from service_mcp import hookspecs
+
+    return appstate.hooks().first(hookspecs.user_is_superuser, user_id=str(user_id)) is True
 
 
 def unapproved_stdio_servers(s: Session) -> list[dict[str, Any]]:

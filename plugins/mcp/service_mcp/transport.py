@@ -37,7 +37,7 @@ from core.errors import ApiError, ValidationFailed
 from core.requests import parse_json
 from core.runs import request_variables, sse
 from service_mcp import sessions, tools
-from service_mcp.config import SETTINGS_NAME, MCPConfig
+from service_mcp.config import SECTION, MCPConfig
 from service_mcp.tools import Scope
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ _DONE = object()
 
 
 def config() -> MCPConfig:
-    return plugin_settings(SETTINGS_NAME)  # type: ignore[no-any-return]
+    return plugin_settings(SECTION.name)  # type: ignore[no-any-return]
 
 
 def frame(message: dict[str, Any], event: str = "message") -> str:

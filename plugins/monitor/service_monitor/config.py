@@ -1,19 +1,12 @@
-"""The monitor plugin's settings (``SERVICE_<FIELD>``, names as the spec gives them).
-
-Declared through ``register_settings`` and parsed by the core like its own
-(a bad value stops start-up naming the variable). Read with :func:`settings`.
-"""
+"""The monitor plugin's settings (``SERVICE_<FIELD>``, names as the spec gives them). Read with ``settings()``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-if TYPE_CHECKING:
-    from flask import Flask
-
-SETTINGS_NAME = "monitor"
-SETTINGS_PREFIX = "SERVICE_"
+from core.appstate import SettingsReader
+from core.records import SettingsSection
 
 
 @dataclass(frozen=True)
@@ -25,8 +18,6 @@ class MonitorSettings:
     BOUNDS: ClassVar[dict[str, tuple[int, int | None]]] = {"log_retrieval_buffer_size": (1, None)}
 
 
-def settings(app: Flask | None = None) -> MonitorSettings:
-    """The monitor settings in force (typed)."""
-    from core.appstate import settings_of
-
-    return settings_of(MonitorSettings, app)
+#: the section ``register_settings`` declares, and ``settings()``: the parsed one in force (typed)
+SECTION = SettingsSection("monitor", MonitorSettings, "SERVICE_")
+settings = SettingsReader(MonitorSettings)

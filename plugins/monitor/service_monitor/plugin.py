@@ -82,7 +82,6 @@ def on_app_created(app: Any) -> None:
 
 @hookimpl
 def register_settings():
-    from core.records import SettingsSection
-    from service_monitor.config import SETTINGS_NAME, SETTINGS_PREFIX, MonitorSettings
+    from service_monitor.config import SECTION
 
-    return [SettingsSection(SETTINGS_NAME, MonitorSettings, SETTINGS_PREFIX)]
+    return [SECTION]

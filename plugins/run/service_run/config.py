@@ -1,19 +1,11 @@
-"""The run plugin's settings (``SERVICE_<FIELD>``, names as the spec gives them).
-
-Declared through ``register_settings`` and parsed by the core like its own
-(a bad value stops start-up naming the variable). Read with :func:`settings`.
-"""
+"""The run plugin's settings (``SERVICE_<FIELD>``, names as the spec gives them). Read with ``settings()``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from flask import Flask
-
-SETTINGS_NAME = "run"
-SETTINGS_PREFIX = "SERVICE_"
+from core.appstate import SettingsReader
+from core.records import SettingsSection
 
 
 @dataclass(frozen=True)
@@ -24,8 +16,6 @@ class RunSettings:
     webhook_polling_interval: int = 0
 
 
-def settings(app: Flask | None = None) -> RunSettings:
-    """The run settings in force (typed)."""
-    from core.appstate import settings_of
-
-    return settings_of(RunSettings, app)
+#: the section ``register_settings`` declares, and ``settings()``: the parsed one in force (typed)
+SECTION = SettingsSection("run", RunSettings, "SERVICE_")
+settings = SettingsReader(RunSettings)

@@ -28,10 +28,9 @@ def register_run_shapers():
 
 @hookimpl
 def register_settings():
-    from core.records import SettingsSection
-    from service_run.config import SETTINGS_NAME, SETTINGS_PREFIX, RunSettings
+    from service_run.config import SECTION
 
-    return [SettingsSection(SETTINGS_NAME, RunSettings, SETTINGS_PREFIX)]
+    return [SECTION]
 
 
 @hookimpl

@@ -8,6 +8,7 @@ import { HomePage } from "./pages/Home";
 import { LoginPage } from "./pages/Login";
 import { PublicPlaygroundPage } from "./pages/PublicPlayground";
 import { SettingsPage } from "./pages/Settings";
+import { TeamsPage } from "./pages/Teams";
 import { match, navigate, usePath } from "./router";
 import { bootstrap, markSignedOut, useSession } from "./session";
 
@@ -54,6 +55,7 @@ export function App() {
     else if (path === "/settings" || (m = match("/settings/:tab", path))) page = <SettingsPage tab={m?.tab ?? "api-keys"} />;
     else if (path === "/files") page = <FilesPage />;
     else if (path === "/knowledge") page = <KnowledgePage />;
+    else if (path === "/teams") page = <TeamsPage />;
     else if (path === "/admin/governance" || (m = match("/admin/governance/:tab", path)))
       page = <GovernancePage tab={m?.tab ?? "components"} />;
     else

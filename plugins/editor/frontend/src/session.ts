@@ -118,11 +118,18 @@ export async function signIn(username: string, password: string) {
 
 export async function signOut() {
   remember(HAD_SESSION, false);
+  let endSession: string | null = null;
   try {
-    await api.logout();
+    try {
+      // the SSO plugin ends the local session too, and names the provider's sign-out for SSO sign-ins
+      endSession = (await api.ssoLogout()).end_session_url ?? null;
+    } catch {
+      await api.logout();
+    }
   } finally {
     set({ status: "signed-out", user: undefined, autoLogin: false });
   }
+  if (endSession) window.location.assign(endSession);
 }
 
 export function markSignedOut() {

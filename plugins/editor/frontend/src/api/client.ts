@@ -115,6 +115,42 @@ export interface Config {
   [key: string]: unknown;
 }
 
+export interface SsoProvider {
+  slug: string;
+  display_name: string;
+  login_url: string;
+}
+
+export interface SsoProviders {
+  providers: SsoProvider[];
+  sso_only: boolean;
+}
+
+export interface Team {
+  id: string;
+  team_name: string;
+  adom_name: string;
+  description: string | null;
+  is_active: boolean;
+}
+
+export interface TeamMember {
+  id: string;
+  team_id: string;
+  user_id: string;
+  source: string;
+}
+
+export interface Share {
+  id: string;
+  resource_type: string;
+  resource_id: string;
+  scope: string;
+  target_id: string | null;
+  target_name: string | null;
+  permission_level: string;
+}
+
 export const api = {
   config: () => request<Config>("/api/v1/config"),
   session: () => request<{ authenticated: boolean }>("/api/v1/session", { noRefresh: true }),
@@ -124,6 +160,27 @@ export const api = {
   autoLogin: () => request<{ access_token: string }>("/api/v1/auto_login", { noRefresh: true }),
   refresh: () => request("/api/v1/refresh", { method: "POST", noRefresh: true }),
   logout: () => request("/api/v1/logout", { method: "POST", noRefresh: true }),
+  // teams, members and shares (the teams plugin)
+  listTeams: () => request<Team[]>("/api/v1/authz/teams"),
+  createTeam: (team_name: string, adom_name: string) =>
+    request<Team>("/api/v1/authz/teams", { method: "POST", json: { team_name, adom_name } }),
+  deleteTeam: (id: string) => request(`/api/v1/authz/teams/${id}`, { method: "DELETE" }),
+  listMembers: (teamId: string) => request<TeamMember[]>(`/api/v1/authz/teams/${teamId}/members`),
+  addMember: (teamId: string, user_id: string) =>
+    request<TeamMember>(`/api/v1/authz/teams/${teamId}/members`, { method: "POST", json: { user_id } }),
+  removeMember: (teamId: string, userId: string) =>
+    request(`/api/v1/authz/teams/${teamId}/members/${userId}`, { method: "DELETE" }),
+  listUsers: () => request<{ users: User[] }>("/api/v1/users/", { query: { limit: "1000" } }),
+  listShares: () => request<Share[]>("/api/v1/authz/shares"),
+  shareProject: (projectId: string, teamId: string, permission_level: string) =>
+    request<Share>("/api/v1/authz/shares", {
+      method: "POST",
+      json: { resource_type: "project", resource_id: projectId, scope: "team", target_id: teamId, permission_level },
+    }),
+  deleteShare: (id: string) => request(`/api/v1/authz/shares/${id}`, { method: "DELETE" }),
+  ssoProviders: () => request<SsoProviders>("/api/v1/sso/providers", { noRefresh: true }),
+  ssoLogout: () =>
+    request<{ end_session_url: string | null }>("/api/v1/sso/logout", { method: "POST", noRefresh: true }),
   resetPassword: (userId: string, current_password: string, password: string) =>
     request(`/api/v1/users/${userId}/reset-password`, { method: "PATCH", json: { current_password, password } }),
 

@@ -71,14 +71,7 @@ export function PromptDialog(props: {
           <span>{props.label}</span>
           <input name="value" defaultValue={props.initial} autoFocus required />
         </label>
-        <div className="modal-footer">
-          <button type="button" className="btn" onClick={props.onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="btn btn-primary">
-            {props.submitLabel ?? "Save"}
-          </button>
-        </div>
+        <DialogFooter onClose={props.onClose} submit={props.submitLabel ?? "Save"} />
       </form>
     </Modal>
   );
@@ -102,5 +95,19 @@ export function ConfirmDialog(props: { title: string; text: string; confirmLabel
     >
       <p>{props.text}</p>
     </Modal>
+  );
+}
+
+/** A dialog's Cancel and submit buttons. */
+export function DialogFooter({ onClose, busy = false, submit, disabled = false }: { onClose: () => void; busy?: boolean; submit: string; disabled?: boolean }) {
+  return (
+    <div className="modal-footer">
+      <button type="button" className="btn" onClick={onClose}>
+        Cancel
+      </button>
+      <button type="submit" className="btn btn-primary" disabled={busy || disabled}>
+        {submit}
+      </button>
+    </div>
   );
 }

@@ -39,6 +39,9 @@ export function TopBar({ children }: { children?: ReactNode }) {
         <Link to="/knowledge" className="btn btn-ghost nav-page">
           Knowledge
         </Link>
+        <Link to="/teams" className="btn btn-ghost nav-page">
+          Teams
+        </Link>
         {session.user?.is_superuser && (
           <Link to="/admin/governance" className="btn btn-ghost">
             Governance

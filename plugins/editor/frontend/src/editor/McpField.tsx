@@ -2,6 +2,7 @@
 // then one of its tools; the tool's arguments become fields of the node (as the reference does).
 import { useEffect, useState } from "react";
 import { api, type McpServer, type McpTool } from "../api/client";
+import { messageTextField } from "../lib/prompt";
 import type { FrontendNode, TemplateField } from "../lib/types";
 import { useEditor } from "./store";
 
@@ -19,19 +20,7 @@ export function withTool(node: FrontendNode, server: string, tool: McpTool | nul
   const props = tool?.inputSchema?.properties ?? {};
   const required = new Set(tool?.inputSchema?.required ?? []);
   for (const [name, spec] of Object.entries(props)) {
-    template[name] = {
-      name,
-      display_name: name,
-      type: "str",
-      _input_type: "MessageTextInput",
-      value: "",
-      show: true,
-      advanced: false,
-      required: required.has(name),
-      info: spec?.description ?? "",
-      input_types: ["Message"],
-      mcp_argument: true,
-    };
+    template[name] = messageTextField(name, { required: required.has(name), info: spec?.description ?? "", mcp_argument: true });
   }
   return { ...node, template } as FrontendNode;
 }

@@ -14,25 +14,22 @@ export function promptVariables(template: string): string[] {
   return out;
 }
 
+/** A text field (MessageTextInput) the editor adds to a node: a prompt's variable, an MCP tool's argument. */
+export function messageTextField(name: string, extra: Partial<TemplateField> & Record<string, unknown>): TemplateField {
+  return { name, display_name: name, type: "str", _input_type: "MessageTextInput", value: "", show: true, advanced: false, input_types: ["Message"], ...extra };
+}
+
 function variableField(name: string): TemplateField {
-  return {
-    name,
-    display_name: name,
-    type: "str",
-    _input_type: "MessageTextInput",
-    value: "",
-    show: true,
-    advanced: false,
+  return messageTextField(name, {
     required: false,
     dynamic: false,
     multiline: true,
-    input_types: ["Message"],
     list: false,
     placeholder: "",
     info: "",
     load_from_db: false,
     password: false,
-  };
+  });
 }
 
 /** Add fields for new placeholders of `field`, drop the ones it no longer mentions. */

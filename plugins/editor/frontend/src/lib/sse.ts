@@ -13,5 +13,19 @@ export function takeFrames(buffer: string): { frames: unknown[]; rest: string } 
   return { frames, rest };
 }
 
+/** The SSE frames of a response body, a batch (those of one read) at a time. */
+export async function* frameBatches(body: ReadableStream<Uint8Array>): AsyncGenerator<unknown[]> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    const { frames, rest } = takeFrames(buffer + decoder.decode(value, { stream: true }));
+    buffer = rest;
+    yield frames;
+  }
+}
+
 /** The run's events that end a followed job's stream (the reference framing's names). */
 export const END_EVENTS = new Set(["end", "error", "suspended", "cancelled"]);

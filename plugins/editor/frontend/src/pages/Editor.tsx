@@ -54,7 +54,7 @@ import {
 } from "../lib/flow";
 import { History } from "../lib/history";
 import { NdjsonParser, type BuildEvent } from "../lib/ndjson";
-import { END_EVENTS, takeFrames } from "../lib/sse";
+import { END_EVENTS, frameBatches } from "../lib/sse";
 import { syncPromptFields } from "../lib/prompt";
 import type { Catalog, FlowData, FlowEdge, FlowNode, FlowRecord, FrontendNode, TemplateField } from "../lib/types";
 import { useSession } from "../session";
@@ -623,14 +623,7 @@ function EditorInner({
       try {
         const res = await api.workflowEvents(job_id, abort.signal);
         if (!res.body) throw new Error("The server sent no events.");
-        const reader = res.body.getReader();
-        const decoder = new TextDecoder();
-        let buffer = "";
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          const { frames, rest } = takeFrames(buffer + decoder.decode(value, { stream: true }));
-          buffer = rest;
+        for await (const frames of frameBatches(res.body)) {
           for (const f of frames as BuildEvent[]) {
             if (!f || typeof f.event !== "string") continue;
             if (f.event === "cancelled") buildStore.apply({ event: "error", data: { text: "Run stopped." } });

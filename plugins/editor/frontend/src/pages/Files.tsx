@@ -2,6 +2,7 @@
 // Knowledge page read the same list.
 import { useCallback, useEffect, useRef, useState } from "react";
 import { filesApi, formatSize, uploadFile, type UserFile } from "../api/files";
+import { ListState, RowButton, SectionHead, TableHead } from "../components/ListPage";
 import { ConfirmDialog, PromptDialog } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
 import { Link, TopBar } from "../components/TopBar";
@@ -76,53 +77,38 @@ export function FilesPage() {
       <TopBar />
       <main className="page-main">
         <section aria-labelledby="files-title">
-          <div className="section-head">
-            <h1 id="files-title">My files</h1>
+          <SectionHead id="files-title" title="My files">
             <UploadButton onUploaded={load} />
-          </div>
+          </SectionHead>
           <p className="muted">
             Files you upload can be read by the File component and added to <Link to="/knowledge">knowledge bases</Link>.
           </p>
-          {files === null ? (
-            <p className="muted">Loading…</p>
-          ) : files.length === 0 ? (
-            <p className="empty">No files yet.</p>
-          ) : (
-            <table className="table" data-testid="files-table">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Type</th>
-                  <th>Size</th>
-                  <th>Uploaded</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {files.map((f) => (
-                  <tr key={f.id} data-testid={`file-row-${f.name}`}>
-                    <td>{f.name}</td>
-                    <td>
-                      <code>{extension(f.path) || "—"}</code>
-                    </td>
-                    <td>{formatSize(f.size)}</td>
-                    <td>{f.created_at ? new Date(f.created_at).toLocaleString() : "—"}</td>
-                    <td className="row-actions">
-                      <a className="btn btn-small" href={filesApi.downloadUrl(f.id)} download={`${f.name}${extension(f.path)}`}>
-                        Download
-                      </a>
-                      <button className="btn btn-small" onClick={() => setRenaming(f)} aria-label={`Rename ${f.name}`}>
-                        Rename
-                      </button>
-                      <button className="btn btn-small btn-danger-text" onClick={() => setDeleting(f)} aria-label={`Delete ${f.name}`}>
-                        Delete
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <ListState items={files} empty="No files yet.">
+            {(files) => (
+              <table className="table" data-testid="files-table">
+                <TableHead columns={["Name", "Type", "Size", "Uploaded"]} />
+                <tbody>
+                  {files.map((f) => (
+                    <tr key={f.id} data-testid={`file-row-${f.name}`}>
+                      <td>{f.name}</td>
+                      <td>
+                        <code>{extension(f.path) || "—"}</code>
+                      </td>
+                      <td>{formatSize(f.size)}</td>
+                      <td>{f.created_at ? new Date(f.created_at).toLocaleString() : "—"}</td>
+                      <td className="row-actions">
+                        <a className="btn btn-small" href={filesApi.downloadUrl(f.id)} download={`${f.name}${extension(f.path)}`}>
+                          Download
+                        </a>
+                        <RowButton label="Rename" name={f.name} onClick={() => setRenaming(f)} />
+                        <RowButton label="Delete" name={f.name} danger onClick={() => setDeleting(f)} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </ListState>
         </section>
       </main>
       {renaming && (

@@ -3,7 +3,8 @@ import { useCallback, useEffect, useMemo, useState } from "react";
 import { api, type PolicyChange, type ProviderPolicy } from "../api/client";
 import { ConfirmDialog } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
-import { Link, TopBar } from "../components/TopBar";
+import { ListState, SectionHead, TabbedPage } from "../components/ListPage";
+import { TopBar } from "../components/TopBar";
 import { bootstrap, useSession } from "../session";
 
 const TABS = [
@@ -19,20 +20,7 @@ export function GovernancePage({ tab }: { tab: string }) {
   return (
     <div className="app-shell">
       <TopBar />
-      <div className="settings">
-        <nav className="settings-nav" aria-label="Governance">
-          <h2>Governance</h2>
-          <ul>
-            {TABS.map((t) => (
-              <li key={t.id} className={t.id === tab ? "active" : ""}>
-                <Link to={`/admin/governance/${t.id}`} aria-current={t.id === tab ? "page" : undefined}>
-                  {t.label}
-                </Link>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <main className="settings-main">
+      <TabbedPage label="Governance" base="/admin/governance" tabs={TABS} tab={tab}>
           {!admin ? (
             <p className="empty">Only superusers can change governance policies.</p>
           ) : tab === "templates" ? (
@@ -44,8 +32,7 @@ export function GovernancePage({ tab }: { tab: string }) {
           ) : (
             <ComponentsTab />
           )}
-        </main>
-      </div>
+      </TabbedPage>
     </div>
   );
 }
@@ -254,8 +241,7 @@ function ProvidersTab() {
   const extra = policy.approved_provider_ids.filter((id) => !policy.registered_providers.some((p) => p.provider_id === id));
   return (
     <section aria-labelledby="prov-title">
-      <div className="section-head">
-        <h1 id="prov-title">Model providers</h1>
+      <SectionHead id="prov-title" title="Model providers">
         <button
           className="btn btn-primary"
           disabled={policy.managed_externally}
@@ -272,7 +258,7 @@ function ProvidersTab() {
         >
           Save
         </button>
-      </div>
+      </SectionHead>
       <p className="muted">
         Approve the providers models may use. With none approved, every provider is allowed
         {chosen.size === 0 ? " (the case now)." : "."}
@@ -339,34 +325,32 @@ function ChangesTab() {
   return (
     <section aria-labelledby="changes-title">
       <h1 id="changes-title">Change log</h1>
-      {changes === null ? (
-        <p className="muted">Loading…</p>
-      ) : changes.length === 0 ? (
-        <p className="empty">No policy has been changed yet.</p>
-      ) : (
-        <table className="table" data-testid="gov-changes">
-          <thead>
-            <tr>
-              <th>When</th>
-              <th>Who</th>
-              <th>Policy</th>
-              <th>Added</th>
-              <th>Removed</th>
-            </tr>
-          </thead>
-          <tbody>
-            {changes.map((c) => (
-              <tr key={c.id}>
-                <td>{new Date(c.at).toLocaleString()}</td>
-                <td>{c.actor ?? "—"}</td>
-                <td>{POLICY_NAMES[c.policy]}</td>
-                <td>{c.added.join(", ") || "—"}</td>
-                <td>{c.removed.join(", ") || "—"}</td>
+      <ListState items={changes} empty="No policy has been changed yet.">
+        {(changes) => (
+          <table className="table" data-testid="gov-changes">
+            <thead>
+              <tr>
+                <th>When</th>
+                <th>Who</th>
+                <th>Policy</th>
+                <th>Added</th>
+                <th>Removed</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+            </thead>
+            <tbody>
+              {changes.map((c) => (
+                <tr key={c.id}>
+                  <td>{new Date(c.at).toLocaleString()}</td>
+                  <td>{c.actor ?? "—"}</td>
+                  <td>{POLICY_NAMES[c.policy]}</td>
+                  <td>{c.added.join(", ") || "—"}</td>
+                  <td>{c.removed.join(", ") || "—"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </ListState>
     </section>
   );
 }

@@ -144,6 +144,11 @@ export function HomePage({ projectId }: { projectId?: string }) {
               <li key={p.id} className={p.id === current?.id ? "active" : ""}>
                 <Link to={`/projects/${p.id}`} aria-current={p.id === current?.id ? "page" : undefined}>
                   {p.name}
+                  {p.is_owner === false && (
+                    <span className="badge" title="Shared with you">
+                      shared
+                    </span>
+                  )}
                 </Link>
                 <span className="row-actions">
                   <button className="icon-btn" aria-label={`Rename project ${p.name}`} title="Rename" onClick={() => setDialog({ kind: "rename-project", project: p })}>

@@ -2,7 +2,8 @@
 // status), and try a sample search.
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { knowledgeApi, type IngestionJob, type KnowledgeBase, type SearchHit } from "../api/files";
-import { ConfirmDialog, Modal } from "../components/Modal";
+import { ListState, RowButton, SectionHead, TableHead } from "../components/ListPage";
+import { ConfirmDialog, DialogFooter, Modal } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
 import { Link, TopBar } from "../components/TopBar";
 import { latestOnly } from "../lib/latest";
@@ -43,60 +44,45 @@ export function KnowledgePage() {
       <TopBar />
       <main className="page-main">
         <section aria-labelledby="kb-title">
-          <div className="section-head">
-            <h1 id="kb-title">Knowledge bases</h1>
+          <SectionHead id="kb-title" title="Knowledge bases">
             <button className="btn btn-primary" onClick={() => setCreating(true)}>
               New knowledge base
             </button>
-          </div>
+          </SectionHead>
           <p className="muted">
             Chunks of your <Link to="/files">files</Link>, embedded for the Knowledge Retrieval component.
           </p>
-          {bases === null ? (
-            <p className="muted">Loading…</p>
-          ) : bases.length === 0 ? (
-            <p className="empty">No knowledge bases yet.</p>
-          ) : (
-            <table className="table" data-testid="kb-table">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Embedding model</th>
-                  <th>Chunks</th>
-                  <th>Status</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {bases.map((b) => (
-                  <tr key={b.id} data-testid={`kb-row-${b.name}`} className={b.name === selected ? "selected-row" : ""}>
-                    <td>
-                      <button className="link-btn" onClick={() => setSelected(b.name)}>
-                        {b.name}
-                      </button>
-                    </td>
-                    <td>
-                      {b.embedding_provider} · <code>{b.embedding_model}</code>
-                    </td>
-                    <td>{b.chunks}</td>
-                    <td>
-                      <span className={`status status-${b.status}`} title={b.failure_reason ?? ""}>
-                        {b.status}
-                      </span>
-                    </td>
-                    <td className="row-actions">
-                      <button className="btn btn-small" onClick={() => setSelected(b.name)} aria-label={`Open ${b.name}`}>
-                        Open
-                      </button>
-                      <button className="btn btn-small btn-danger-text" onClick={() => setDeleting(b)} aria-label={`Delete ${b.name}`}>
-                        Delete
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <ListState items={bases} empty="No knowledge bases yet.">
+            {(bases) => (
+              <table className="table" data-testid="kb-table">
+                <TableHead columns={["Name", "Embedding model", "Chunks", "Status"]} />
+                <tbody>
+                  {bases.map((b) => (
+                    <tr key={b.id} data-testid={`kb-row-${b.name}`} className={b.name === selected ? "selected-row" : ""}>
+                      <td>
+                        <button className="link-btn" onClick={() => setSelected(b.name)}>
+                          {b.name}
+                        </button>
+                      </td>
+                      <td>
+                        {b.embedding_provider} · <code>{b.embedding_model}</code>
+                      </td>
+                      <td>{b.chunks}</td>
+                      <td>
+                        <span className={`status status-${b.status}`} title={b.failure_reason ?? ""}>
+                          {b.status}
+                        </span>
+                      </td>
+                      <td className="row-actions">
+                        <RowButton label="Open" name={b.name} onClick={() => setSelected(b.name)} />
+                        <RowButton label="Delete" name={b.name} danger onClick={() => setDeleting(b)} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </ListState>
         </section>
         {current && <BaseDetail key={current.id} base={current} onChanged={load} />}
       </main>
@@ -189,14 +175,7 @@ function CreateDialog({ onClose, onCreated }: { onClose: () => void; onCreated: 
             <input name="chunk_overlap" type="number" min={0} defaultValue={200} />
           </label>
         </div>
-        <div className="modal-footer">
-          <button type="button" className="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="btn btn-primary" disabled={busy}>
-            Create
-          </button>
-        </div>
+        <DialogFooter onClose={onClose} busy={busy} submit="Create" />
       </form>
     </Modal>
   );

@@ -1,10 +1,30 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
+import { api, type SsoProviders } from "../api/client";
 import { bootstrap, signIn, useSession } from "../session";
+
+const SSO_ERRORS: Record<string, string> = {
+  invalid_state: "The sign-in expired or did not start here. Please try again.",
+  invalid_id_token: "The identity provider's answer could not be verified.",
+  provider_denied: "The identity provider did not sign you in.",
+  provider_error: "The identity provider answered with an error.",
+  provider_unreachable: "The identity provider cannot be reached.",
+  account_refused: "Your account cannot sign in here. Ask an administrator.",
+};
+
+function ssoErrorFromUrl(): string | null {
+  const code = new URLSearchParams(window.location.search).get("sso_error");
+  return code ? (SSO_ERRORS[code] ?? "Single sign-on failed.") : null;
+}
 
 export function LoginPage() {
   const session = useSession();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [sso, setSso] = useState<SsoProviders>({ providers: [], sso_only: false });
+  const [ssoError] = useState(ssoErrorFromUrl);
+  useEffect(() => {
+    api.ssoProviders().then(setSso, () => undefined);
+  }, []);
   return (
     <main className="login-page">
       <form
@@ -29,7 +49,18 @@ export function LoginPage() {
           <span>Flow Builder</span>
         </div>
         <h1 id="login-title">Sign in</h1>
-        {session.error && !error && <p className="form-error" role="alert">{session.error}</p>}
+        {ssoError && !error && (
+          <p className="form-error" role="alert">
+            {ssoError}
+          </p>
+        )}
+        {session.error && !error && !ssoError && <p className="form-error" role="alert">{session.error}</p>}
+        {sso.providers.map((p) => (
+          <a key={p.slug} className="btn btn-primary btn-block sso-button" href={p.login_url}>
+            Sign in with {p.display_name}
+          </a>
+        ))}
+        {sso.sso_only && <p className="muted">Password sign-in is for the break-glass administrator only.</p>}
         {error && (
           <p className="form-error" role="alert">
             {error}

@@ -2,6 +2,7 @@
 // are secrets: the server keeps them encrypted and answers them masked.
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { api, type McpServer, type McpServerBody } from "../api/client";
+import { ListState, RowButton, SectionHead, TableHead } from "../components/ListPage";
 import { ConfirmDialog, Modal } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
 import { latestOnly } from "../lib/latest";
@@ -129,43 +130,31 @@ export function McpServersTab() {
 
   return (
     <section aria-label="MCP servers">
-      <div className="settings-header">
-        <h1>MCP servers</h1>
+      <SectionHead title="MCP servers" className="settings-header">
         <button className="btn btn-primary" onClick={() => setAdding(true)}>
           Add MCP server
         </button>
-      </div>
+      </SectionHead>
       <p className="muted">Servers whose tools your flows can use with the MCP Tools component.</p>
-      {servers === null ? (
-        <p className="muted">Loading…</p>
-      ) : servers.length === 0 ? (
-        <p className="muted">No MCP servers yet.</p>
-      ) : (
-        <table className="table" aria-label="Your MCP servers">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Kind</th>
-              <th>Where</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {servers.map((s) => (
-              <tr key={s.id}>
-                <td>{s.name}</td>
-                <td>{s.transport}</td>
-                <td className="small">{s.url ?? [s.command, ...(s.args ?? [])].join(" ")}</td>
-                <td>
-                  <button className="btn btn-small btn-danger-text" aria-label={`Delete ${s.name}`} onClick={() => setDeleting(s)}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ListState items={servers} empty="No MCP servers yet." emptyClass="muted">
+        {(servers) => (
+          <table className="table" aria-label="Your MCP servers">
+            <TableHead columns={["Name", "Kind", "Where"]} />
+            <tbody>
+              {servers.map((s) => (
+                <tr key={s.id}>
+                  <td>{s.name}</td>
+                  <td>{s.transport}</td>
+                  <td className="small">{s.url ?? [s.command, ...(s.args ?? [])].join(" ")}</td>
+                  <td>
+                    <RowButton label="Delete" name={s.name} danger onClick={() => setDeleting(s)} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </ListState>
       {adding && <AddServerDialog onClose={() => setAdding(false)} onSaved={load} />}
       {deleting && (
         <ConfirmDialog

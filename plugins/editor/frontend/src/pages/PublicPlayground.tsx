@@ -1,7 +1,7 @@
 // The public playground at /playground/<flow id>: anonymous chat with a shared flow over
 // POST /api/v2/workflows/public (AG-UI stream), as the client_id cookie's visitor.
 import { useEffect, useRef, useState } from "react";
-import { takeFrames } from "../lib/sse";
+import { frameBatches, takeFrames } from "../lib/sse";
 
 interface Line {
   id: string;
@@ -56,15 +56,7 @@ export function PublicPlaygroundPage(props: { flowId: string }) {
         setLines((l) => [...l, { id: `e-${Date.now()}`, who: "error", text: detail }]);
         return;
       }
-      const reader = res.body.getReader();
-      const decoder = new TextDecoder();
-      let buffer = "";
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        const { frames, rest } = takeFrames(buffer);
-        buffer = rest;
+      for await (const frames of frameBatches(res.body)) {
         for (const f of frames as { type: string; messageId?: string; delta?: string; message?: string }[]) {
           if (f.type === "TEXT_MESSAGE_START" && f.messageId) setLines((l) => [...l, { id: f.messageId!, who: "ai", text: "" }]);
           else if (f.type === "TEXT_MESSAGE_CONTENT" && f.messageId)

@@ -1,9 +1,10 @@
 import { useCallback, useEffect, useState } from "react";
 import { api, type ApiKey, type Variable } from "../api/client";
 import { CopyButton } from "../components/CopyButton";
-import { ConfirmDialog, Modal } from "../components/Modal";
+import { ConfirmDialog, DialogFooter, Modal } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
-import { Link, TopBar } from "../components/TopBar";
+import { ListState, RowButton, SectionHead, TabbedPage, TableHead } from "../components/ListPage";
+import { TopBar } from "../components/TopBar";
 import { useSession } from "../session";
 import { McpServersTab } from "./McpServers";
 
@@ -18,20 +19,7 @@ export function SettingsPage({ tab }: { tab: string }) {
   return (
     <div className="app-shell">
       <TopBar />
-      <div className="settings">
-        <nav className="settings-nav" aria-label="Settings">
-          <h2>Settings</h2>
-          <ul>
-            {TABS.map((t) => (
-              <li key={t.id} className={t.id === tab ? "active" : ""}>
-                <Link to={`/settings/${t.id}`} aria-current={t.id === tab ? "page" : undefined}>
-                  {t.label}
-                </Link>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <main className="settings-main">
+      <TabbedPage label="Settings" base="/settings" tabs={TABS} tab={tab}>
           {tab === "variables" ? (
             <VariablesTab />
           ) : tab === "profile" ? (
@@ -41,8 +29,7 @@ export function SettingsPage({ tab }: { tab: string }) {
           ) : (
             <ApiKeysTab />
           )}
-        </main>
-      </div>
+      </TabbedPage>
     </div>
   );
 }
@@ -87,14 +74,7 @@ export function CreateKeyDialog({ onClose, onCreated }: { onClose: () => void; o
             <span>Name</span>
             <input name="name" placeholder="e.g. my-script" autoFocus />
           </label>
-          <div className="modal-footer">
-            <button type="button" className="btn" onClick={onClose}>
-              Cancel
-            </button>
-            <button type="submit" className="btn btn-primary" disabled={busy}>
-              Create key
-            </button>
-          </div>
+          <DialogFooter onClose={onClose} busy={busy} submit="Create key" />
         </form>
       )}
     </Modal>
@@ -117,49 +97,37 @@ function ApiKeysTab() {
   useEffect(load, [load]);
   return (
     <section aria-labelledby="keys-title">
-      <div className="section-head">
-        <h1 id="keys-title">API keys</h1>
+      <SectionHead id="keys-title" title="API keys">
         <button className="btn btn-primary" onClick={() => setCreating(true)}>
           Create API key
         </button>
-      </div>
+      </SectionHead>
       <p className="muted">Keys authenticate calls to the run and webhook endpoints (header <code>x-api-key</code>).</p>
-      {keys === null ? (
-        <p className="muted">Loading…</p>
-      ) : keys.length === 0 ? (
-        <p className="empty">No API keys yet.</p>
-      ) : (
-        <table className="table">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Key</th>
-              <th>Created</th>
-              <th>Last used</th>
-              <th>Uses</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {keys.map((k) => (
-              <tr key={k.id}>
-                <td>{k.name || "—"}</td>
-                <td>
-                  <code>{k.api_key}</code>
-                </td>
-                <td>{k.created_at ? new Date(k.created_at).toLocaleDateString() : "—"}</td>
-                <td>{k.last_used_at ? new Date(k.last_used_at).toLocaleString() : "never"}</td>
-                <td>{k.total_uses ?? 0}</td>
-                <td>
-                  <button className="btn btn-small btn-danger-text" onClick={() => setDeleting(k)} aria-label={`Delete key ${k.name ?? k.id}`}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ListState items={keys} empty="No API keys yet.">
+        {(keys) => (
+          <table className="table">
+            <TableHead columns={["Name", "Key", "Created", "Last used", "Uses"]} />
+            <tbody>
+              {keys.map((k) => (
+                <tr key={k.id}>
+                  <td>{k.name || "—"}</td>
+                  <td>
+                    <code>{k.api_key}</code>
+                  </td>
+                  <td>{k.created_at ? new Date(k.created_at).toLocaleDateString() : "—"}</td>
+                  <td>{k.last_used_at ? new Date(k.last_used_at).toLocaleString() : "never"}</td>
+                  <td>{k.total_uses ?? 0}</td>
+                  <td>
+                    <button className="btn btn-small btn-danger-text" onClick={() => setDeleting(k)} aria-label={`Delete key ${k.name ?? k.id}`}>
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </ListState>
       {creating && <CreateKeyDialog onClose={() => setCreating(false)} onCreated={load} />}
       {deleting && (
         <ConfirmDialog
@@ -236,14 +204,7 @@ function VariableDialog({ variable, onClose, onSaved }: { variable?: Variable; o
           />
         </label>
         {type === "Credential" && <p className="muted small">Credential values are stored encrypted and never shown again.</p>}
-        <div className="modal-footer">
-          <button type="button" className="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="btn btn-primary">
-            Save
-          </button>
-        </div>
+        <DialogFooter onClose={onClose} submit="Save" />
       </form>
     </Modal>
   );
@@ -265,46 +226,32 @@ function VariablesTab() {
   useEffect(load, [load]);
   return (
     <section aria-labelledby="vars-title">
-      <div className="section-head">
-        <h1 id="vars-title">Global variables</h1>
+      <SectionHead id="vars-title" title="Global variables">
         <button className="btn btn-primary" onClick={() => setEditing("new")}>
           New variable
         </button>
-      </div>
+      </SectionHead>
       <p className="muted">Bind secret fields of components to a variable instead of pasting the secret into the flow.</p>
-      {vars === null ? (
-        <p className="muted">Loading…</p>
-      ) : vars.length === 0 ? (
-        <p className="empty">No variables yet.</p>
-      ) : (
-        <table className="table">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Type</th>
-              <th>Value</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {vars.map((v) => (
-              <tr key={v.id}>
-                <td>{v.name}</td>
-                <td>{v.type ?? "Credential"}</td>
-                <td>{v.type === "Generic" ? <code>{v.value}</code> : <span className="muted">hidden</span>}</td>
-                <td className="row-actions">
-                  <button className="btn btn-small" onClick={() => setEditing(v)} aria-label={`Edit ${v.name}`}>
-                    Edit
-                  </button>
-                  <button className="btn btn-small btn-danger-text" onClick={() => setDeleting(v)} aria-label={`Delete ${v.name}`}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ListState items={vars} empty="No variables yet.">
+        {(vars) => (
+          <table className="table">
+            <TableHead columns={["Name", "Type", "Value"]} />
+            <tbody>
+              {vars.map((v) => (
+                <tr key={v.id}>
+                  <td>{v.name}</td>
+                  <td>{v.type ?? "Credential"}</td>
+                  <td>{v.type === "Generic" ? <code>{v.value}</code> : <span className="muted">hidden</span>}</td>
+                  <td className="row-actions">
+                    <RowButton label="Edit" name={v.name} onClick={() => setEditing(v)} />
+                    <RowButton label="Delete" name={v.name} danger onClick={() => setDeleting(v)} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </ListState>
       {editing && <VariableDialog variable={editing === "new" ? undefined : editing} onClose={() => setEditing(null)} onSaved={load} />}
       {deleting && (
         <ConfirmDialog
