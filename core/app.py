@@ -112,7 +112,7 @@ def create_app(
     app.url_map.strict_slashes = False
 
     sections_by_name = _plugin_settings(host, config or {})  # unknown config keys fail before anything runs
-    errors.init_app(app)
+    errors.init_app(app, uses_redis=bool(settings.redis_url) or "redis" in settings.rate_limit_storage_uri)
     app.before_request(requests.check_body)  # first: body limits before any body read or authentication
     db.init_app(app, engine)
     if migrate:

@@ -194,8 +194,12 @@ def is_outage(error: Exception) -> bool:
     return True
 
 
-def init_app(app: Flask) -> None:
-    """Register the handlers that keep every error in the spec's shapes."""
+def init_app(app: Flask, uses_redis: bool = True) -> None:
+    """Register the handlers that keep every error in the spec's shapes.
+
+    ``uses_redis``: a Redis is configured (``SERVICE_REDIS_URL``, a Redis rate-limit store), so its
+    outages get their 503; without one the Redis client is not imported at all.
+    """
 
     @app.errorhandler(ApiError)
     def _api_error(error: ApiError):
@@ -205,14 +209,15 @@ def init_app(app: Flask) -> None:
     def _http_error(error: HTTPException):
         return http_exception_response(error)
 
-    import redis
+    if uses_redis:
+        import redis
 
-    @app.errorhandler(redis.ConnectionError)
-    @app.errorhandler(redis.TimeoutError)
-    def _store_unavailable(error: Exception):
-        # Redis (job queue, shared limits, build store) unreachable: the client may retry; not a server bug
-        log.warning("Redis unavailable on %s %s: %s", request.method, request.path, error)
-        return _detail_response(503, "A backing service is unavailable; retry shortly", {"Retry-After": "5"})
+        @app.errorhandler(redis.ConnectionError)
+        @app.errorhandler(redis.TimeoutError)
+        def _store_unavailable(error: Exception):
+            # Redis (job queue, shared limits, build store) unreachable: the client may retry; not a server bug
+            log.warning("Redis unavailable on %s %s: %s", request.method, request.path, error)
+            return _detail_response(503, "A backing service is unavailable; retry shortly", {"Retry-After": "5"})
 
     @app.errorhandler(DataError)
     def _unstorable(error: DataError):

@@ -84,9 +84,12 @@ def required_redis(settings: Settings) -> dict[str, str]:
 
 def check_redis(settings: Settings) -> None:
     """Ping every required Redis (2 s timeout); a dead one stops start-up with one line."""
-    import redis
+    needed = required_redis(settings)
+    if not needed:
+        return
+    import redis  # only when a Redis is configured (about 50 ms)
 
-    for var, url in required_redis(settings).items():
+    for var, url in needed.items():
         try:
             client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
         except ValueError as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -57,6 +58,45 @@ def _isolated_service_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SERVICE_ENV_FILE", os.devnull)
 
 
+#: migrated SQLite databases of this test process, by the migrations they hold (see _migrated_copy)
+_TEMPLATES: dict[tuple[tuple[str, str], ...], Path] = {}
+
+
+def _migrated_copy(cfg: dict[str, Any], plugins: Any) -> None:
+    """Start a new SQLite database as a copy of one this process already migrated for the same plugins.
+
+    Migrating every plugin's branch cost about 0.35 s of each app a test built; the copy is a file
+    copy, and the app then finds its schema current (``core.db.schema_current``) and skips Alembic. The
+    template is the database right after ``core.db.upgrade``, before the app's start-up writes anything.
+    """
+    import shutil
+    import tempfile
+
+    import sqlalchemy as sa
+
+    from core import db
+    from core.plugin_state import migration_records
+    from core.plugins import build_host
+    from core.settings import Settings
+
+    settings = Settings.load(cfg, strict=False)
+    target = settings.resolved_config_dir / "service.db"
+    if settings.database_url or target.exists():
+        return
+    records = migration_records(build_host(plugins, settings.plugins, settings.disabled_plugins))
+    key = tuple(sorted((r.branch, str(r.path)) for r in records))
+    template = _TEMPLATES.get(key)
+    if template is None:
+        where = Path(tempfile.mkdtemp(prefix="service-test-schema-"))
+        engine = sa.create_engine(f"sqlite:///{where / 'service.db'}")
+        try:
+            db.upgrade(engine, Settings.load({"config_dir": where}, strict=False), records)
+        finally:
+            engine.dispose()
+        template = _TEMPLATES[key] = where / "service.db"
+    shutil.copyfile(template, target)
+
+
 @pytest.fixture
 def make_app(tmp_path: Any, service_database_url: str | None) -> Iterator[Callable[..., Any]]:
     """Factory: ``make_app(plugins=["accounts"], auto_login=False, superuser_password="...")``."""
@@ -70,6 +110,8 @@ def make_app(tmp_path: Any, service_database_url: str | None) -> Iterator[Callab
         if service_database_url:
             cfg["database_url"] = service_database_url
         cfg.update(config)
+        if not service_database_url:
+            _migrated_copy(cfg, plugins)
         app = create_app(config=cfg, plugins=plugins)
         app.testing = True
         built.append(app)

@@ -89,15 +89,20 @@ class RQQueue(JobQueue):
             raise UnknownJob(name)
         args = json.dumps(to_json_value(dict(kwargs or {}), "job kwargs"))
         meta_json = json.dumps(to_json_value(dict(meta or {}), "job meta"))
+        chosen = job_id is not None
         job_id = job_id or str(uuid.uuid4())
         key = self.store.job_key(job_id)
         now = time.time()
-        if not self.r.hsetnx(key, "state", "queued"):
+        # one round trip for a new job: its record, the active set, the counter and RQ's own job and queue
+        # push in one MULTI/EXEC (the caller's own id is checked for a clash first: one more round trip)
+        if chosen and not self.r.hsetnx(key, "state", "queued"):
             raise ValueError(f"job {job_id} already exists")
-        pipe = self.r.pipeline(transaction=True)
+        pipe = self.rq_conn.pipeline(transaction=True)
+        pipe.multi()  # explicit, as RQ expects of a caller's pipeline
         pipe.hset(
             key,
             mapping={
+                "state": "queued",
                 "name": name,
                 "owner": str(owner),
                 "created_at": now,
@@ -109,7 +114,6 @@ class RQQueue(JobQueue):
         )
         pipe.zadd(self.store.active_key, {job_id: now})
         pipe.hincrby(self.store.stats_key, "enqueued", 1)
-        pipe.execute()
         try:
             self.rq_queue.enqueue_call(
                 "core.jobs.rq_backend.execute",
@@ -119,7 +123,9 @@ class RQQueue(JobQueue):
                 timeout=(self.time_limit + 60) if self.time_limit else -1,  # the hard stop behind the soft limit
                 result_ttl=0,
                 failure_ttl=self.ttl,
+                pipeline=pipe,
             )
+            pipe.execute()
         except Exception as exc:
             self.store.end(job_id, JobState.FAILED, ttl=self.ttl, error=f"could not enqueue: {error_message(exc)}")
             raise

@@ -433,3 +433,50 @@ if __name__ == "__main__" and sys.argv[1:2] == ["worker"]:
     _app = create_app(plugins=[("jobtests", JobTestsPlugin())])  # settings from SERVICE_* variables
     with _app.app_context():
         run_worker(_app, queue=_queue, simple=_mode == "simple", name=f"{_queue}-{os.getpid()}")
+
+
+def _round_trips(action) -> int:
+    """Requests this thread sends to Redis while ``action`` runs (a pipeline is one: one write).
+
+    Other threads of the process (heartbeats, the reaper) are not counted.
+    """
+    import threading
+
+    from redis.connection import AbstractConnection
+
+    sent = 0
+    real = AbstractConnection.send_packed_command
+    me = threading.get_ident()
+
+    def counting(self, command, check_health=True):
+        nonlocal sent
+        sent += threading.get_ident() == me
+        return real(self, command, check_health)
+
+    AbstractConnection.send_packed_command = counting  # type: ignore[method-assign]
+    try:
+        action()
+    finally:
+        AbstractConnection.send_packed_command = real  # type: ignore[method-assign]
+    return sent
+
+
+def test_enqueue_is_one_round_trip_and_a_chosen_id_two(env):
+    """The job record, the active set, the counter and RQ's job and queue push go in one MULTI/EXEC."""
+    q = env.queue(env.idle)  # no worker listens here
+    q.r.ping(), q.rq_conn.ping()  # both clients connected (a new connection's handshake is not the enqueue's)
+    queued, active = q.metrics()["queue_length"], q.active_jobs()  # other tests of the module share this queue
+    ids: list[str] = []
+    # a queue's first enqueue also asks the server's version (RQ, once per connection); then one per job
+    assert _round_trips(lambda: ids.append(q.enqueue("core.countdown", owner="alice", kwargs={"n": 1}))) <= 2
+    assert _round_trips(lambda: ids.append(q.enqueue("core.countdown", owner="alice", kwargs={"n": 1}))) == 1
+    info = q.info(ids[0])
+    assert info.state is JobState.QUEUED and info.owner == "alice"
+    assert q.metrics()["queue_length"] == queued + 2 and q.active_jobs() == active + 2
+    chosen = str(uuid.uuid4())
+    assert _round_trips(lambda: q.enqueue("core.countdown", owner="alice", kwargs={"n": 1}, job_id=chosen)) == 2
+    with pytest.raises(ValueError, match="already exists"):
+        q.enqueue("core.countdown", owner="alice", kwargs={"n": 1}, job_id=chosen)
+    assert q.metrics()["queue_length"] == queued + 3
+    for job_id in (*ids, chosen):
+        assert q.cancel(job_id) is True

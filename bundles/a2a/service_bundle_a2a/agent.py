@@ -15,15 +15,20 @@ import dataclasses
 import hashlib
 import json
 import uuid
-from typing import Any
-
-from a2a.compat.v0_3 import types as v03
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from core.engine import Component, ComponentError, Message, Output
 from core.engine.egress import EgressError, EgressPolicy, request, stream
 from core.engine.inputs import Input, IntInput, MessageTextInput, SecretStrInput, StrInput, TabInput
+from core.engine.lazy import lazy_import
 from core.engine.types import to_text
+
+if TYPE_CHECKING:
+    import pydantic
+    from a2a.compat.v0_3 import types as v03
+else:  # the A2A SDK's models (about 0.2 s) when the component first runs, not when the catalog loads
+    v03 = lazy_import("a2a.compat.v0_3.types")
+    pydantic = lazy_import("pydantic")
 
 CARD_PATH = "/.well-known/agent-card.json"
 #: the largest card, and the largest answer stream, read from a remote agent
@@ -115,7 +120,7 @@ class A2AAgent(Component):
             raise ComponentError(f"The agent card at {card_url} answered HTTP {resp.status_code}")
         try:
             return v03.AgentCard.model_validate_json(resp.content)
-        except ValidationError as exc:
+        except pydantic.ValidationError as exc:
             raise ComponentError(f"The agent card at {card_url} is not a valid A2A 0.3 card: {_first(exc)}") from None
 
     def _body(self, method: str, message: v03.Message) -> str:
@@ -140,7 +145,7 @@ class A2AAgent(Component):
         _check_status(url, resp.status_code)
         try:
             reply = v03.SendMessageResponse.model_validate_json(resp.content).root
-        except ValidationError as exc:
+        except pydantic.ValidationError as exc:
             raise ComponentError(f"The agent at {url} answered an invalid response: {_first(exc)}") from None
         if isinstance(reply, v03.JSONRPCErrorResponse):
             raise ComponentError(f"The agent answered an error: {reply.error.message}")
@@ -212,7 +217,7 @@ class A2AAgent(Component):
 def _frame(url: str, data: bytes) -> Any:
     try:
         reply = v03.SendStreamingMessageResponse.model_validate_json(data).root
-    except ValidationError as exc:
+    except pydantic.ValidationError as exc:
         raise ComponentError(f"The agent at {url} streamed an invalid event: {_first(exc)}") from None
     if isinstance(reply, v03.JSONRPCErrorResponse):
         raise ComponentError(f"The agent answered an error: {reply.error.message}")
@@ -245,6 +250,6 @@ def _text(parts: list[v03.Part]) -> str:
     return "".join(out)
 
 
-def _first(exc: ValidationError) -> str:
+def _first(exc: pydantic.ValidationError) -> str:
     error = exc.errors()[0]
     return f"{'.'.join(str(p) for p in error.get('loc', ()))}: {error.get('msg')}"

@@ -19,12 +19,16 @@ import json
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
-
-import anyio
+from typing import TYPE_CHECKING, Any
 
 from core.engine.egress import EgressPolicy, check_url, pinned_http_client
+from core.engine.lazy import lazy_import
 from core.sandbox import SandboxUnavailable, StdioLaunch, StdioSandbox, stdio_server
+
+if TYPE_CHECKING:
+    import anyio
+else:  # anyio (about 25 ms) when the component first talks to a server, not when the catalog loads
+    anyio = lazy_import("anyio")
 
 #: tool listings kept per (user, server config) when a component asks for the cache
 CACHE_TTL = 300.0

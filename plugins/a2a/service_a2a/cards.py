@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from a2a.compat.v0_3 import types as v03
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from core.contracts import FlowRecord
+from core.engine.lazy import lazy_import
 from core.errors import ApiError
+
+if TYPE_CHECKING:
+    import pydantic
+    from a2a.compat.v0_3 import types as v03
+else:  # the A2A SDK's models (about 0.2 s) on the first A2A request, not at start-up
+    v03 = lazy_import("a2a.compat.v0_3.types")
+    pydantic = lazy_import("pydantic")
 
 #: members of ``a2a_card_overrides`` (everything else is refused when a card is built)
 OVERRIDABLE = ("name", "description", "version", "tags", "examples")
@@ -98,7 +103,7 @@ def build_card(flow: FlowRecord, *, rpc_url: str, auth_type: str | None, server_
         card["security"] = [{"apiKey": []}]
     try:
         model = v03.AgentCard.model_validate(card)
-    except ValidationError as exc:  # an override the protocol does not accept
+    except pydantic.ValidationError as exc:  # an override the protocol does not accept
         raise ApiError(422, f"Invalid agent card: {exc.errors()[0].get('msg')}") from None
     dumped = model.model_dump(mode="json", by_alias=True, exclude_none=True)
     # the reference publishes the flow's input schema on the skill (an extension member the model drops)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Response, abort, request
 from flask_smorest import Blueprint
@@ -12,13 +12,19 @@ from marshmallow import Schema, fields
 import core
 from core.auth import authenticated, can, current_actor, resolve_actor
 from core.contracts import FlowRecord, ResourceRef
+from core.engine.lazy import lazy_import
 from core.errors import ApiError, ValidationFailed, validation_error
 from core.openapi import json_response
 from core.requests import body_limit
 from core.runs import admission, sse
-from service_a2a import cards, rpc, services
+from service_a2a import cards, services
 from service_a2a import openapi_docs as docs
 from service_a2a.config import settings as a2a_settings
+
+if TYPE_CHECKING:
+    from service_a2a import rpc
+else:  # the SDK's protobuf and pydantic models (about 0.2 s) on the first JSON-RPC call, not at start-up
+    rpc = lazy_import("service_a2a.rpc")
 
 blp = Blueprint("a2a", __name__, url_prefix="/api/v1/a2a", description="Agent-to-agent (A2A) protocol")
 

@@ -18,15 +18,19 @@ import logging
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from a2a.compat.v0_3 import types as v03
+from typing import TYPE_CHECKING, Any
 
 from core import appstate, runs
 from core.contracts import FlowRecord
+from core.engine.lazy import lazy_import
 from core.errors import ApiError
 from core.runs import admission
 from service_a2a import hookspecs
+
+if TYPE_CHECKING:
+    from a2a.compat.v0_3 import types as v03
+else:  # the A2A SDK's models (about 0.2 s) on the first A2A request, not at start-up
+    v03 = lazy_import("a2a.compat.v0_3.types")
 
 log = logging.getLogger(__name__)
 

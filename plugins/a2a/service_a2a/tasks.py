@@ -31,15 +31,15 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import sqlalchemy as sa
-from a2a.compat.v0_3 import types as v03
 
 from core import appstate, db, groupcommit, runs
 from core.contracts import FlowRecord
 from core.engine import RunResult
 from core.engine import events as run_events
+from core.engine.lazy import lazy_import
 from core.engine.results import last_chat_text
 from core.errors import ApiError
 from core.jobs import JobInfo, JobState
@@ -56,6 +56,11 @@ from service_a2a.services import (
     session_for,
     uuid_of,
 )
+
+if TYPE_CHECKING:
+    from a2a.compat.v0_3 import types as v03
+else:  # the A2A SDK's models (about 0.2 s) on the first A2A request, not at start-up
+    v03 = lazy_import("a2a.compat.v0_3.types")
 
 log = logging.getLogger(__name__)
 

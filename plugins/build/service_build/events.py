@@ -25,14 +25,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
-
-import redis
+from typing import TYPE_CHECKING, Any
 
 from core.engine import Message
+from core.engine.lazy import lazy_import
 from core.jobs import END_EVENTS, Event, JobBackendUnavailable, JobQueue, JobState
 from core.runs.wire import frame
 from service_build.store import BuildStore
+
+if TYPE_CHECKING:
+    import redis
+else:  # the Redis client (about 50 ms) only where a Redis is configured and fails
+    redis = lazy_import("redis")
 
 TERMINAL = frozenset({"end", "error", "suspended"})
 CANCELLED_TEXT = "Flow build cancelled"

@@ -20,7 +20,11 @@ class StoredFile(Base):
     """
 
     __tablename__ = "files_file"
-    __table_args__ = (sa.UniqueConstraint("user_id", "path", name="uq_files_file_user_id_path"),)
+    __table_args__ = (
+        sa.UniqueConstraint("user_id", "path", name="uq_files_file_user_id_path"),
+        # a user's files in list order: migration files_0002
+        sa.Index("ix_files_file_owner_created", "user_id", "created_at"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
     user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, index=True)

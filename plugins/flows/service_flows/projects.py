@@ -113,13 +113,13 @@ def project_flows(s: Session, user_id: uuid.UUID, folder: Folder, q: dict[str, A
         query = query.where(Flow.is_component.is_(False))
     if q.get("search"):
         query = query.where(Flow.name.ilike(f"%{_escape_like(q['search'])}%", escape="\\"))
-    query = query.order_by(Flow.updated_at.desc(), Flow.id)
+    order = (Flow.updated_at.desc(), Flow.id)
     if q.get("page") and q.get("size"):
-        total = s.scalar(sa.select(sa.func.count()).select_from(query.order_by(None).subquery())) or 0
-        rows = s.scalars(query.offset((q["page"] - 1) * q["size"]).limit(q["size"]))
+        total = s.scalar(sa.select(sa.func.count()).select_from(query.subquery())) or 0
+        rows = db.page(s, query, Flow.id, order, (q["page"] - 1) * q["size"], q["size"])
         page = services.page_of([services.flow_out(f) for f in rows], total, q["page"], q["size"])
         return {"folder": project_out(folder), "flows": page}
-    return {**project_out(folder), "flows": [services.flow_out(f) for f in s.scalars(query)]}
+    return {**project_out(folder), "flows": [services.flow_out(f) for f in s.scalars(query.order_by(*order))]}
 
 
 def _escape_like(text: str) -> str:

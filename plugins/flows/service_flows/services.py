@@ -482,7 +482,7 @@ def list_flows(s: Session, user_id: uuid.UUID, q: dict[str, Any]) -> list[dict[s
     folder_id = q.get("folder_id") or default.id
     base = base.where(Flow.folder_id == folder_id)
     total = s.scalar(sa.select(sa.func.count()).select_from(base.subquery())) or 0
-    rows = s.scalars(base.order_by(*order).offset((q["page"] - 1) * q["size"]).limit(q["size"]))
+    rows = db.page(s, base, Flow.id, order, (q["page"] - 1) * q["size"], q["size"])
     return page_of([shape(flow_out(f)) for f in rows], total, q["page"], q["size"])
 
 

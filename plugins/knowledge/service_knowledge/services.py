@@ -14,16 +14,23 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from core.db import utcnow
 from core.engine.documents import extract_text
+from core.engine.lazy import lazy_import
 from core.errors import ApiError, validation_error
-from service_knowledge import chunking, embeddings, vectors
+from service_knowledge import chunking
 from service_knowledge.models import Chunk, KnowledgeBase, Pending
+
+if TYPE_CHECKING:
+    from service_knowledge import embeddings, vectors
+else:  # NumPy (about 35 ms) on the first ingestion or search, not at start-up
+    embeddings = lazy_import("service_knowledge.embeddings")
+    vectors = lazy_import("service_knowledge.vectors")
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}$")
 EMPTY, INGESTING, READY, FAILED = "empty", "ingesting", "ready", "failed"

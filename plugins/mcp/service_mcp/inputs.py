@@ -22,11 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any
 
 from core.runs.tweaks import refused_tweaks
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 INPUT_KEYS = ("ChatInput", "TextInput")
 _TYPES = {
@@ -54,6 +55,8 @@ class ToolInputs:
 
     @cached_property
     def validator(self) -> Draft202012Validator:
+        from jsonschema import Draft202012Validator  # on a tool's first call, not at start-up
+
         return Draft202012Validator(self.schema)
 
     def problems(self, arguments: Mapping[str, Any]) -> list[str]:

@@ -26,18 +26,24 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Response, current_app, request
 
 from core import db
 from core.appstate import plugin_settings
+from core.engine.lazy import lazy_import
 from core.errors import ApiError, ValidationFailed
 from core.requests import parse_json
 from core.runs import request_variables, sse
-from service_mcp import protocol, sessions, tools
+from service_mcp import sessions, tools
 from service_mcp.config import SECTION, MCPConfig
 from service_mcp.tools import Scope
+
+if TYPE_CHECKING:
+    from service_mcp import protocol
+else:  # the MCP SDK's types (about 0.4 s to import) on the first MCP message, not at start-up
+    protocol = lazy_import("service_mcp.protocol")
 
 log = logging.getLogger(__name__)
 

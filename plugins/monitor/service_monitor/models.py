@@ -59,7 +59,8 @@ class VertexBuild(Base):
 
 class Transaction(Base):
     __tablename__ = "monitor_transaction"
-    __table_args__ = (sa.Index("ix_monitor_transaction_owner_flow", "user_id", "flow_id", "timestamp"),)
+    # a flow's transactions newest first, keys from the index alone: migration monitor_0004
+    __table_args__ = (sa.Index("ix_monitor_transaction_owner_flow_time", "user_id", "flow_id", "timestamp", "id"),)
 
     id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
     user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid)

@@ -227,12 +227,10 @@ def list_messages(
             422, [{"loc": ["query", "order_by"], "msg": f"must be one of {sorted(ORDERABLE)}", "type": "value_error"}]
         )
     column = getattr(Message, order_by)
-    q = q.order_by(column.desc() if str(query.get("order") or "ASC").upper() == "DESC" else column.asc(), Message.id)
-    if query.get("offset"):
-        q = q.offset(query["offset"])
-    if query.get("limit") is not None:
-        q = q.limit(query["limit"])
-    return list(s.scalars(q))
+    # newest first is oldest first reversed, ties included: one index serves both (read backwards)
+    descending = str(query.get("order") or "ASC").upper() == "DESC"
+    order = (column.desc(), Message.id.desc()) if descending else (column.asc(), Message.id)
+    return db.page(s, q, Message.id, order, query.get("offset") or 0, query.get("limit"))
 
 
 def delete_messages(s: Session, actor: Actor, ids: list[uuid.UUID]) -> int:
@@ -339,9 +337,8 @@ def delete_vertex_builds(s: Session, actor: Actor, flow_id: uuid.UUID) -> None:
 def transactions(s: Session, actor: Actor, flow_id: uuid.UUID, page: int, size: int) -> dict[str, Any]:
     base = sa.select(Transaction).where(Transaction.user_id == actor.id, Transaction.flow_id == flow_id)
     total = s.scalar(sa.select(sa.func.count()).select_from(base.subquery())) or 0
-    items = list(
-        s.scalars(base.order_by(Transaction.timestamp.desc(), Transaction.id).offset((page - 1) * size).limit(size))
-    )
+    order = (Transaction.timestamp.desc(), Transaction.id.desc())  # the index read backwards
+    items = db.page(s, base, Transaction.id, order, (page - 1) * size, size)
     return {
         "items": items,
         "total": total,

@@ -11,16 +11,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import current_app
 
 from core import runs
 from core.engine import RunEvent
 from core.engine.events import RunFailed, RunFinished, VertexFinished, decode
+from core.engine.lazy import lazy_import
 from core.jobs import END_EVENTS, JobInfo, JobQueue
 from core.runs.wire import BUILD_EVENTS
-from service_workflows import agui, services
+from service_workflows import services
+
+if TYPE_CHECKING:
+    from service_workflows import agui
+else:  # the AG-UI SDK (pydantic models, about 0.1 s) on the first AG-UI stream, not at start-up
+    agui = lazy_import("service_workflows.agui")
 
 #: job states as the v2 API names them
 STATUS = {
