@@ -1,15 +1,13 @@
 """Run untrusted Python in a separate, contained process (bubblewrap).
 
-Nothing user-written is ever executed in a web or worker process: components
-that run code (the Python Interpreter, custom component code) call
-:func:`run_python`, which starts ``bwrap`` (Debian package ``bubblewrap``) with:
+Nothing user-written is ever executed in a web or worker process: components that run code (the Python
+Interpreter, custom component code) call :func:`run_python`, which starts ``bwrap`` (Debian package
+``bubblewrap``) with:
 
-* every namespace unshared (``--unshare-all``): no network at all (only an
-  unconfigured loopback), its own PID namespace (so killing ``bwrap`` kills
-  every process the code started), no view of other processes;
-* a read-only root made of ``/usr`` alone (plus the ``/lib``, ``/bin`` links),
-  so the service's config dir, database, secrets and ``/work`` are not even
-  visible; ``/proc`` and a minimal ``/dev`` of its own;
+* every namespace unshared (``--unshare-all``): no network at all (only an unconfigured loopback), its own
+  PID namespace (so killing ``bwrap`` kills every process the code started), no view of other processes;
+* a read-only root made of ``/usr`` alone (plus the ``/lib``, ``/bin`` links), so the service's config dir,
+  database, secrets and ``/work`` are not even visible; ``/proc`` and a minimal ``/dev`` of its own;
 * its own writable temp dir at ``/tmp`` with a total quota (``SandboxLimits.disk_mb``,
   ``SERVICE_SANDBOX_DISK_MB``, default 64): a size-capped tmpfs when this ``bwrap`` has ``--size``
   (kernel-enforced: writes past it fail with ENOSPC); else a fresh host directory whose total size the
@@ -17,20 +15,18 @@ that run code (the Python Interpreter, custom component code) call
   afterwards. Each file is also capped by ``RLIMIT_FSIZE``;
 * an empty environment, bwrap's own included (``env={}`` on ``Popen``: inside the sandbox
   ``/proc/1/environ`` is bwrap's, so a ``--clearenv`` alone would still show the worker's secrets);
-* resource limits set in the child before ``exec`` (``setrlimit``: CPU time,
-  address space, file size, open files, and processes when it can drop to an
-  unprivileged uid of its own, which it does when the service runs as root);
-* a wall-clock limit, an output cap and a ``cancelled()`` callback: when any of
-  them trips the whole process group is killed (``SIGKILL``).
+* resource limits set in the child before ``exec`` (``setrlimit``: CPU time, address space, file size, open
+  files, and processes when it can drop to an unprivileged uid of its own, as it does when run as root);
+* a wall-clock limit, an output cap and a ``cancelled()`` callback: when any of them trips the whole
+  process group is killed (``SIGKILL``).
 
 Stdio MCP servers start in the same kind of sandbox through :func:`sandboxed_command` (an argv and an
 environment for whoever spawns the process, here the MCP SDK) and :func:`stdio_server` (the temp dir,
 its quota watch and clean-up around one connection); :class:`StdioSandbox` holds the admin's settings
 (``SERVICE_SANDBOX_STDIO_BINDS``, ``SERVICE_SANDBOX_STDIO_NETWORK``, ``SERVICE_SANDBOX_STDIO_UNSANDBOXED``).
 
-Hand-written on purpose: no maintained Python library drives bubblewrap, and
-the subprocess/rlimit plumbing is small. ``available()`` says why the sandbox
-cannot run (no ``bwrap``, no user namespaces); callers refuse with that reason.
+Hand-written on purpose: no maintained Python library drives bubblewrap, and the subprocess/rlimit plumbing
+is small. ``available()`` says why the sandbox cannot run (no ``bwrap``, no user namespaces).
 """
 
 from __future__ import annotations
@@ -64,8 +60,7 @@ __all__ = [
     "tmpfs_size_supported",
 ]
 
-#: When the service runs as root each sandboxed run drops to its own unprivileged uid/gid from this
-#: range (no account needed), so ``RLIMIT_NPROC`` (counted per uid) is that run's alone.
+#: as root, each sandboxed run drops to its own uid/gid from this range: ``RLIMIT_NPROC`` is that run's alone
 UID_BASE = 200_000
 UID_SPAN = 50_000
 _uid_counter = itertools.count()
@@ -431,8 +426,7 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 
 
 # --- stdio MCP servers -------------------------------------------------------------------------
-#: login variables the MCP SDK adds to every child's environment (``get_default_environment``):
-#: removed with ``env -u`` before ``bwrap`` starts, so bwrap's own environment holds nothing else
+#: login variables the MCP SDK adds to a child's environment: removed with ``env -u`` before ``bwrap`` starts
 _LOGIN_VARS = ("LOGNAME", "SHELL", "TERM", "USER", "USERNAME")
 STDIO_PATH = "/usr/local/bin:/usr/bin:/bin"
 #: read-only host files a server with network needs for names and TLS (only with ``network``)
@@ -450,9 +444,8 @@ class StdioSandbox:
     #: start servers without the sandbox (the worker's own user and files; only the SDK's login variables)
     unsandboxed: bool = False
     disk_mb: int = 64
-    #: RLIMIT_AS (MB) and RLIMIT_CPU (seconds over the server's life, one connection) of every server
-    memory_mb: int = 2048
-    cpu_seconds: int = 300
+    memory_mb: int = 2048  # RLIMIT_AS (MB) of every server process
+    cpu_seconds: int = 300  # RLIMIT_CPU over the server's life (one connection)
 
     @classmethod
     def from_settings(cls, settings: object) -> StdioSandbox:
@@ -467,25 +460,18 @@ class StdioSandbox:
         )
 
     def limited(self, argv: list[str]) -> list[str]:
-        """``argv`` started under this policy's resource limits, by util-linux ``prlimit``.
-
-        The MCP SDK spawns the server itself (no ``preexec_fn`` to call ``setrlimit`` in), so the limits
-        are set by a tiny program that execs the rest: address space, CPU seconds, no core dumps, each
-        file under the disk quota. Raises :class:`SandboxUnavailable` when ``prlimit`` is missing.
-        """
-        prlimit = shutil.which("prlimit") or ("/usr/bin/prlimit" if os.path.exists("/usr/bin/prlimit") else None)
+        """``argv`` under the limits, set by util-linux ``prlimit`` (the MCP SDK spawns it: no preexec_fn)."""
+        prlimit = shutil.which("prlimit", path=f"/usr/bin:/bin:{os.environ.get('PATH', '')}")
         if prlimit is None:
             raise SandboxUnavailable("the resource-limit tool 'prlimit' (Debian package util-linux) is not installed")
         mb = 1024 * 1024
-        return [
-            prlimit,
+        limits = [
             f"--as={self.memory_mb * mb}",
             f"--cpu={self.cpu_seconds}",
             "--core=0",
             f"--fsize={self.disk_mb * mb}",
-            "--",
-            *argv,
         ]
+        return [prlimit, *limits, "--", *argv]
 
 
 def sandboxed_command(
