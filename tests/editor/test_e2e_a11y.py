@@ -16,7 +16,6 @@ from playwright.sync_api import expect
 from tests.editor.test_e2e import shot
 from tests.editor.test_e2e_starters import (  # noqa: F401 - fixtures
     auth,
-    browser,
     context,
     from_starter,
     llm,

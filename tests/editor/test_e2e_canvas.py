@@ -14,7 +14,6 @@ from playwright.sync_api import expect
 from tests.editor.test_e2e import add_component, connect, shot
 from tests.editor.test_e2e_starters import (  # noqa: F401 - fixtures
     auth,
-    browser,
     chat,
     context,
     from_starter,
