@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from flask import Flask, Request
 
     from core.auth import Actor
-    from core.contracts import FileRecord, FlowRecord, McpServerConfig, MessageRecord, VertexRecord
+    from core.contracts import AuditEntry, FileRecord, FlowRecord, McpServerConfig, MessageRecord, VertexRecord
     from core.records import Permission
 
 P = ParamSpec("P")
@@ -91,9 +91,12 @@ class Hooks:
     def extend_config(self, *, actor: Actor | None, public: bool) -> list[Mapping[str, object]]:
         return list(self._relay.extend_config(actor=actor, public=public))
 
-    def find_flow(self, *, user_id: str | None, flow_id_or_name: str, public: bool) -> FlowRecord | None:
+    def find_flow(
+        self, *, user_id: str | None, flow_id_or_name: str, public: bool, draft: bool = False
+    ) -> FlowRecord | None:
         return cast(
-            "FlowRecord | None", self._relay.find_flow(user_id=user_id, flow_id_or_name=flow_id_or_name, public=public)
+            "FlowRecord | None",
+            self._relay.find_flow(user_id=user_id, flow_id_or_name=flow_id_or_name, public=public, draft=draft),
         )
 
     def check_run(self, *, user_id: str | None, flow: FlowRecord, surface: str) -> None:
@@ -115,6 +118,9 @@ class Hooks:
 
     def on_vertex_built(self, *, record: VertexRecord) -> None:
         self._relay.on_vertex_built(record=record)
+
+    def on_audit(self, *, entry: AuditEntry) -> None:
+        self._relay.on_audit(entry=entry)
 
     def on_app_created(self, *, app: Flask) -> None:
         self._relay.on_app_created(app=app)

@@ -1,0 +1,307 @@
+"""Flow versions: recorded on every save, compact, pruned; read, listed, published.
+
+Every write of a flow's graph reaches :func:`record_save` through the flows plugin's
+``on_flow_changed`` hook, inside the writing transaction. The graph is serialised canonically
+(sorted keys), hashed, and compressed with zlib: an unchanged graph (a rename) adds nothing, and a
+save by the same author within ``flow_version_coalesce_seconds`` of the newest automatic version
+replaces that version (autosaves coalesce) unless it is published. An explicit snapshot
+(``POST .../versions/``) is never coalesced into. Past ``max_flow_version_entries_per_flow`` the oldest
+versions are pruned, never the published one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import threading
+import uuid
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from core import db
+from core.contracts import FlowRecord, PublishedVersion
+from core.errors import ApiError
+from service_versions.config import settings
+from service_versions.models import FlowVersion, Publication
+
+VERSION_NOT_FOUND = "Version entry not found"
+
+
+def _uuid(value: Any) -> uuid.UUID | None:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except (ValueError, TypeError):
+        return None
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value
+
+
+def canonical(data: Any) -> bytes:
+    """The graph's canonical JSON: sorted keys, no spaces (what is hashed and compressed)."""
+    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+
+
+def pack(data: Any) -> tuple[bytes, str, int]:
+    """``(compressed, sha256, size)`` of a graph."""
+    text = canonical(data)
+    return zlib.compress(text, 6), hashlib.sha256(text).hexdigest(), len(text)
+
+
+def unpack(blob: bytes) -> Any:
+    return orjson.loads(zlib.decompress(blob))
+
+
+# --- recording --------------------------------------------------------------------------------------
+def _head(s: Session, flow_id: uuid.UUID) -> FlowVersion | None:
+    query = sa.select(FlowVersion).where(FlowVersion.flow_id == flow_id)
+    return s.scalar(query.order_by(FlowVersion.version_number.desc()).limit(1))
+
+
+def _published_id(s: Session, flow_id: uuid.UUID) -> uuid.UUID | None:
+    return s.scalar(sa.select(Publication.version_id).where(Publication.flow_id == flow_id))
+
+
+def record_save(s: Session, flow: FlowRecord, author_id: str | None) -> FlowVersion | None:
+    """Record the saved graph of ``flow`` as a version (or coalesce it); None when nothing changed."""
+    flow_id = _uuid(flow.id)
+    if flow_id is None or flow.data is None:
+        return None
+    blob, digest, size = pack(flow.data)
+    head = _head(s, flow_id)
+    if head is not None and head.digest == digest:
+        return None
+    now = db.utcnow()
+    saved_at = dt.datetime.fromisoformat(flow.updated_at) if flow.updated_at else now
+    author = _uuid(author_id)
+    window = settings().flow_version_coalesce_seconds
+    if (
+        head is not None
+        and head.auto
+        and window > 0
+        and head.author_id == author
+        and (now - _aware(head.created_at)).total_seconds() < window
+        and _published_id(s, flow_id) != head.id
+    ):
+        head.data_z, head.digest, head.size, head.saved_at = blob, digest, size, saved_at
+        s.flush()
+        return head
+    # a flow's first version (as created or imported) is kept as it is: later autosaves start a second one
+    return _insert(s, flow_id, _uuid(flow.user_id), author, blob, digest, size, saved_at, head, auto=head is not None)
+
+
+def _insert(
+    s: Session,
+    flow_id: uuid.UUID,
+    user_id: uuid.UUID | None,
+    author: uuid.UUID | None,
+    blob: bytes,
+    digest: str,
+    size: int,
+    saved_at: dt.datetime,
+    head: FlowVersion | None,
+    *,
+    auto: bool,
+    description: str | None = None,
+) -> FlowVersion:
+    entry = FlowVersion(
+        flow_id=flow_id,
+        user_id=user_id,
+        author_id=author,
+        version_number=(head.version_number + 1) if head is not None else 1,
+        description=description,
+        data_z=blob,
+        digest=digest,
+        size=size,
+        auto=auto,
+        created_at=db.utcnow(),
+        saved_at=saved_at,
+    )
+    s.add(entry)
+    s.flush()
+    prune(s, flow_id)
+    return entry
+
+
+def snapshot(
+    s: Session, flow: FlowRecord, author_id: str, description: str | None, data: Mapping[str, Any] | None
+) -> FlowVersion:
+    """An explicit version (``POST .../versions/``): of ``data`` when given, else of the stored graph.
+
+    When the stored graph is already the newest version, that version is kept (named, no longer
+    automatic) instead of a duplicate being added.
+    """
+    flow_id = _uuid(flow.id)
+    assert flow_id is not None
+    graph = data if data is not None else (flow.data or {})
+    blob, digest, size = pack(graph)
+    head = _head(s, flow_id)
+    if head is not None and head.digest == digest and data is None:
+        head.auto = False
+        if description:
+            head.description = description
+        s.flush()
+        return head
+    saved_at = dt.datetime.fromisoformat(flow.updated_at) if flow.updated_at and data is None else db.utcnow()
+    return _insert(
+        s, flow_id, _uuid(flow.user_id), _uuid(author_id), blob, digest, size, saved_at, head,
+        auto=False, description=description,
+    )  # fmt: skip
+
+
+def prune(s: Session, flow_id: uuid.UUID) -> None:
+    """Keep the newest ``max_flow_version_entries_per_flow`` versions (and the published one)."""
+    keep = settings().max_flow_version_entries_per_flow
+    numbers = list(
+        s.scalars(
+            sa.select(FlowVersion.id)
+            .where(FlowVersion.flow_id == flow_id)
+            .order_by(FlowVersion.version_number.desc())
+            .offset(keep)
+        )
+    )
+    published = _published_id(s, flow_id)
+    doomed = [v for v in numbers if v != published]
+    if doomed:
+        s.execute(sa.delete(FlowVersion).where(FlowVersion.id.in_(doomed)))
+
+
+def forget_flow(s: Session, flow_id: str) -> None:
+    """A deleted flow's versions and publication go with it."""
+    key = _uuid(flow_id)
+    if key is not None:
+        s.execute(sa.delete(FlowVersion).where(FlowVersion.flow_id == key))
+        s.execute(sa.delete(Publication).where(Publication.flow_id == key))
+
+
+def delete_user_rows(s: Session, user_id: str) -> None:
+    key = _uuid(user_id)
+    if key is not None:
+        s.execute(sa.delete(FlowVersion).where(FlowVersion.user_id == key))
+        s.execute(sa.delete(Publication).where(Publication.user_id == key))
+
+
+# --- reading ----------------------------------------------------------------------------------------
+def list_versions(s: Session, user_id: uuid.UUID, flow_id: uuid.UUID, limit: int, offset: int) -> list[FlowVersion]:
+    query = (
+        sa.select(FlowVersion)
+        .where(FlowVersion.flow_id == flow_id, FlowVersion.user_id == user_id)
+        .order_by(FlowVersion.version_number.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    return list(s.scalars(query))
+
+
+def get_version(s: Session, user_id: uuid.UUID, flow_id: uuid.UUID, version_id: Any) -> FlowVersion:
+    key = _uuid(version_id)
+    found = (
+        s.scalar(
+            sa.select(FlowVersion).where(
+                FlowVersion.id == key, FlowVersion.flow_id == flow_id, FlowVersion.user_id == user_id
+            )
+        )
+        if key is not None
+        else None
+    )
+    if found is None:
+        raise ApiError(404, VERSION_NOT_FOUND)
+    return found
+
+
+def previous_version(s: Session, entry: FlowVersion) -> FlowVersion | None:
+    query = sa.select(FlowVersion).where(
+        FlowVersion.flow_id == entry.flow_id, FlowVersion.version_number < entry.version_number
+    )
+    return s.scalar(query.order_by(FlowVersion.version_number.desc()).limit(1))
+
+
+def delete_version(s: Session, entry: FlowVersion) -> None:
+    if _published_id(s, entry.flow_id) == entry.id:
+        raise ApiError(409, "Cannot delete the published version: unpublish it or publish another first")
+    s.delete(entry)
+    s.flush()
+
+
+# --- publishing -------------------------------------------------------------------------------------
+def publication(s: Session, flow_id: uuid.UUID) -> tuple[Publication, FlowVersion] | None:
+    pub = s.get(Publication, flow_id)
+    if pub is None:
+        return None
+    entry = s.get(FlowVersion, pub.version_id)
+    return None if entry is None else (pub, entry)
+
+
+def publish(s: Session, entry: FlowVersion, by: uuid.UUID | None) -> Publication:
+    """Make ``entry`` the version API callers run (publish, or roll back to an older one)."""
+    pub = s.get(Publication, entry.flow_id)
+    if pub is None:
+        pub = Publication(flow_id=entry.flow_id, user_id=entry.user_id)
+        s.add(pub)
+    pub.version_id, pub.published_by, pub.published_at = entry.id, by, db.utcnow()
+    entry.auto = False  # a published version is never coalesced into
+    s.flush()
+    return pub
+
+
+def unpublish(s: Session, flow_id: uuid.UUID) -> bool:
+    result = s.execute(sa.delete(Publication).where(Publication.flow_id == flow_id))
+    return bool(getattr(result, "rowcount", 0))
+
+
+#: decoded graphs of published versions by version id (immutable once published), bounded
+_decoded: dict[uuid.UUID, Any] = {}
+_decoded_lock = threading.Lock()
+DECODED_MAX = 512
+_pointer: db.Prepared | None = None
+_blob: db.Prepared | None = None
+
+
+def _statements() -> tuple[db.Prepared, db.Prepared]:
+    global _pointer, _blob
+    if _pointer is None or _blob is None:
+        p, v = Publication.__table__.c, FlowVersion.__table__.c
+        _pointer = db.Prepared(
+            sa.select(v.id, v.version_number, v.saved_at)
+            .select_from(Publication.__table__.join(FlowVersion.__table__, v.id == p.version_id))
+            .where(p.flow_id == sa.bindparam("key"))
+        )
+        _blob = db.Prepared(sa.select(v.data_z).where(v.id == sa.bindparam("vid")))
+    return _pointer, _blob
+
+
+def published_version(flow_id: str) -> PublishedVersion | None:
+    """The ``published_version`` hook: one indexed read of the pointer; the graph decoded once per version."""
+    key = _uuid(flow_id)
+    if key is None:
+        return None
+    pointer, blob = _statements()
+    row = pointer.first_mapping({"key": key})
+    if row is None:
+        return None
+    vid = row["id"]
+    data = _decoded.get(vid)
+    if data is None:
+        found = blob.first_mapping({"vid": vid})
+        if found is None:
+            return None
+        data = unpack(found["data_z"])
+        with _decoded_lock:
+            if len(_decoded) >= DECODED_MAX:
+                _decoded.pop(next(iter(_decoded)))
+            _decoded[vid] = data
+    return PublishedVersion(
+        flow_id=str(key),
+        version_id=str(vid),
+        version_number=int(row["version_number"]),
+        data=data,
+        saved_at=_aware(row["saved_at"]).isoformat(),
+    )

@@ -1,0 +1,97 @@
+"""Publishing: API callers run the published version on every surface while the draft changes; the
+editor's builds run the draft; publish, roll back and unpublish are one call each."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.app import state
+from tests.run.runkit import answer, edge, flow_data, node
+
+SURFACE_PLUGINS = [
+    "accounts", "flows", "versions", "variables", "run", "catalog", "standard", "workflows", "build", "responses",
+]  # fmt: skip
+
+
+@pytest.fixture
+def app(make_app):
+    return make_app(plugins=SURFACE_PLUGINS)
+
+
+def text_flow(text: str) -> dict:
+    """TextInput(text) -> ChatOutput: the flow answers ``text`` whatever the input."""
+    source = node("TextInput", "TextInput-1", input_value=text)
+    out = node("ChatOutput", "ChatOutput-1")
+    return flow_data([source, out], [edge(source, "text", out, "input_value")])
+
+
+def _run(client, caller, flow_id):
+    response = client.post(f"/api/v1/run/{flow_id}", json={"input_value": "x"}, headers=caller.key)
+    assert response.status_code == 200, response.get_json()
+    return answer(response.get_json())
+
+
+def _v2(client, caller, flow_id):
+    response = client.post("/api/v2/workflows", json={"flow_id": flow_id, "input_value": "x"}, headers=caller.key)
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()["output"]["text"]
+
+
+def _webhook(app, client, caller, flow_id):
+    started = client.post(f"/api/v1/webhook/{flow_id}", data="{}", headers=caller.key, content_type="application/json")
+    assert started.status_code == 202, started.get_json()
+    assert state(app).jobs.join(10)
+    status = client.get(started.get_json()["status_url"], headers=caller.key).get_json()
+    return answer(status["result"])
+
+
+def _build(client, caller, flow_id):
+    response = client.post(
+        f"/api/v1/build/{flow_id}/flow?event_delivery=direct", json={"inputs": {"input_value": "x"}},
+        headers=caller.bearer,
+    )  # fmt: skip
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return response.get_data(as_text=True)
+
+
+def _save(client, caller, flow_id, data):
+    response = client.patch(f"/api/v1/flows/{flow_id}", json={"data": data}, headers=caller.bearer)
+    assert response.status_code == 200, response.get_json()
+
+
+def test_published_version_answers_every_api_surface_while_the_draft_changes(app, client, alice):
+    created = client.post(
+        "/api/v1/flows/", json={"name": "pub", "data": text_flow("published A"), "webhook": True}, headers=alice.bearer
+    )
+    flow_id = created.get_json()["id"]
+    published = client.post(f"/api/v1/flows/{flow_id}/publish", json={}, headers=alice.bearer)
+    assert published.status_code == 200, published.get_json()
+    assert published.get_json()["published"] is True and published.get_json()["version"]["version_number"] == 1
+
+    _save(client, alice, flow_id, text_flow("draft B"))
+    assert _run(client, alice, flow_id) == "published A"
+    assert _v2(client, alice, flow_id) == "published A"
+    assert _webhook(app, client, alice, flow_id) == "published A"
+    assert "published A" in json.dumps(
+        client.post("/api/v1/responses", json={"model": flow_id, "input": "x"}, headers=alice.key).get_json()
+    )
+    build = _build(client, alice, flow_id)
+    assert "draft B" in build and "published A" not in build  # the editor's Playground runs the draft
+
+    # publish the draft: API callers now get B
+    assert client.post(f"/api/v1/flows/{flow_id}/publish", json={}, headers=alice.bearer).status_code == 200
+    assert _run(client, alice, flow_id) == "draft B"
+    # a bad edit is rolled back in one call: publish v1 again
+    versions = client.get(f"/api/v1/flows/{flow_id}/versions/", headers=alice.bearer).get_json()["entries"]
+    v1 = next(v for v in versions if v["version_number"] == 1)
+    rolled = client.post(f"/api/v1/flows/{flow_id}/publish", json={"version_id": v1["id"]}, headers=alice.bearer)
+    assert rolled.status_code == 200 and rolled.get_json()["version"]["version_number"] == 1
+    assert _run(client, alice, flow_id) == "published A"
+    # the published version cannot be deleted while published
+    assert client.delete(f"/api/v1/flows/{flow_id}/versions/{v1['id']}", headers=alice.bearer).status_code == 409
+    # unpublish: API callers run the draft again
+    off = client.delete(f"/api/v1/flows/{flow_id}/publish", headers=alice.bearer)
+    assert off.status_code == 200 and off.get_json()["published"] is False
+    assert _run(client, alice, flow_id) == "draft B"
