@@ -30,6 +30,13 @@ def register_migrations():
 
 
 @hookimpl
+def register_commands():
+    from service_flows.promotion import flows_group
+
+    return [flows_group]
+
+
+@hookimpl
 def register_jobs():
     from service_flows.cleanup import CLEANUP_JOB, cleanup_job
 
