@@ -17,7 +17,7 @@ import threading
 import uuid
 import zlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import sqlalchemy as sa
@@ -61,24 +61,39 @@ def unpack(blob: bytes) -> Any:
 
 
 # --- recording --------------------------------------------------------------------------------------
-def _head(s: Session, flow_id: uuid.UUID) -> FlowVersion | None:
-    query = sa.select(FlowVersion).where(FlowVersion.flow_id == flow_id)
-    return s.scalar(query.order_by(FlowVersion.version_number.desc()).limit(1))
+_TABLE = cast("sa.Table", FlowVersion.__table__)
+_HEAD_COLUMNS = ("id", "version_number", "digest", "auto", "author_id", "created_at")
+
+
+def _head(s: Session, flow_id: uuid.UUID) -> Any:
+    """The newest version's small columns (never its graph), or None."""
+    c = FlowVersion.__table__.c
+    query = (
+        sa.select(*(c[name] for name in _HEAD_COLUMNS))
+        .where(c.flow_id == flow_id)
+        .order_by(c.version_number.desc())
+        .limit(1)
+    )
+    return s.execute(query).first()
 
 
 def _published_id(s: Session, flow_id: uuid.UUID) -> uuid.UUID | None:
     return s.scalar(sa.select(Publication.version_id).where(Publication.flow_id == flow_id))
 
 
-def record_save(s: Session, flow: FlowRecord, author_id: str | None) -> FlowVersion | None:
-    """Record the saved graph of ``flow`` as a version (or coalesce it); None when nothing changed."""
+def record_save(s: Session, flow: FlowRecord, author_id: str | None) -> None:
+    """Record the saved graph of ``flow`` as a version, or coalesce it into the newest automatic one.
+
+    Core statements on the request's session (the flow's own write is in the same transaction): the
+    newest version's small columns, then one UPDATE or one INSERT, and a DELETE past the retention.
+    """
     flow_id = _uuid(flow.id)
     if flow_id is None or flow.data is None:
-        return None
+        return
     blob, digest, size = pack(flow.data)
     head = _head(s, flow_id)
     if head is not None and head.digest == digest:
-        return None
+        return
     now = db.utcnow()
     saved_at = dt.datetime.fromisoformat(flow.updated_at) if flow.updated_at else now
     author = _uuid(author_id)
@@ -91,11 +106,13 @@ def record_save(s: Session, flow: FlowRecord, author_id: str | None) -> FlowVers
         and (now - _aware(head.created_at)).total_seconds() < window
         and _published_id(s, flow_id) != head.id
     ):
-        head.data_z, head.digest, head.size, head.saved_at = blob, digest, size, saved_at
-        s.flush()
-        return head
+        c = FlowVersion.__table__.c
+        s.execute(
+            sa.update(_TABLE).where(c.id == head.id).values(data_z=blob, digest=digest, size=size, saved_at=saved_at)
+        )
+        return
     # a flow's first version (as created or imported) is kept as it is: later autosaves start a second one
-    return _insert(s, flow_id, _uuid(flow.user_id), author, blob, digest, size, saved_at, head, auto=head is not None)
+    _insert(s, flow_id, _uuid(flow.user_id), author, blob, digest, size, saved_at, head, auto=head is not None)
 
 
 def _insert(
@@ -107,28 +124,31 @@ def _insert(
     digest: str,
     size: int,
     saved_at: dt.datetime,
-    head: FlowVersion | None,
+    head: Any,
     *,
     auto: bool,
     description: str | None = None,
-) -> FlowVersion:
-    entry = FlowVersion(
-        flow_id=flow_id,
-        user_id=user_id,
-        author_id=author,
-        version_number=(head.version_number + 1) if head is not None else 1,
-        description=description,
-        data_z=blob,
-        digest=digest,
-        size=size,
-        auto=auto,
-        created_at=db.utcnow(),
-        saved_at=saved_at,
+) -> uuid.UUID:
+    number = (head.version_number + 1) if head is not None else 1
+    new_id = db.new_id()
+    s.execute(
+        sa.insert(_TABLE).values(
+            id=new_id,
+            flow_id=flow_id,
+            user_id=user_id,
+            author_id=author,
+            version_number=number,
+            description=description,
+            data_z=blob,
+            digest=digest,
+            size=size,
+            auto=auto,
+            created_at=db.utcnow(),
+            saved_at=saved_at,
+        )
     )
-    s.add(entry)
-    s.flush()
-    prune(s, flow_id)
-    return entry
+    prune(s, flow_id, number)
+    return new_id
 
 
 def snapshot(
@@ -145,33 +165,40 @@ def snapshot(
     blob, digest, size = pack(graph)
     head = _head(s, flow_id)
     if head is not None and head.digest == digest and data is None:
-        head.auto = False
+        entry = s.get(FlowVersion, head.id)
+        assert entry is not None
+        entry.auto = False
         if description:
-            head.description = description
+            entry.description = description
         s.flush()
-        return head
+        return entry
     saved_at = dt.datetime.fromisoformat(flow.updated_at) if flow.updated_at and data is None else db.utcnow()
-    return _insert(
+    new_id = _insert(
         s, flow_id, _uuid(flow.user_id), _uuid(author_id), blob, digest, size, saved_at, head,
         auto=False, description=description,
     )  # fmt: skip
+    entry = s.get(FlowVersion, new_id)
+    assert entry is not None
+    return entry
 
 
-def prune(s: Session, flow_id: uuid.UUID) -> None:
-    """Keep the newest ``max_flow_version_entries_per_flow`` versions (and the published one)."""
+def prune(s: Session, flow_id: uuid.UUID, newest: int) -> None:
+    """Keep the versions numbered within ``max_flow_version_entries_per_flow`` of the newest (and the published one).
+
+    Nothing to do (no statement) until a flow has more versions than that; then one DELETE.
+    """
     keep = settings().max_flow_version_entries_per_flow
-    numbers = list(
-        s.scalars(
-            sa.select(FlowVersion.id)
-            .where(FlowVersion.flow_id == flow_id)
-            .order_by(FlowVersion.version_number.desc())
-            .offset(keep)
+    if newest <= keep:
+        return
+    c = FlowVersion.__table__.c
+    published = sa.select(Publication.version_id).where(Publication.flow_id == flow_id).scalar_subquery()
+    s.execute(
+        sa.delete(_TABLE).where(
+            c.flow_id == flow_id,
+            c.version_number <= newest - keep,
+            sa.or_(published.is_(None), c.id != published),
         )
     )
-    published = _published_id(s, flow_id)
-    doomed = [v for v in numbers if v != published]
-    if doomed:
-        s.execute(sa.delete(FlowVersion).where(FlowVersion.id.in_(doomed)))
 
 
 def forget_flow(s: Session, flow_id: str) -> None:
