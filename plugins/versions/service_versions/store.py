@@ -66,10 +66,11 @@ _HEAD_COLUMNS = ("id", "version_number", "digest", "auto", "author_id", "created
 
 
 def _head(s: Session, flow_id: uuid.UUID) -> Any:
-    """The newest version's small columns (never its graph), or None."""
+    """The newest version's small columns (never its graph) and the flow's published version id, or None."""
     c = FlowVersion.__table__.c
+    published = sa.select(Publication.version_id).where(Publication.flow_id == flow_id).scalar_subquery()
     query = (
-        sa.select(*(c[name] for name in _HEAD_COLUMNS))
+        sa.select(*(c[name] for name in _HEAD_COLUMNS), published.label("published_id"))
         .where(c.flow_id == flow_id)
         .order_by(c.version_number.desc())
         .limit(1)
@@ -104,7 +105,7 @@ def record_save(s: Session, flow: FlowRecord, author_id: str | None) -> None:
         and window > 0
         and head.author_id == author
         and (now - _aware(head.created_at)).total_seconds() < window
-        and _published_id(s, flow_id) != head.id
+        and head.published_id != head.id
     ):
         c = FlowVersion.__table__.c
         s.execute(
