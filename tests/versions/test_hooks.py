@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+from service_versions import hookspecs as version_specs
+
 from core import appstate, hookimpl
 from core.contracts import AuditEntry, PublishedVersion
-from service_versions import hookspecs as version_specs
 from tests.versions.vkit import create, graph
 
 
@@ -51,8 +52,9 @@ def test_find_flow_asks_published_version_except_for_drafts(make_app):
 
     alice = make_user(client, superuser(client), username="alice")
     flow = create(client, alice, graph("draft"))
+    saved = "2026-01-01T00:00:00+00:00"
     recorder.published[flow["id"]] = PublishedVersion(
-        flow_id=flow["id"], version_id="v", version_number=7, data=graph("published"), saved_at="2026-01-01T00:00:00+00:00"
+        flow_id=flow["id"], version_id="v", version_number=7, data=graph("published"), saved_at=saved
     )
     with app.app_context():
         hooks = appstate.hooks()

@@ -44,6 +44,16 @@ _FLOW_PARAMS = {"flow_id", "operation", "result", "event_type", "user_id", "acto
 _ALL_PARAMS = {*_MULTI, *_UUIDS, *_TEXT, "since", "until", "cursor", "limit", "event_type"}
 
 
+EVENT_MEMBERS = ("id", "timestamp", "action", "operation", "event_type", "result", "error_code", "request_id",
+                 "actor", "details")  # fmt: skip
+
+
+def _page_doc(description: str, *members: str) -> dict[str, Any]:
+    item = {"type": "object", "properties": {m: {} for m in (*EVENT_MEMBERS, *members)}}
+    schema = {"type": "object", "properties": {"items": {"type": "array", "items": item}, "next_cursor": {}}}
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
 def _bad(msg: str) -> ApiError:
     return ApiError(400, msg)
 
@@ -177,6 +187,7 @@ def _item(row: Any) -> dict[str, Any]:
 
 @flow_audits_blp.route("/audits", methods=["GET"])
 @flow_audits_blp.response(200, description="{items, next_cursor}: flow events, newest first")
+@flow_audits_blp.doc(responses={"200": _page_doc("flow events", "flow_id", "flow_name")})
 @authenticated("user")
 def read_flow_audits():
     """Flow audit events, newest first, filtered and keyset-paginated."""
@@ -186,6 +197,7 @@ def read_flow_audits():
 
 @audits_blp.route("/", methods=["GET"])
 @audits_blp.response(200, description="{items, next_cursor}: every kind of event, newest first")
+@audits_blp.doc(responses={"200": _page_doc("events", "resource_type", "resource_id", "resource_name")})
 @authenticated("user")
 def read_audits():
     """Audit events of every kind (superusers: everyone's; others: their own)."""
@@ -195,6 +207,14 @@ def read_audits():
 
 @audits_blp.route("/export", methods=["GET"])
 @audits_blp.response(200, description="JSON lines, one event per line")
+@audits_blp.doc(
+    responses={
+        "200": {
+            "description": "JSON lines",
+            "content": {"application/x-ndjson": {"schema": {"type": "string", "description": "one event per line"}}},
+        }
+    }
+)
 @authenticated("user")
 def export_audits():
     """The filtered events as JSON lines (``application/x-ndjson``), newest first."""

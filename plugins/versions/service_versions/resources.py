@@ -27,6 +27,7 @@ from core import appstate, audit, db
 from core.auth import authenticated, current_actor
 from core.contracts import FlowRecord
 from core.errors import ApiError
+from core.openapi import no_body
 from service_versions import diff, hookspecs, store
 from service_versions.config import settings
 from service_versions.models import FlowVersion
@@ -55,6 +56,19 @@ class ActivateQuery(Schema):
 class PublishBody(Schema):
     version_id = fields.UUID(load_default=None, allow_none=True)
     description = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=500))
+
+
+VERSION_MEMBERS = ("id", "flow_id", "user_id", "version_number", "description", "retained", "retained_reason",
+                   "created_at", "username", "version_tag", "auto", "size")  # fmt: skip
+FLOW_MEMBERS = ("id", "name", "data", "updated_at", "version_token", "user_id", "folder_id")
+PUBLICATION_MEMBERS = ("flow_id", "published", "version", "published_at", "published_by")
+DIFF_MEMBERS = ("from", "to", "added", "removed", "moved", "changed", "edges", "unchanged")
+
+
+def response_doc(description: str, *members: str, mimetype: str = "application/json") -> dict[str, Any]:
+    """An OpenAPI response of a JSON object with these members (the body is built by hand)."""
+    schema = {"type": "object", "properties": {m: {} for m in members}}
+    return {"description": description, "content": {mimetype: {"schema": schema}}}
 
 
 def _flow(flow_id: str) -> FlowRecord:
@@ -118,6 +132,7 @@ def blank_secrets(data: Any) -> Any:
 @versions_blp.route("/<flow_id>/versions/", methods=["GET"])
 @versions_blp.arguments(VersionListQuery, location="query")
 @versions_blp.response(200, description="{entries, max_entries}")
+@versions_blp.doc(responses={"200": response_doc("{entries, max_entries}", "entries", "max_entries")})
 @authenticated("user")
 def list_versions(query: dict[str, Any], flow_id: str):
     """The flow's versions, newest first (without their graphs)."""
@@ -132,6 +147,7 @@ def list_versions(query: dict[str, Any], flow_id: str):
 @versions_blp.route("/<flow_id>/versions/", methods=["POST"])
 @versions_blp.arguments(VersionCreate)
 @versions_blp.response(201, description="the new version")
+@versions_blp.doc(responses={"201": response_doc("the new version", *VERSION_MEMBERS)})
 @authenticated("user")
 def create_version(body: dict[str, Any], flow_id: str):
     """An explicit, named version of the stored graph (or of the given ``data``)."""
@@ -146,6 +162,7 @@ def create_version(body: dict[str, Any], flow_id: str):
 
 @versions_blp.route("/<flow_id>/versions/<version_id>", methods=["GET"])
 @versions_blp.response(200, description="the version with its data")
+@versions_blp.doc(responses={"200": response_doc("the version with its data", *VERSION_MEMBERS, "data")})
 @authenticated("user")
 def read_version(flow_id: str, version_id: str):
     flow = _flow(flow_id)
@@ -155,6 +172,7 @@ def read_version(flow_id: str, version_id: str):
 @versions_blp.route("/<flow_id>/versions/<version_id>/diff", methods=["GET"])
 @versions_blp.arguments(DiffQuery, location="query")
 @versions_blp.response(200, description="node-level diff: added, removed, moved, changed, edges")
+@versions_blp.doc(responses={"200": response_doc("node-level diff", *DIFF_MEMBERS)})
 @authenticated("user")
 def diff_version(query: dict[str, Any], flow_id: str, version_id: str):
     """What changed from ``against`` (the previous version, ``draft`` or a version id) to this version."""
@@ -182,6 +200,8 @@ def diff_version(query: dict[str, Any], flow_id: str, version_id: str):
 @versions_blp.route("/<flow_id>/versions/<version_id>/activate", methods=["POST"])
 @versions_blp.arguments(ActivateQuery, location="query")
 @versions_blp.response(200, description="the flow, its graph restored")
+@versions_blp.doc(responses={"200": response_doc("the flow, its graph restored", *FLOW_MEMBERS)})
+@versions_blp.doc(requestBody=no_body("the version is named by the path"))
 @authenticated("user")
 def activate_version(query: dict[str, Any], flow_id: str, version_id: str):
     """Restore a version as the flow's graph (the replaced graph stays a version: every save is one)."""
@@ -236,6 +256,7 @@ def _publication_out(flow: FlowRecord) -> dict[str, Any]:
 
 @versions_blp.route("/<flow_id>/publish", methods=["GET"])
 @versions_blp.response(200, description="the published version, or published false")
+@versions_blp.doc(responses={"200": response_doc("the publication", *PUBLICATION_MEMBERS)})
 @authenticated("user")
 def read_publication(flow_id: str):
     return _publication_out(_flow(flow_id))
@@ -244,6 +265,7 @@ def read_publication(flow_id: str):
 @versions_blp.route("/<flow_id>/publish", methods=["POST"])
 @versions_blp.arguments(PublishBody)
 @versions_blp.response(200, description="the published version")
+@versions_blp.doc(responses={"200": response_doc("the publication", *PUBLICATION_MEMBERS)})
 @authenticated("user")
 def publish(body: dict[str, Any], flow_id: str):
     """Publish a version (rolling back when it is older than the published one), or the draft when none is named."""
@@ -264,6 +286,7 @@ def publish(body: dict[str, Any], flow_id: str):
 
 @versions_blp.route("/<flow_id>/publish", methods=["DELETE"])
 @versions_blp.response(200, description="published false")
+@versions_blp.doc(responses={"200": response_doc("the publication", *PUBLICATION_MEMBERS)})
 @authenticated("user")
 def unpublish(flow_id: str):
     """API callers run the draft again."""
