@@ -25,7 +25,7 @@ class Recorder:
         return self.published.get(flow_id)
 
     @hookimpl(optionalhook=True)
-    def on_flow_changed(self, flow_id, user_id, flow, author_id) -> None:
+    def on_flow_changed(self, flow_id, user_id, flow, author_id, autosave) -> None:
         self.saves.append((flow_id, author_id))
 
 

@@ -103,6 +103,6 @@ def overwrite_flow(body: dict[str, Any], flow_id):
     with db.transaction() as s:
         flow = services.own_flow(s, current_actor().id, flow_id)
         out = services.flow_out(
-            services.apply_changes(s, flow, {"data": body["data"]}, ("data",), expected_token=expected)
+            services.apply_changes(s, flow, {"data": body["data"]}, ("data",), expected_token=expected, autosave=False)
         )
     return out, 200, governance.mark_headers(out)

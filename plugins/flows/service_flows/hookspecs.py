@@ -17,7 +17,9 @@ __all__ = ["on_flow_changed", "published_version"]
 
 
 @hookspec
-def on_flow_changed(flow_id: str, user_id: str | None, flow: FlowRecord | None, author_id: str | None) -> None:
+def on_flow_changed(
+    flow_id: str, user_id: str | None, flow: FlowRecord | None, author_id: str | None, autosave: bool
+) -> None:
     """A stored flow was created, updated or deleted (``flow`` None when deleted).
 
     Called by the flows plugin inside the writing transaction
@@ -25,7 +27,9 @@ def on_flow_changed(flow_id: str, user_id: str | None, flow: FlowRecord | None, 
     plugin commits or rolls back with it. ``flow`` is the written flow as a
     :class:`core.contracts.FlowRecord` (``data`` as stored). Used by the policies plugin to keep
     component usage current, and by the versions plugin to record a version of each saved graph
-    (``author_id``: the account that saved it, None when unknown).
+    (``author_id``: the account that saved it, None when unknown; ``autosave``: an ordinary save, which may
+    be coalesced into the author's previous one, False for a creation, an overwrite after a conflict, a
+    restore or an import, whose previous version must stay whole).
     """
 
 

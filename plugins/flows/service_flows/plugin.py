@@ -131,7 +131,7 @@ def restore_flow(user_id: str, flow_id: str, data: Mapping[str, Any], expected_t
     except ApiError:  # a foreign or missing flow: None, answered 404 by the caller
         return None
     expected = concurrency.parse_if_match(expected_token)
-    services.apply_changes(s, flow, {"data": dict(data)}, ("data",), expected_token=expected)
+    services.apply_changes(s, flow, {"data": dict(data)}, ("data",), expected_token=expected, autosave=False)
     return FlowRecord.from_dict(schemas.FlowReadSchema().dump(services.flow_out(flow)))
 
 

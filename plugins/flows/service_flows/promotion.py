@@ -166,7 +166,7 @@ def import_flows(s: Session, directory: Path, user_id: uuid.UUID | None, dry_run
         if "project" in changed:
             body["folder_id"] = _folder_id(s, existing.user_id, doc.get("project"), dry_run)
         members = ("name", "folder_id", *services.CREATE_MEMBERS)
-        services.apply_changes(s, existing, body, members, on_clash="rename", foreign_folder="default")
+        services.apply_changes(s, existing, body, members, on_clash="rename", foreign_folder="default", autosave=False)
     return lines
 
 

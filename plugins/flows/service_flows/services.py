@@ -250,7 +250,7 @@ def unique_endpoint(
 
 
 # --- writes ---------------------------------------------------------------------------------------------
-def notify_changed(flow: Flow) -> None:
+def notify_changed(flow: Flow, *, autosave: bool = True) -> None:
     """Tell other plugins (``on_flow_changed``) a flow was written, inside this transaction."""
     updated = _aware(flow.updated_at)
     author = flow.last_modified_by or flow.user_id
@@ -259,6 +259,7 @@ def notify_changed(flow: Flow) -> None:
         flow_id=str(flow.id),
         user_id=str(flow.user_id) if flow.user_id else None,
         author_id=str(author) if author else None,
+        autosave=autosave,
         flow=FlowRecord(
             id=str(flow.id),
             name=flow.name,
@@ -274,7 +275,9 @@ def notify_deleted(flow_ids: list[uuid.UUID], user_id: uuid.UUID | None) -> None
     hooks = appstate.hooks()
     owner = str(user_id) if user_id else None
     for fid in flow_ids:
-        hooks.notify(hookspecs.on_flow_changed, flow_id=str(fid), user_id=owner, flow=None, author_id=owner)
+        hooks.notify(
+            hookspecs.on_flow_changed, flow_id=str(fid), user_id=owner, flow=None, author_id=owner, autosave=False
+        )
         audit.record("flow:delete", "flow", fid, user_id=user_id)
 
 
@@ -337,7 +340,7 @@ def create_flow(
     )
     s.add(flow)
     _flush(s)
-    notify_changed(flow)
+    notify_changed(flow, autosave=False)
     audit.record("flow:create", "flow", flow.id, name=flow.name, user_id=user_id)
     return flow
 
@@ -358,6 +361,7 @@ def apply_changes(
     clash_status: int = 400,
     foreign_folder: str = "error",
     expected_token: uuid.UUID | None = None,
+    autosave: bool = True,
 ) -> Flow:
     """Set the given members (None means unchanged); unique clashes answer ``clash_status`` or rename.
 
@@ -389,7 +393,7 @@ def apply_changes(
         setattr(flow, key, value)
     flow.updated_at = db.utcnow()
     _flush(s, clash_status)
-    notify_changed(flow)
+    notify_changed(flow, autosave=autosave)
     audit.record("flow:write", "flow", flow.id, name=flow.name, user_id=flow.user_id, details={"fields": written})
     return flow
 

@@ -63,14 +63,16 @@ def on_user_deleted(user_id: str) -> None:
 
 # --- hooks the flows plugin publishes (it may be absent) ---------------------------------------------
 @hookimpl(optionalhook=True)
-def on_flow_changed(flow_id: str, user_id: str | None, flow: FlowRecord | None, author_id: str | None) -> None:
+def on_flow_changed(
+    flow_id: str, user_id: str | None, flow: FlowRecord | None, author_id: str | None, autosave: bool
+) -> None:
     from core import db
     from service_versions import store
 
     if flow is None:
         store.forget_flow(db.session(), flow_id)
     else:
-        store.record_save(db.session(), flow, author_id)
+        store.record_save(db.session(), flow, author_id, autosave=autosave)
 
 
 @hookimpl(optionalhook=True)

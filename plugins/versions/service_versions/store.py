@@ -82,7 +82,7 @@ def _published_id(s: Session, flow_id: uuid.UUID) -> uuid.UUID | None:
     return s.scalar(sa.select(Publication.version_id).where(Publication.flow_id == flow_id))
 
 
-def record_save(s: Session, flow: FlowRecord, author_id: str | None) -> None:
+def record_save(s: Session, flow: FlowRecord, author_id: str | None, *, autosave: bool = True) -> None:
     """Record the saved graph of ``flow`` as a version, or coalesce it into the newest automatic one.
 
     Core statements on the request's session (the flow's own write is in the same transaction): the
@@ -100,7 +100,8 @@ def record_save(s: Session, flow: FlowRecord, author_id: str | None) -> None:
     author = _uuid(author_id)
     window = settings().flow_version_coalesce_seconds
     if (
-        head is not None
+        autosave
+        and head is not None
         and head.auto
         and window > 0
         and head.author_id == author
@@ -113,7 +114,8 @@ def record_save(s: Session, flow: FlowRecord, author_id: str | None) -> None:
         )
         return
     # a flow's first version (as created or imported) is kept as it is: later autosaves start a second one
-    _insert(s, flow_id, _uuid(flow.user_id), author, blob, digest, size, saved_at, head, auto=head is not None)
+    auto = autosave and head is not None
+    _insert(s, flow_id, _uuid(flow.user_id), author, blob, digest, size, saved_at, head, auto=auto)
 
 
 def _insert(
