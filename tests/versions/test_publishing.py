@@ -79,6 +79,18 @@ def test_published_version_answers_every_api_surface_while_the_draft_changes(app
     )
     build = _build(client, alice, flow_id)
     assert "draft B" in build and "published A" not in build  # the editor's Playground runs the draft
+    # anonymous visitors of a public share (the v2 public run, the shared playground's build) too
+    assert client.post(f"/api/v1/flows/{flow_id}/shares", json={}, headers=alice.bearer).status_code == 201
+    visitor = app.test_client()
+    visitor.set_cookie("client_id", "visitor-1")
+    public = visitor.post(
+        "/api/v2/workflows/public", json={"flow_id": flow_id, "input_value": "x", "mode": "stream"}
+    ).get_data(as_text=True)
+    assert "published A" in public and "draft B" not in public
+    shared = visitor.post(
+        f"/api/v1/build_public_tmp/{flow_id}/flow?event_delivery=direct", json={"inputs": {"input_value": "x"}}
+    ).get_data(as_text=True)
+    assert "published A" in shared and "draft B" not in shared
 
     # publish the draft: API callers now get B
     assert client.post(f"/api/v1/flows/{flow_id}/publish", json={}, headers=alice.bearer).status_code == 200
@@ -95,3 +107,37 @@ def test_published_version_answers_every_api_surface_while_the_draft_changes(app
     off = client.delete(f"/api/v1/flows/{flow_id}/publish", headers=alice.bearer)
     assert off.status_code == 200 and off.get_json()["published"] is False
     assert _run(client, alice, flow_id) == "draft B"
+
+
+def prompt_flow(text: str) -> dict:
+    """ChatInput -> Prompt Template (``<text> {q}``) -> ChatOutput: the answer starts with ``text``."""
+    chat_in = node("ChatInput", "ChatInput-1")
+    prompt = node("Prompt Template", "Prompt-1", template=f"{text} {{q}}", q="")
+    out = node("ChatOutput", "ChatOutput-1")
+    return flow_data(
+        [chat_in, prompt, out], [edge(chat_in, "message", prompt, "q"), edge(prompt, "prompt", out, "input_value")]
+    )
+
+
+def test_mcp_tools_run_the_published_version(make_app):
+    from tests.conftest import make_user, superuser
+    from tests.mcp.mcpkit import rpc, sse_messages
+
+    app = make_app(plugins=["accounts", "flows", "versions", "variables", "run", "mcp", "standard"])
+    client = app.test_client()
+    alice = make_user(client, superuser(client), username="alice")
+    project = client.post("/api/v1/projects/", json={"name": "tools"}, headers=alice.bearer).get_json()
+    created = client.post(
+        "/api/v1/flows/", json={"name": "Answer", "data": prompt_flow("published A"), "folder_id": project["id"]},
+        headers=alice.bearer,
+    )  # fmt: skip
+    flow_id = created.get_json()["id"]
+    settings = {"settings": [{"id": flow_id, "mcp_enabled": True, "action_name": "answer", "action_description": "a"}]}
+    assert client.patch(f"/api/v1/mcp/project/{project['id']}", json=settings, headers=alice.bearer).status_code == 200
+    assert client.post(f"/api/v1/flows/{flow_id}/publish", json={}, headers=alice.bearer).status_code == 200
+    _save(client, alice, flow_id, prompt_flow("draft B"))
+    path = f"/api/v1/mcp/project/{project['id']}/streamable"
+    reply = sse_messages(
+        rpc(client, path, "tools/call", {"name": "answer", "arguments": {"input_value": "x"}}, alice.bearer).data
+    )
+    assert reply[-1]["result"]["content"][0]["text"] == "published A x"
