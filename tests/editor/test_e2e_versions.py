@@ -35,6 +35,9 @@ def test_history_publish_and_conflict(page, server):  # noqa: F811
     expect(dialog.get_by_test_id("version-1")).to_contain_text("published")
     shot(page, "40-history")
     page.keyboard.press("Escape")
+    page.get_by_role("button", name="API", exact=True).click()
+    expect(page.get_by_test_id("api-version")).to_contain_text("published version v1")
+    page.keyboard.press("Escape")
 
     # someone else saves the flow (another tab, another person) while it is open here
     changed = json.loads(json.dumps(document["data"]))

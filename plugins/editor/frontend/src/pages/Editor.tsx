@@ -969,7 +969,16 @@ function EditorInner({
           />
         )}
         {showKeys && <ShortcutSheet onClose={() => setShowKeys(false)} />}
-        {showApi && <ApiPanel flowId={flowId} endpointName={flow.endpoint_name} tweaks={tweaks} hasWebhook={hasWebhook} onClose={() => setShowApi(false)} />}
+        {showApi && (
+          <ApiPanel
+            flowId={flowId}
+            endpointName={flow.endpoint_name}
+            tweaks={tweaks}
+            hasWebhook={hasWebhook}
+            published={published}
+            onClose={() => setShowApi(false)}
+          />
+        )}
         {renaming && (
           <PromptDialog
             title="Rename flow"
