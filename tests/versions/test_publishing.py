@@ -141,3 +141,21 @@ def test_mcp_tools_run_the_published_version(make_app):
         rpc(client, path, "tools/call", {"name": "answer", "arguments": {"input_value": "x"}}, alice.bearer).data
     )
     assert reply[-1]["result"]["content"][0]["text"] == "published A x"
+
+
+def test_a2a_agents_run_the_published_version(make_app):
+    from tests.a2a.a2akit import PLUGINS, agent, project, rpc, user_message
+    from tests.conftest import make_user, superuser
+
+    app = make_app(plugins=[*PLUGINS, "versions"], a2a_enabled=True)
+    client = app.test_client()
+    alice = make_user(client, superuser(client), username="alice")
+    folder = project(client, alice, "apikey")
+    flow_id = agent(client, alice, prompt_flow("published A"), folder_id=folder)
+    assert client.post(f"/api/v1/flows/{flow_id}/publish", json={}, headers=alice.bearer).status_code == 200
+    _save(client, alice, flow_id, prompt_flow("draft B"))
+    body = rpc("message/send", {"message": user_message("x")})
+    response = client.post(f"/api/v1/a2a/{flow_id}/jsonrpc", json=body, headers=alice.key)
+    assert response.status_code == 200, response.get_json()
+    assert "published A x" in json.dumps(response.get_json()["result"])
+    assert "draft B" not in json.dumps(response.get_json()["result"])

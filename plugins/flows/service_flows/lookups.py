@@ -35,6 +35,11 @@ def find_flow(user_id: str | None, flow_id_or_name: str, public: bool, draft: bo
     found = _draft_flow(user_id, flow_id_or_name, public)
     if found is None or draft:
         return found
+    return _published(found)
+
+
+def _published(found: FlowRecord) -> FlowRecord:
+    """``found`` with its published version's graph (and save time), or unchanged when none is published."""
     published = appstate.hooks().first(hookspecs.published_version, flow_id=found.id)
     if published is None:
         return found
@@ -108,7 +113,8 @@ def find_agent_flow(flow_id: str, user_id: str | None) -> FlowRecord | None:
         return None
     settings_ = row["project_auth_settings"]
     value = settings_.get("auth_type") if isinstance(settings_, Mapping) else None
-    return _flow_record(row, shared_data=True).replace(auth_type=str(value) if value else None)
+    # an A2A call is an API surface: it runs the published version when there is one
+    return _published(_flow_record(row, shared_data=True).replace(auth_type=str(value) if value else None))
 
 
 _owner_lookups: tuple[db.Prepared, db.Prepared] | None = None
