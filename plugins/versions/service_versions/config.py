@@ -4,6 +4,8 @@
   save (the published version is never pruned).
 * ``SERVICE_FLOW_VERSION_COALESCE_SECONDS`` (60): saves by one author within this many seconds of the
   newest automatic version replace it instead of adding one (the editor's autosave); 0 keeps every save.
+* ``SERVICE_FLOW_PUBLICATION_REFRESH_SECONDS`` (1.0): how soon another process sees a publish, rollback
+  or unpublish (the process that made it sees it at once); runs read no row to learn what is published.
 * ``SERVICE_AUDIT_RETENTION_DAYS`` (0: forever): audit entries older than this are removed by the
   writer; the log is otherwise append-only.
 """
@@ -28,6 +30,8 @@ class VersionsSettings:
     flow_version_coalesce_seconds: int = 60
     #: days audit entries are kept (0: forever)
     audit_retention_days: int = 0
+    #: seconds a process trusts its list of published flows (0: read it for every run)
+    flow_publication_refresh_seconds: float = 1.0
 
     BOUNDS: ClassVar[dict[str, tuple[int, int | None]]] = {
         "max_flow_version_entries_per_flow": (1, 10_000),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import threading
+import time
 import uuid
 import zlib
 from collections.abc import Mapping
@@ -210,6 +211,7 @@ def forget_flow(s: Session, flow_id: str) -> None:
     if key is not None:
         s.execute(sa.delete(FlowVersion).where(FlowVersion.flow_id == key))
         s.execute(sa.delete(Publication).where(Publication.flow_id == key))
+        publications().invalidate()
 
 
 def delete_user_rows(s: Session, user_id: str) -> None:
@@ -279,11 +281,13 @@ def publish(s: Session, entry: FlowVersion, by: uuid.UUID | None) -> Publication
     pub.version_id, pub.published_by, pub.published_at = entry.id, by, db.utcnow()
     entry.auto = False  # a published version is never coalesced into
     s.flush()
+    publications().invalidate()
     return pub
 
 
 def unpublish(s: Session, flow_id: uuid.UUID) -> bool:
     result = s.execute(sa.delete(Publication).where(Publication.flow_id == flow_id))
+    publications().invalidate()
     return bool(getattr(result, "rowcount", 0))
 
 
@@ -291,36 +295,80 @@ def unpublish(s: Session, flow_id: uuid.UUID) -> bool:
 _decoded: dict[uuid.UUID, Any] = {}
 _decoded_lock = threading.Lock()
 DECODED_MAX = 512
-_pointer: db.Prepared | None = None
 _blob: db.Prepared | None = None
 
 
-def _statements() -> tuple[db.Prepared, db.Prepared]:
-    global _pointer, _blob
-    if _pointer is None or _blob is None:
+class Publications:
+    """Every published flow's ``(version id, number, saved_at)`` in this process, re-read at most every
+    ``SERVICE_FLOW_PUBLICATION_REFRESH_SECONDS`` (as the policies plugin's snapshot): a run of a flow
+    reads no row to learn whether it is published. A publish, rollback or unpublish in this process is
+    seen at once (:meth:`invalidate`); other processes see it within the refresh interval.
+    """
+
+    def __init__(self) -> None:
+        self._value: dict[uuid.UUID, tuple[uuid.UUID, int, str]] = {}
+        self._checked = 0.0
+        self._lock = threading.Lock()
+
+    def get(self, flow_id: uuid.UUID) -> tuple[uuid.UUID, int, str] | None:
+        every = settings().flow_publication_refresh_seconds
+        now = time.monotonic()
+        if not self._checked or now - self._checked >= every:
+            with self._lock:
+                if not self._checked or time.monotonic() - self._checked >= every:
+                    self._refresh()
+                    self._checked = time.monotonic()
+        return self._value.get(flow_id)
+
+    def invalidate(self) -> None:
+        self._checked = 0.0
+
+    def _refresh(self) -> None:
         p, v = Publication.__table__.c, FlowVersion.__table__.c
-        _pointer = db.Prepared(
-            sa.select(v.id, v.version_number, v.saved_at)
-            .select_from(Publication.__table__.join(FlowVersion.__table__, v.id == p.version_id))
-            .where(p.flow_id == sa.bindparam("key"))
+        query = sa.select(p.flow_id, v.id, v.version_number, v.saved_at).select_from(
+            Publication.__table__.join(FlowVersion.__table__, v.id == p.version_id)
         )
-        _blob = db.Prepared(sa.select(v.data_z).where(v.id == sa.bindparam("vid")))
-    return _pointer, _blob
+        s = db.session()  # the caller's session: SQLite runs one pooled connection per process
+        began = not s.in_transaction()
+        try:
+            rows = s.execute(query).all()
+        finally:
+            if began:  # a read transaction opened only for this: give the connection back
+                s.rollback()
+        self._value = {r[0]: (r[1], int(r[2]), _aware(r[3]).isoformat()) for r in rows}
+
+
+_publications: dict[int, Publications] = {}
+
+
+def publications() -> Publications:
+    """This process's publication snapshot for the current app's database."""
+    from core import appstate
+
+    key = id(appstate.engine())
+    found = _publications.get(key)
+    if found is None:
+        found = _publications[key] = Publications()
+    return found
 
 
 def published_version(flow_id: str) -> PublishedVersion | None:
-    """The ``published_version`` hook: one indexed read of the pointer; the graph decoded once per version."""
+    """The ``published_version`` hook: the snapshot's pointer (no read), the graph decoded once per version."""
+    global _blob
     key = _uuid(flow_id)
     if key is None:
         return None
-    pointer, blob = _statements()
-    row = pointer.first_mapping({"key": key})
-    if row is None:
+    pointer = publications().get(key)
+    if pointer is None:
         return None
-    vid = row["id"]
+    vid, number, saved_at = pointer
     data = _decoded.get(vid)
     if data is None:
-        found = blob.first_mapping({"vid": vid})
+        if _blob is None:
+            _blob = db.Prepared(
+                sa.select(FlowVersion.__table__.c.data_z).where(FlowVersion.__table__.c.id == sa.bindparam("vid"))
+            )
+        found = _blob.first_mapping({"vid": vid})
         if found is None:
             return None
         data = unpack(found["data_z"])
@@ -328,10 +376,4 @@ def published_version(flow_id: str) -> PublishedVersion | None:
             if len(_decoded) >= DECODED_MAX:
                 _decoded.pop(next(iter(_decoded)))
             _decoded[vid] = data
-    return PublishedVersion(
-        flow_id=str(key),
-        version_id=str(vid),
-        version_number=int(row["version_number"]),
-        data=data,
-        saved_at=_aware(row["saved_at"]).isoformat(),
-    )
+    return PublishedVersion(flow_id=str(key), version_id=str(vid), version_number=number, data=data, saved_at=saved_at)
