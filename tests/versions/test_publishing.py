@@ -159,3 +159,32 @@ def test_a2a_agents_run_the_published_version(make_app):
     assert response.status_code == 200, response.get_json()
     assert "published A x" in json.dumps(response.get_json()["result"])
     assert "draft B" not in json.dumps(response.get_json()["result"])
+
+
+def test_a_publication_made_by_another_process_is_seen_within_the_refresh(app, client, alice):
+    import time
+    import uuid
+
+    import sqlalchemy as sa
+    from service_versions.models import FlowVersion, Publication
+
+    from core import appstate
+
+    created = client.post(
+        "/api/v1/flows/", json={"name": "other", "data": text_flow("published A")}, headers=alice.bearer
+    )
+    flow_id = created.get_json()["id"]
+    _save(client, alice, flow_id, text_flow("draft B"))
+    assert _run(client, alice, flow_id) == "draft B"  # the snapshot is read: nothing published
+    engine = appstate.engine(app)
+    with engine.begin() as conn:  # another process publishes v1: this one was not told
+        v1 = conn.execute(
+            sa.select(FlowVersion.id).where(FlowVersion.flow_id == uuid.UUID(flow_id), FlowVersion.version_number == 1)
+        ).scalar_one()
+        conn.execute(
+            sa.insert(Publication).values(
+                flow_id=uuid.UUID(flow_id), version_id=v1, user_id=uuid.UUID(alice.id), published_at=sa.func.now()
+            )
+        )
+    time.sleep(1.1)  # SERVICE_FLOW_PUBLICATION_REFRESH_SECONDS
+    assert _run(client, alice, flow_id) == "published A"
