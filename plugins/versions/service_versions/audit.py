@@ -2,7 +2,8 @@
 
 ``on_audit`` (the core's hook, notified through :func:`core.audit.record` by the plugin that owns
 what changed) only appends to a bounded in-memory queue: writing an entry never slows a request or a
-run. A writer thread drains it every ``interval`` seconds in one short transaction; :meth:`flush`
+run. A writer thread, asleep until an entry is queued, gathers entries for ``interval`` seconds and
+writes them in one short transaction; :meth:`flush`
 drains synchronously (reads of the log, tests, exit). The table is append-only: no route updates or
 deletes an entry (``SERVICE_AUDIT_RETENTION_DAYS`` alone removes old ones).
 """
@@ -14,6 +15,7 @@ import collections
 import datetime as dt
 import logging
 import threading
+import time
 import uuid
 from typing import Any
 
@@ -72,14 +74,17 @@ class AuditWriter:
             self.dropped += 1
             return
         self._queue.append(row_of(entry))
+        self._wake.set()
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name="audit-writer", daemon=True)
             self._thread.start()
 
     def _run(self) -> None:
+        """Sleep until an entry is queued (no idle wake-ups), gather a batch for ``interval``, write it."""
         while True:
-            self._wake.wait(self.interval)
+            self._wake.wait()
             self._wake.clear()
+            time.sleep(self.interval)
             try:
                 self.flush()
             except Exception:
