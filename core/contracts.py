@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 __all__ = [
+    "AuditEntry",
     "FileRecord",
     "FlowRecord",
     "FlowUsage",
@@ -30,6 +31,7 @@ __all__ = [
     "MessageRecord",
     "NodeRef",
     "ProjectRecord",
+    "PublishedVersion",
     "ResourceRef",
     "RunEnded",
     "RunObserver",
@@ -79,6 +81,10 @@ class FlowRecord:
     a2a_enabled: bool | None = None
     a2a_card_overrides: Mapping[str, Any] | None = None
     auth_type: str | None = None
+    #: the token of the stored graph's version (issue 31): rotated by every save that changes ``data``
+    version_token: str | None = None
+    #: the published version this record's ``data`` is (None: the draft, as last saved)
+    published_version: int | None = None
 
     def replace(self, **changes: Any) -> FlowRecord:
         """A copy with ``changes`` (for example an unsaved editor graph as ``data``)."""
@@ -111,6 +117,7 @@ class FlowRecord:
             "folder_id": self.folder_id,
             "workspace_id": self.workspace_id,
             "name_key": None,
+            "version_token": self.version_token,
         }
 
     @classmethod
@@ -124,6 +131,48 @@ class FlowRecord:
         else:
             fields.pop("tags", None)
         return cls(**fields)
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedVersion:
+    """The version of a flow that API callers run (the flows plugin's ``published_version`` hook).
+
+    ``data`` is the version's graph, the same read-only object for every lookup of one version in a
+    process; ``saved_at`` is when that version was saved (ISO 8601), which names it in the run
+    service's graph cache like a draft's ``updated_at``.
+    """
+
+    flow_id: str
+    version_id: str
+    version_number: int
+    data: Mapping[str, Any]
+    saved_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One change for the audit log (the core's ``on_audit`` hook; :func:`core.audit.record`).
+
+    ``action`` is ``<resource_type>:<verb>`` (``flow:write``, ``variable:create``...), ``operation``
+    one of create/replace/patch/delete, ``user_id`` the account whose thing changed (what owner
+    scoping filters on), ``actor_type``/``actor_id`` who did it (a user or an API key). ``details``
+    holds names and ids only, never a secret value.
+    """
+
+    id: str
+    timestamp: str
+    action: str
+    operation: str
+    resource_type: str
+    resource_id: str | None
+    resource_name: str | None
+    user_id: str | None
+    actor_type: str
+    actor_id: str | None
+    request_id: str
+    result: str = "succeeded"
+    error_code: str | None = None
+    details: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from core.auth import Actor
     from core.contracts import (
+        AuditEntry,
         FileRecord,
         FlowRecord,
         McpServerConfig,
@@ -99,9 +100,12 @@ class Hooks:
     def extend_config(self, *, actor: Actor | None, public: bool) -> list[Mapping[str, object]]:
         return list(self._relay.extend_config(actor=actor, public=public))
 
-    def find_flow(self, *, user_id: str | None, flow_id_or_name: str, public: bool) -> FlowRecord | None:
+    def find_flow(
+        self, *, user_id: str | None, flow_id_or_name: str, public: bool, draft: bool = False
+    ) -> FlowRecord | None:
         return cast(
-            "FlowRecord | None", self._relay.find_flow(user_id=user_id, flow_id_or_name=flow_id_or_name, public=public)
+            "FlowRecord | None",
+            self._relay.find_flow(user_id=user_id, flow_id_or_name=flow_id_or_name, public=public, draft=draft),
         )
 
     def check_run(self, *, user_id: str | None, flow: FlowRecord, surface: str) -> None:
@@ -130,6 +134,9 @@ class Hooks:
 
     def observe_run(self, *, run: RunStarted) -> list[RunObserver]:
         return list(self._relay.observe_run(run=run))
+
+    def on_audit(self, *, entry: AuditEntry) -> None:
+        self._relay.on_audit(entry=entry)
 
     def on_app_created(self, *, app: Flask) -> None:
         self._relay.on_app_created(app=app)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from core.auth import Actor
     from core.contracts import (
+        AuditEntry,
         FileRecord,
         FlowRecord,
         McpServerConfig,
@@ -55,6 +56,7 @@ __all__ = [
     "model_provider_allowed",
     "observe_run",
     "on_app_created",
+    "on_audit",
     "on_messages",
     "on_user_deleted",
     "on_vertex_built",
@@ -176,8 +178,11 @@ def extend_config(actor: Actor | None, public: bool) -> Mapping[str, object] | N
 
 
 @hookspec(firstresult=True)
-def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> FlowRecord | None:
+def find_flow(user_id: str | None, flow_id_or_name: str, public: bool, draft: bool) -> FlowRecord | None:
     """Look up a flow for a run surface, scoped by owner.
+
+    ``draft``: the editor's builds (surface ``build``) run the flow as last saved; every other
+    surface (``draft`` False) runs the flow's published version when it has one (docs/versions.md).
 
     ``flow_id_or_name`` is a flow id or an ``endpoint_name``. With ``user_id``
     set, only that user's flows match; with ``public`` true (and ``user_id``
@@ -231,6 +236,16 @@ def on_messages(user_id: str, messages: Sequence[MessageRecord]) -> None:
     Called by every run surface in the request (or job) that produced them,
     so a later read of the session sees them. Each message is a
     :class:`core.contracts.MessageRecord` (the reference's message members).
+    """
+
+
+@hookspec
+def on_audit(entry: AuditEntry) -> None:
+    """Something was changed by someone: keep it in the audit log (``core.audit.record`` calls it).
+
+    ``entry`` is a :class:`core.contracts.AuditEntry` (who, what, when; names only, never a
+    secret value). Called inside the request that made the change, by the plugin that owns the
+    changed thing; implementations must not slow the request: queue the write and return.
     """
 
 

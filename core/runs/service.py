@@ -56,6 +56,10 @@ from core.runs.subflows import check_subflows
 log = logging.getLogger(__name__)
 
 
+#: the surfaces that run a flow as last saved (the editor and its Playground); every other surface runs the
+#: flow's published version when it has one (``find_flow(draft=...)``, docs/versions.md)
+DRAFT_SURFACES = frozenset({"build"})
+
 #: namespace of the virtual flow ids of signed-in users' conversations with flows shared with them
 
 
@@ -187,7 +191,12 @@ def resolve(req: RunRequest, app: Flask | None = None, *, found: FlowRecord | No
     ):
         flow = found
     else:
-        flow = hooks.find_flow(user_id=None if req.public else req.user_id, flow_id_or_name=req.flow, public=req.public)
+        flow = hooks.find_flow(
+            user_id=None if req.public else req.user_id,
+            flow_id_or_name=req.flow,
+            public=req.public,
+            draft=req.surface in DRAFT_SURFACES,
+        )
     if flow is None or not isinstance(flow.data, Mapping):
         raise FlowNotFound(req.flow)
     if req.data is not None and not req.public:

@@ -32,14 +32,15 @@ def test_a_branch_behind_its_scripts_is_not_current_and_is_upgraded(make_app):
     app = make_app(plugins=["accounts", "flows", "monitor"])
     engine, records = appstate.state(app).engine, _records(app)
     flows = next(r for r in records if r.branch == "flows")
-    assert db.script_heads(flows.path) == {"flows_0004"}
-    with engine.begin() as conn:  # as if flows_0004 (an index) had not been applied yet
-        conn.execute(sa.text("UPDATE alembic_version_flows SET version_num = 'flows_0003'"))
-        conn.execute(sa.text("DROP INDEX ix_flows_folder_owner_created"))
+    assert db.script_heads(flows.path) == {"flows_0005"}
+    with engine.begin() as conn:  # as if flows_0005 (two columns) had not been applied yet
+        conn.execute(sa.text("UPDATE alembic_version_flows SET version_num = 'flows_0004'"))
+        conn.execute(sa.text("ALTER TABLE flows_flow DROP COLUMN last_modified_by"))
+        conn.execute(sa.text("ALTER TABLE flows_flow DROP COLUMN version_token"))
     assert not db.schema_current(engine, records)
     db.upgrade(engine, appstate.settings(app), records)
     assert db.schema_current(engine, records)
-    assert "ix_flows_folder_owner_created" in {i["name"] for i in sa.inspect(engine).get_indexes("flows_folder")}
+    assert {"version_token", "last_modified_by"} <= {c["name"] for c in sa.inspect(engine).get_columns("flows_flow")}
 
 
 def test_a_missing_version_table_is_not_current(make_app):

@@ -44,6 +44,7 @@ def test_create_returns_201_with_every_read_member(client, alice):
         "folder_id",
         "workspace_id",
         "name_key",
+        "version_token",  # the reference 1.13's FlowRead (issue 31)
     ]
     assert body["user_id"] == alice.id
     assert (body["name"], body["data"], body["tags"], body["webhook"]) == ("My flow", DATA, ["a"], True)

@@ -19,7 +19,7 @@ from flask import Request
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core import appstate, db
+from core import appstate, audit, db
 from core.appstate import settings_of
 from core.auth import NO_CREDENTIALS, Actor
 from core.errors import ApiError, StartupError, validation_error
@@ -109,6 +109,8 @@ def create_user(
     except IntegrityError:
         s.rollback()
         raise ApiError(400, "This username is unavailable.") from None
+    audit.record("user:create", "user", user.id, name=user.username, user_id=user.id,
+                 details={"is_superuser": user.is_superuser})  # fmt: skip
     return user
 
 
@@ -158,7 +160,14 @@ def update_user(s: Session, actor: Actor, user_id: uuid.UUID, changes: Mapping[s
         user.token_version = (user.token_version or 0) + 1  # a new password ends every older session
     user.updated_at = db.utcnow()
     s.flush()
+    # which fields changed, never a password
+    written = [k for k in (*USER_FIELDS, "password") if changes.get(k) is not None and k != "last_login_at"]
+    if written:
+        audit.record("user:write", "user", user.id, name=user.username, user_id=user.id, details={"fields": written})
     return user
+
+
+USER_FIELDS = ("username", "profile_image", "is_active", "is_superuser", "last_login_at", "optins")
 
 
 def reset_password(s: Session, actor: Actor, user_id: uuid.UUID, current: str | None, new: str) -> User:
@@ -177,6 +186,7 @@ def reset_password(s: Session, actor: Actor, user_id: uuid.UUID, current: str | 
     user.token_version = (user.token_version or 0) + 1  # a new password ends every older session
     user.updated_at = db.utcnow()
     s.flush()
+    audit.record("user:write", "user", user.id, name=user.username, user_id=user.id, details={"fields": ["password"]})
     return user
 
 
@@ -190,6 +200,7 @@ def delete_user(s: Session, actor: Actor, user_id: uuid.UUID) -> None:
     s.execute(sa.delete(ApiKey).where(ApiKey.user_id == user.id))
     s.delete(user)
     s.flush()
+    audit.record("user:delete", "user", user.id, name=user.username, user_id=user.id)
 
 
 # --- sign-in ---------------------------------------------------------------------------------
@@ -383,6 +394,7 @@ def create_api_key(s: Session, user_id: uuid.UUID, name: str | None) -> tuple[Ap
     key = ApiKey(name=name, key_hash=security.hash_api_key(raw), key_prefix=raw[:8], user_id=user_id)
     s.add(key)
     s.flush()
+    audit.record("api_key:create", "api_key", key.id, name=name, user_id=user_id)  # the key's name, never the key
     return key, raw
 
 
@@ -397,6 +409,7 @@ def delete_api_key(s: Session, user_id: uuid.UUID, key_id: uuid.UUID) -> None:
         raise ApiError(404, "API Key not found")
     s.delete(key)
     s.flush()
+    audit.record("api_key:delete", "api_key", key.id, name=key.name, user_id=user_id)
 
 
 class KeyOwner(NamedTuple):

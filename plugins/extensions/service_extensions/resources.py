@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import request
 from flask_smorest import Blueprint
 
-from core import db, plugin_state
+from core import audit, db, plugin_state
 from core.auth import authenticated, current_actor, require
 from core.errors import ApiError
 from core.openapi import no_body
@@ -57,7 +57,9 @@ def reload_extension_bundle(extension_id: str, bundle_name: str):
             ),
         )
     require("admin")
-    return services.reload_bundle(current_actor().owner_id, extension_id, bundle_name)
+    result = services.reload_bundle(current_actor().owner_id, extension_id, bundle_name)
+    audit.record("extension:reload", "plugin", extension_id, name=bundle_name, user_id=current_actor().id)
+    return result
 
 
 @extensions_blp.route("/plugins", methods=["GET"])
@@ -79,7 +81,9 @@ def switch_plugin(name: str, action: str):
     if action == "disable" and name == "extensions":
         raise ApiError(409, "The extensions plugin serves this API; use `service plugins disable extensions`")
     try:
-        return plugin_state.switch(state_app(), name, action == "enable", by=current_actor().username or None)
+        result = plugin_state.switch(state_app(), name, action == "enable", by=current_actor().username or None)
+        audit.record(f"plugin:{action}", "plugin", name, name=name, user_id=current_actor().id)
+        return result
     except plugin_state.SwitchError as exc:
         status = 404 if str(exc).startswith("No installed plugin") else 409
         raise ApiError(status, str(exc)) from None

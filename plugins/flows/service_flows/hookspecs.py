@@ -11,20 +11,35 @@ from typing import TYPE_CHECKING
 from core import hookspec
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from core.contracts import FlowRecord
+    from core.contracts import FlowRecord, PublishedVersion
 
-__all__ = ["on_flow_changed", "shared_with"]
+__all__ = ["on_flow_changed", "published_version", "shared_with"]
 
 
 @hookspec
-def on_flow_changed(flow_id: str, user_id: str | None, flow: FlowRecord | None) -> None:
+def on_flow_changed(
+    flow_id: str, user_id: str | None, flow: FlowRecord | None, author_id: str | None, autosave: bool
+) -> None:
     """A stored flow was created, updated or deleted (``flow`` None when deleted).
 
     Called by the flows plugin inside the writing transaction
     (:func:`core.db.session`), after the row is flushed, so an index kept by a
     plugin commits or rolls back with it. ``flow`` is the written flow as a
     :class:`core.contracts.FlowRecord` (``data`` as stored). Used by the policies plugin to keep
-    component usage current.
+    component usage current, and by the versions plugin to record a version of each saved graph
+    (``author_id``: the account that saved it, None when unknown; ``autosave``: an ordinary save, which may
+    be coalesced into the author's previous one, False for a creation, an overwrite after a conflict, a
+    restore or an import, whose previous version must stay whole).
+    """
+
+
+@hookspec(firstresult=True)
+def published_version(flow_id: str) -> PublishedVersion | None:
+    """The flow's published version, or None when it has none (API callers then run the draft).
+
+    Asked by the flows plugin's ``find_flow`` for every run that is not an editor build, so it must
+    be cheap: one indexed read, the graph decoded once per version and process. The versions plugin
+    answers.
     """
 
 

@@ -18,16 +18,37 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from core import db
+from core import appstate, db
 from core.contracts import FlowRecord, FlowUsage, NodeRef, ResourceRef
 from core.errors import ApiError
-from service_flows import examples, shares
+from service_flows import examples, hookspecs, shares
 from service_flows.models import Flow, Folder
 from service_flows.services import _aware, _uuid
 
 
-def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> FlowRecord | None:
-    """The ``find_flow`` hook: by id or endpoint name for an owner, by id for PUBLIC flows.
+def find_flow(user_id: str | None, flow_id_or_name: str, public: bool, draft: bool = False) -> FlowRecord | None:
+    """The ``find_flow`` hook: the published version for API callers, the draft for editor builds.
+
+    ``draft`` False (every surface but the editor's builds): a flow with a published version answers
+    with that version's graph (the ``published_version`` hook this plugin publishes, answered by the
+    versions plugin); see :func:`_draft_flow` for the lookup itself.
+    """
+    found = _draft_flow(user_id, flow_id_or_name, public)
+    if found is None or draft:
+        return found
+    return _published(found)
+
+
+def _published(found: FlowRecord) -> FlowRecord:
+    """``found`` with its published version's graph (and save time), or unchanged when none is published."""
+    published = appstate.hooks().first(hookspecs.published_version, flow_id=found.id)
+    if published is None:
+        return found
+    return found.replace(data=published.data, updated_at=published.saved_at, published_version=published.version_number)
+
+
+def _draft_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> FlowRecord | None:
+    """A stored flow as last saved: by id or endpoint name for an owner, by id for PUBLIC flows.
 
     The record holds JSON values only (ids and times as strings), ready for a job. An owner's lookup (every
     run) runs on the driver without a session, and its ``data`` is decoded once per stored version
@@ -131,7 +152,8 @@ def find_agent_flow(flow_id: str, user_id: str | None) -> FlowRecord | None:
         return None
     settings_ = row["project_auth_settings"]
     value = settings_.get("auth_type") if isinstance(settings_, Mapping) else None
-    return _flow_record(row, shared_data=True).replace(auth_type=str(value) if value else None)
+    # an A2A call is an API surface: it runs the published version when there is one
+    return _published(_flow_record(row, shared_data=True).replace(auth_type=str(value) if value else None))
 
 
 _owner_lookups: tuple[db.Prepared, db.Prepared] | None = None
@@ -263,6 +285,7 @@ def _flow_record(row: Mapping[Any, Any], *, shared_data: bool = False) -> FlowRe
         user_id=_str(row["user_id"]),
         folder_id=_str(row["folder_id"]),
         workspace_id=_str(row["workspace_id"]),
+        version_token=_str(row["version_token"]),
     )
 
 

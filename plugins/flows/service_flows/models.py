@@ -69,6 +69,10 @@ class Flow(Base):
     a2a_card_overrides: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON, default=None)
     created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    #: rotated by every write that changes ``data``; a save naming an older one answers 409 (flows_0005)
+    version_token: Mapped[uuid.UUID | None] = mapped_column(sa.Uuid, default=new_id)
+    #: who last changed ``data`` (an account id, no foreign key)
+    last_modified_by: Mapped[uuid.UUID | None] = mapped_column(sa.Uuid, default=None)
 
 
 class Share(Base):

@@ -16,16 +16,24 @@ HOOKSPECS = "service_flows.hookspecs"
 
 @hookimpl
 def register_blueprints():
+    from service_flows.conflict_resources import conflict_blp
     from service_flows.project_resources import legacy_folders_bp, projects_blp
     from service_flows.resources import flows_blp, starter_blp
     from service_flows.share_resources import shares_blp
 
-    return [shares_blp, flows_blp, starter_blp, projects_blp, legacy_folders_bp]
+    return [shares_blp, conflict_blp, flows_blp, starter_blp, projects_blp, legacy_folders_bp]
 
 
 @hookimpl
 def register_migrations():
     return [Migrations("flows", Path(__file__).parent / "migrations")]
+
+
+@hookimpl
+def register_commands():
+    from service_flows.promotion import flows_group
+
+    return [flows_group]
 
 
 @hookimpl
@@ -36,10 +44,10 @@ def register_jobs():
 
 
 @hookimpl
-def find_flow(user_id: str | None, flow_id_or_name: str, public: bool) -> FlowRecord | None:
+def find_flow(user_id: str | None, flow_id_or_name: str, public: bool, draft: bool) -> FlowRecord | None:
     from service_flows import lookups
 
-    return lookups.find_flow(user_id, flow_id_or_name, public)
+    return lookups.find_flow(user_id, flow_id_or_name, public, draft)
 
 
 @hookimpl
@@ -114,6 +122,25 @@ def find_agent_flow(flow_id: str, user_id: str | None) -> FlowRecord | None:
     from service_flows import lookups
 
     return lookups.find_agent_flow(flow_id, user_id)
+
+
+@hookimpl(optionalhook=True)
+def restore_flow(user_id: str, flow_id: str, data: Mapping[str, Any], expected_token: str | None) -> FlowRecord | None:
+    from core import db
+    from core.errors import ApiError
+    from service_flows import concurrency, schemas, services
+
+    owner = services._uuid(user_id)
+    if owner is None:
+        return None
+    s = db.session()
+    try:
+        flow = services.own_flow(s, owner, flow_id)
+    except ApiError:  # a foreign or missing flow: None, answered 404 by the caller
+        return None
+    expected = concurrency.parse_if_match(expected_token)
+    services.apply_changes(s, flow, {"data": dict(data)}, ("data",), expected_token=expected, autosave=False)
+    return FlowRecord.from_dict(schemas.FlowReadSchema().dump(services.flow_out(flow)))
 
 
 @hookimpl

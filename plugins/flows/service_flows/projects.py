@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from core import db
+from core import audit, db
 from core.errors import ApiError
 from service_flows import services, shares, transfer
 from service_flows.mcp_projects import public_auth_settings
@@ -101,6 +101,7 @@ def create_project(s: Session, user_id: uuid.UUID, body: dict[str, Any]) -> Fold
     s.add(folder)
     s.flush()
     _move_flows(s, user_id, folder.id, [*(body.get("components_list") or []), *(body.get("flows_list") or [])])
+    audit.record("project:create", "project", folder.id, name=folder.name, user_id=user_id)
     return folder
 
 
@@ -143,6 +144,8 @@ def update_project(s: Session, user_id: uuid.UUID, folder_id: Any, body: dict[st
     _move_flows(s, user_id, folder.id, [*(body.get("components") or []), *(body.get("flows") or [])])
     folder.updated_at = db.utcnow()
     s.flush()
+    written = [k for k in ("name", "description", "auth_settings", "parent_id", "flows", "components") if k in body]
+    audit.record("project:write", "project", folder.id, name=folder.name, user_id=user_id, details={"fields": written})
     return folder
 
 
@@ -171,6 +174,7 @@ def delete_project(s: Session, user_id: uuid.UUID, folder_id: Any) -> None:
     s.execute(sa.update(Folder).where(Folder.user_id == user_id, Folder.parent_id == folder.id).values(parent_id=None))
     s.delete(folder)
     s.flush()
+    audit.record("project:delete", "project", folder.id, name=folder.name, user_id=user_id)
 
 
 def export_project(s: Session, user_id: uuid.UUID, folder_id: Any) -> tuple[Folder, bytes]:

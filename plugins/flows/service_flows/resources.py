@@ -19,7 +19,7 @@ from core import db, openapi
 from core.auth import allowed, authenticated, current_actor
 from core.errors import ApiError, ValidationFailed
 from core.requests import body_limit, json_list
-from service_flows import examples, governance, schemas, services, transfer
+from service_flows import concurrency, examples, governance, schemas, services, transfer
 
 flows_blp = Blueprint("flows", __name__, url_prefix="/api/v1/flows", description="Flows")
 starter_blp = Blueprint(
@@ -220,8 +220,9 @@ def read_flow(flow_id):
 @authenticated("user")
 def update_flow(body, flow_id):
     """Update members of the caller's flow (null or absent members are unchanged)."""
+    expected = concurrency.parse_if_match(request.headers.get("If-Match"))
     with db.transaction() as s:
-        out = services.flow_out(services.update_flow(s, _user(), flow_id, body))
+        out = services.flow_out(services.update_flow(s, _user(), flow_id, body, expected))
     return out, 200, governance.mark_headers(out)
 
 
@@ -233,8 +234,9 @@ def update_flow(body, flow_id):
 @authenticated("user")
 def upsert_flow(body, flow_id):
     """Create the flow with this id (201) or update the caller's (200); another user's id is 404."""
+    expected = concurrency.parse_if_match(request.headers.get("If-Match"))
     with db.transaction() as s:
-        flow, created = services.upsert_flow(s, _user(), flow_id, body)
+        flow, created = services.upsert_flow(s, _user(), flow_id, body, expected)
         out = services.flow_out(flow)
     return out, 201 if created else 200, governance.mark_headers(out)
 

@@ -137,6 +137,9 @@ class FlowReadSchema(Schema):
     folder_id = fields.UUID(allow_none=True)
     workspace_id = fields.UUID(allow_none=True)
     name_key = fields.String(allow_none=True)
+    version_token = fields.UUID(
+        allow_none=True, metadata={"description": "Token identifying the version this response carries"}
+    )
 
 
 class FlowPublicAccessSchema(Schema):

@@ -18,11 +18,11 @@ from flask import g, has_request_context
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core import appstate, db
+from core import appstate, audit, db
 from core.auth import Actor, check_access
 from core.contracts import FlowRecord, ResourceRef
 from core.errors import ApiError
-from service_flows import examples, hookspecs, sanitize, shares
+from service_flows import concurrency, examples, hookspecs, sanitize, shares
 from service_flows.config import settings as flows_settings
 from service_flows.models import Flow, Folder
 
@@ -121,6 +121,7 @@ def flow_out(flow: Flow) -> dict[str, Any]:
         "folder_id": flow.folder_id,
         "workspace_id": flow.workspace_id,
         "name_key": None,
+        "version_token": flow.version_token,
     }
 
 
@@ -276,27 +277,35 @@ def unique_endpoint(
 
 
 # --- writes ---------------------------------------------------------------------------------------------
-def notify_changed(flow: Flow) -> None:
+def notify_changed(flow: Flow, *, autosave: bool = True) -> None:
     """Tell other plugins (``on_flow_changed``) a flow was written, inside this transaction."""
     updated = _aware(flow.updated_at)
+    author = flow.last_modified_by or flow.user_id
     appstate.hooks().notify(
         hookspecs.on_flow_changed,
         flow_id=str(flow.id),
         user_id=str(flow.user_id) if flow.user_id else None,
+        author_id=str(author) if author else None,
+        autosave=autosave,
         flow=FlowRecord(
             id=str(flow.id),
             name=flow.name,
             user_id=str(flow.user_id),
             data=flow.data,
             updated_at=None if updated is None else updated.isoformat(),
+            version_token=str(flow.version_token) if flow.version_token else None,
         ),
     )
 
 
 def notify_deleted(flow_ids: list[uuid.UUID], user_id: uuid.UUID | None) -> None:
     hooks = appstate.hooks()
+    owner = str(user_id) if user_id else None
     for fid in flow_ids:
-        hooks.notify(hookspecs.on_flow_changed, flow_id=str(fid), user_id=str(user_id) if user_id else None, flow=None)
+        hooks.notify(
+            hookspecs.on_flow_changed, flow_id=str(fid), user_id=owner, flow=None, author_id=owner, autosave=False
+        )
+        audit.record("flow:delete", "flow", fid, user_id=user_id)
 
 
 def _store_data(data: Any) -> Any:
@@ -353,11 +362,20 @@ def create_flow(
         endpoint_name=unique_endpoint(s, user_id, values["endpoint_name"]),
         created_at=db.utcnow(),
         updated_at=db.utcnow(),
+        version_token=uuid.uuid4(),
+        last_modified_by=_author(user_id),
     )
     s.add(flow)
     _flush(s)
-    notify_changed(flow)
+    notify_changed(flow, autosave=False)
+    audit.record("flow:create", "flow", flow.id, name=flow.name, user_id=user_id)
     return flow
+
+
+def _author(default: uuid.UUID | None) -> uuid.UUID | None:
+    """The account making this request's write (a team member may edit a flow they do not own)."""
+    actor = g.get("actor") if has_request_context() else None
+    return actor.id if actor is not None and getattr(actor, "kind", "user") == "user" else default
 
 
 def apply_changes(
@@ -369,8 +387,18 @@ def apply_changes(
     on_clash: str = "error",
     clash_status: int = 400,
     foreign_folder: str = "error",
+    expected_token: uuid.UUID | None = None,
+    autosave: bool = True,
 ) -> Flow:
-    """Set the given members (None means unchanged); unique clashes answer ``clash_status`` or rename."""
+    """Set the given members (None means unchanged); unique clashes answer ``clash_status`` or rename.
+
+    A change of ``data`` takes the write turn first (:func:`service_flows.concurrency.claim`): with
+    ``expected_token`` (the request's ``If-Match``) a stale token answers 409 before anything is written.
+    """
+    new_data = changes.get("data") if "data" in members else None
+    if new_data is not None and _store_data(new_data) != flow.data:
+        concurrency.claim(s, flow, expected_token, _author(flow.user_id), new_data)
+    written = [k for k in members if k in changes and changes[k] is not None]
     for key in members:
         if key not in changes or changes[key] is None:
             continue
@@ -392,20 +420,25 @@ def apply_changes(
         setattr(flow, key, value)
     flow.updated_at = db.utcnow()
     _flush(s, clash_status)
-    notify_changed(flow)
+    notify_changed(flow, autosave=autosave)
+    audit.record("flow:write", "flow", flow.id, name=flow.name, user_id=flow.user_id, details={"fields": written})
     return flow
 
 
-def update_flow(s: Session, user_id: uuid.UUID, flow_id: Any, changes: dict[str, Any]) -> Flow:
+def update_flow(
+    s: Session, user_id: uuid.UUID, flow_id: Any, changes: dict[str, Any], expected_token: uuid.UUID | None = None
+) -> Flow:
     """PATCH: the spec's update body; a name or endpoint clash is a 400 like the reference's."""
     flow = own_flow(s, user_id, flow_id, "write")
     moved = changes.get("folder_id") is not None and _uuid(changes["folder_id"]) != flow.folder_id
     if flow.user_id != user_id and moved:  # a member edits the flow in place, never moves it out of the share
         raise ApiError(403, "Only the owner can move a shared flow to another project")
-    return apply_changes(s, flow, changes, UPDATE_MEMBERS, clash_status=400)
+    return apply_changes(s, flow, changes, UPDATE_MEMBERS, clash_status=400, expected_token=expected_token)
 
 
-def upsert_flow(s: Session, user_id: uuid.UUID, flow_id: Any, body: dict[str, Any]) -> tuple[Flow, bool]:
+def upsert_flow(
+    s: Session, user_id: uuid.UUID, flow_id: Any, body: dict[str, Any], expected_token: uuid.UUID | None = None
+) -> tuple[Flow, bool]:
     """PUT: create with this id (True) or update the caller's flow (False); someone else's id is 404."""
     key = _uuid(flow_id)
     if key is None:
@@ -415,7 +448,8 @@ def upsert_flow(s: Session, user_id: uuid.UUID, flow_id: Any, body: dict[str, An
         return create_flow(s, user_id, body, flow_id=key), True
     if existing is None or existing.user_id != user_id:
         raise ApiError(404, FLOW_NOT_FOUND)
-    return apply_changes(s, existing, body, ("name", "folder_id", *CREATE_MEMBERS), clash_status=409), False
+    members = ("name", "folder_id", *CREATE_MEMBERS)
+    return apply_changes(s, existing, body, members, clash_status=409, expected_token=expected_token), False
 
 
 def delete_flows(s: Session, user_id: uuid.UUID, flow_ids: list[uuid.UUID]) -> int:

@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from flask import has_request_context, request
 from sqlalchemy.orm import Session
 
-from core import appstate
+from core import appstate, audit
 from core.auth import allowed
 from core.errors import ApiError, ValidationFailed
 from service_flows.models import Flow, Folder, Share
@@ -154,6 +154,8 @@ def create(s: Session, flow: Flow, body: dict[str, Any]) -> tuple[dict[str, Any]
     share = Share(flow_id=flow.id, user_id=flow.user_id, scope="PUBLIC", permission_level="execute")
     s.add(share)
     s.flush()
+    audit.record("share:create", "share", share.id, name=flow.name, user_id=flow.user_id,
+                 details={"flow_id": str(flow.id), "scope": "PUBLIC", "permission_level": "execute"})  # fmt: skip
     return _share_out(share), True
 
 
@@ -163,6 +165,8 @@ def delete(s: Session, flow: Flow, share_id: Any) -> None:
     if found is None:
         raise ApiError(404, "Share not found")
     s.delete(found)
+    audit.record("share:delete", "share", found.id, name=flow.name, user_id=flow.user_id,
+                 details={"flow_id": str(flow.id)})  # fmt: skip
 
 
 def delete_for_flows(s: Session, flow_ids: list[uuid.UUID]) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from core import audit
 from core.auth import Actor
 from core.db import utcnow
 from core.errors import ApiError, validation_error
@@ -117,6 +118,9 @@ def replace(s: Session, cfg: PoliciesConfig, kind: str, items: list[str], actor:
         )
     )
     s.flush()
+    audit.record(f"policy:{kind}:write", "policy", kind, name=_label(kind), user_id=actor.id, operation="replace",
+                 details={"revision": row.revision, "added": sorted(set(cleaned) - set(before)),
+                          "removed": sorted(set(before) - set(cleaned))})  # fmt: skip
     return PolicyState(cleaned, False, None, row.revision)
 
 

@@ -19,7 +19,7 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core import appstate, db, secrets
+from core import appstate, audit, db, secrets
 from core.errors import ApiError
 from service_variables import hookspecs
 from service_variables.models import Variable
@@ -115,6 +115,9 @@ def create_variable(s: Session, user_id: uuid.UUID, body: dict[str, Any]) -> Var
     )
     s.add(variable)
     _flush(s)
+    # names only: a variable's value never reaches the audit log
+    audit.record("variable:create", "variable", variable.id, name=name, user_id=user_id,
+                 details={"type": variable.type})  # fmt: skip
     return variable
 
 
@@ -131,12 +134,17 @@ def update_variable(s: Session, user_id: uuid.UUID, variable_id: Any, body: dict
         variable.default_fields = body["default_fields"]
     variable.updated_at = db.utcnow()
     _flush(s)
+    written = [k for k in ("name", "value", "default_fields") if body.get(k) is not None]
+    audit.record("variable:write", "variable", variable.id, name=variable.name, user_id=user_id,
+                 details={"fields": written})  # fmt: skip
     return variable
 
 
 def delete_variable(s: Session, user_id: uuid.UUID, variable_id: Any) -> None:
-    s.delete(_own(s, user_id, variable_id))
+    variable = _own(s, user_id, variable_id)
+    s.delete(variable)
     s.flush()
+    audit.record("variable:delete", "variable", variable.id, name=variable.name, user_id=user_id)
 
 
 def get_value(s: Session, user_id: str, name: str) -> str | None:

@@ -207,7 +207,9 @@ export const api = {
   readFlow: (id: string) => request<FlowRecord>(`/api/v1/flows/${id}`),
   createFlow: (flow: { name: string; description?: string; data: FlowData; folder_id?: string | null; endpoint_name?: string | null }) =>
     request<FlowRecord>("/api/v1/flows/", { method: "POST", json: flow }),
-  updateFlow: (id: string, patch: Partial<FlowRecord>) => request<FlowRecord>(`/api/v1/flows/${id}`, { method: "PATCH", json: patch }),
+  /** ``token``: the ``version_token`` the change is based on (If-Match: a stale one answers 409 with both versions) */
+  updateFlow: (id: string, patch: Partial<FlowRecord>, token?: string | null) =>
+    request<FlowRecord>(`/api/v1/flows/${id}`, { method: "PATCH", json: patch, headers: token ? { "If-Match": token } : undefined }),
   deleteFlow: (id: string) => request(`/api/v1/flows/${id}`, { method: "DELETE" }),
   uploadFlows: (file: File, folderId?: string) => {
     const fd = new FormData();

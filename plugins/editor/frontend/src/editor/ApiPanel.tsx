@@ -15,7 +15,15 @@ const TABS = [
   { id: "v2-javascript", label: "v2 JavaScript" },
 ] as const;
 
-export function ApiPanel(props: { flowId: string; endpointName?: string | null; tweaks: Record<string, Record<string, unknown>>; hasWebhook: boolean; onClose: () => void }) {
+export function ApiPanel(props: {
+  flowId: string;
+  endpointName?: string | null;
+  tweaks: Record<string, Record<string, unknown>>;
+  hasWebhook: boolean;
+  /** the published version's tag (API callers run it), or null: they run the draft as last saved */
+  published?: string | null;
+  onClose: () => void;
+}) {
   const [tab, setTab] = useState<(typeof TABS)[number]["id"]>("curl");
   const [key, setKey] = useState<ApiKey | null>(null);
   const [creating, setCreating] = useState(false);
@@ -54,6 +62,11 @@ export function ApiPanel(props: { flowId: string; endpointName?: string | null; 
         Run this flow from any program with <code>POST {endpoint}</code> and an API key in the <code>x-api-key</code> header.
         {tab.startsWith("v2-") && " The v2 workflows API runs it synchronously, as a stream (AG-UI or the reference framing) or in the background."}
         {tab === "webhook" && !props.hasWebhook && " Add a Webhook component to the flow to receive the request body."}
+      </p>
+      <p data-testid="api-version">
+        {props.published
+          ? `These calls run the published version ${props.published}, not the draft you are editing (History publishes another).`
+          : "These calls run the flow as last saved (nothing is published)."}
       </p>
       <div className="api-key-row">
         {key ? (

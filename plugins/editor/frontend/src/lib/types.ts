@@ -125,6 +125,7 @@ export interface FlowRecord {
   webhook?: boolean;
   access_type?: string;
   is_component?: boolean;
+  version_token?: string | null;
   [key: string]: unknown;
 }
 

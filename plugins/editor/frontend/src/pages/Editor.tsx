@@ -17,7 +17,7 @@ import {
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
-import { api, type Variable } from "../api/client";
+import { api, request, type Variable } from "../api/client";
 import { Icon } from "../components/Icon";
 import { Modal, PromptDialog } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
@@ -25,6 +25,9 @@ import { Link, TopBar } from "../components/TopBar";
 import { ApiPanel } from "../editor/ApiPanel";
 import { FlowSettingsDialog } from "../editor/FlowSettingsDialog";
 import { ShareDialog } from "../editor/ShareDialog";
+import { ConflictDialog } from "../editor/ConflictDialog";
+import { HistoryDialog } from "../editor/HistoryDialog";
+import { asConflict, type ConflictDetail, type Publication } from "../lib/versions";
 import { GenericNode, NoteNode } from "../editor/nodes";
 import { Playground } from "../editor/Playground";
 import { ComponentSidebar, DRAG_MIME, catalogCategories } from "../editor/Sidebar";
@@ -252,6 +255,17 @@ function EditorInner({
   const [showPlayground, setShowPlayground] = useState(false);
   const [showApi, setShowApi] = useState(false);
   const [showShare, setShowShare] = useState(false);
+  const [showHistory, setShowHistory] = useState(false);
+  const [conflict, setConflict] = useState<ConflictDetail | null>(null);
+  const [published, setPublished] = useState<string | null>(null); // the published version's tag
+  const tokenRef = useRef<string | null>((initial.version_token as string | null | undefined) ?? null);
+  useEffect(() => {
+    // the published badge (no versions plugin: 404, no badge)
+    request<Publication>(`/api/v1/flows/${flowId}/publish`).then(
+      (p) => setPublished(p.published && p.version ? p.version.version_tag : null),
+      () => undefined,
+    );
+  }, [flowId]);
   const [showSettings, setShowSettings] = useState(false);
   const [showKeys, setShowKeys] = useState(false);
   const theme = useSyncExternalStore(subscribeTheme, currentTheme);
@@ -600,7 +614,8 @@ function EditorInner({
     setSaveState("saving");
     const p = (async () => {
       try {
-        const updated = await api.updateFlow(flowId, { data: currentData() });
+        const updated = await api.updateFlow(flowId, { data: currentData() }, tokenRef.current);
+        tokenRef.current = updated.version_token ?? tokenRef.current;
         savedVersion.current = v;
         setFlow((f) => ({ ...f, ...updated, data: undefined }));
         if (versionRef.current === v) {
@@ -609,7 +624,9 @@ function EditorInner({
         } else setSaveState("dirty");
       } catch (e) {
         setSaveState("error");
-        notifyError(e, "Saving failed (your changes are kept in this browser)");
+        const refused = e instanceof ApiError && e.status === 409 ? asConflict(e.body) : null;
+        if (refused) setConflict(refused);
+        else notifyError(e, "Saving failed (your changes are kept in this browser)");
       }
     })();
     savingRef.current = p;
@@ -649,7 +666,7 @@ function EditorInner({
     () => () => {
       if (versionRef.current !== savedVersion.current) {
         writeDraft(flowId, toFlowData(nodesRef.current, edgesRef.current));
-        void api.updateFlow(flowId, { data: toFlowData(nodesRef.current, edgesRef.current) }).then(() => clearDraft(flowId), () => undefined);
+        void api.updateFlow(flowId, { data: toFlowData(nodesRef.current, edgesRef.current) }, tokenRef.current).then(() => clearDraft(flowId), () => undefined);
       }
     },
     [flowId],
@@ -889,6 +906,11 @@ function EditorInner({
                 {flow.name}
               </button>
             </nav>
+            {published && (
+              <span className="badge badge-published" data-testid="published-badge" title="API callers run this version; the editor runs the draft">
+                Published {published}
+              </span>
+            )}
             <span className={`save-state save-${saveState}`} role="status" data-testid="save-state" title={autoSaving ? "Changes save automatically" : "Press Ctrl+S to save"}>
               {statusText}
             </span>
@@ -907,6 +929,9 @@ function EditorInner({
               </button>
               <button className="btn" onClick={() => setShowShare(true)}>
                 Share
+              </button>
+              <button className="btn" onClick={() => setShowHistory(true)} title="Versions, changes, restore and publishing" data-testid="history-button">
+                History
               </button>
               <button className="btn btn-ghost" onClick={() => setShowKeys(true)} title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts">
                 <Icon name="keyboard" size={16} />
@@ -1055,8 +1080,47 @@ function EditorInner({
           />
         )}
         {showShare && <ShareDialog flowId={flowId} onClose={() => setShowShare(false)} />}
+        {showHistory && (
+          <HistoryDialog
+            flowId={flowId}
+            versionToken={tokenRef.current}
+            onPublication={(p: Publication) => setPublished(p.published && p.version ? p.version.version_tag : null)}
+            onRestored={() => {
+              clearDraft(flowId);
+              window.location.reload();
+            }}
+            onClose={() => setShowHistory(false)}
+          />
+        )}
+        {conflict && (
+          <ConflictDialog
+            flowId={flowId}
+            conflict={conflict}
+            onOverwritten={(updated) => {
+              tokenRef.current = updated.version_token ?? null;
+              savedVersion.current = versionRef.current;
+              setSaveState("saved");
+              clearDraft(flowId);
+              setConflict(null);
+            }}
+            onReload={() => {
+              clearDraft(flowId);
+              window.location.reload();
+            }}
+            onClose={() => setConflict(null)}
+          />
+        )}
         {showKeys && <ShortcutSheet onClose={() => setShowKeys(false)} />}
-        {showApi && <ApiPanel flowId={flowId} endpointName={flow.endpoint_name} tweaks={tweaks} hasWebhook={hasWebhook} onClose={() => setShowApi(false)} />}
+        {showApi && (
+          <ApiPanel
+            flowId={flowId}
+            endpointName={flow.endpoint_name}
+            tweaks={tweaks}
+            hasWebhook={hasWebhook}
+            published={published}
+            onClose={() => setShowApi(false)}
+          />
+        )}
         {renaming && (
           <PromptDialog
             title="Rename flow"
