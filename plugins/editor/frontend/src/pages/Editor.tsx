@@ -23,6 +23,7 @@ import { Modal, PromptDialog } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
 import { Link, TopBar } from "../components/TopBar";
 import { ApiPanel } from "../editor/ApiPanel";
+import { AutomationDialog } from "../editor/AutomationDialog";
 import { FlowSettingsDialog } from "../editor/FlowSettingsDialog";
 import { ShareDialog } from "../editor/ShareDialog";
 import { GenericNode, NoteNode } from "../editor/nodes";
@@ -251,6 +252,8 @@ function EditorInner({
   const [historyFlags, setHistoryFlags] = useState({ undo: false, redo: false });
   const [showPlayground, setShowPlayground] = useState(false);
   const [showApi, setShowApi] = useState(false);
+  const [showAutomation, setShowAutomation] = useState(false);
+  const [playgroundSeed, setPlaygroundSeed] = useState<{ n: number; text: string }>({ n: 0, text: "" });
   const [showShare, setShowShare] = useState(false);
   const [showSettings, setShowSettings] = useState(false);
   const [showKeys, setShowKeys] = useState(false);
@@ -914,6 +917,9 @@ function EditorInner({
               <button className="btn" onClick={() => setShowApi(true)}>
                 API
               </button>
+              <button className="btn" onClick={() => setShowAutomation(true)} title="Executions, schedules and signed webhooks">
+                Automation
+              </button>
               {running ? (
                 <button className="btn btn-danger" onClick={() => void stopBuild()}>
                   Stop
@@ -1014,6 +1020,8 @@ function EditorInner({
             </div>
             {showPlayground && (
               <Playground
+                key={playgroundSeed.n}
+                initialInput={playgroundSeed.text}
                 flowId={flowId}
                 hasChatInput={hasChatInput}
                 archive={archive}
@@ -1052,6 +1060,17 @@ function EditorInner({
               }))
             }
             onClose={() => setShowSettings(false)}
+          />
+        )}
+        {showAutomation && (
+          <AutomationDialog
+            flowId={flowId}
+            onClose={() => setShowAutomation(false)}
+            onOpenInPlayground={(text) => {
+              setShowAutomation(false);
+              setPlaygroundSeed((s) => ({ n: s.n + 1, text }));
+              setShowPlayground(true);
+            }}
           />
         )}
         {showShare && <ShareDialog flowId={flowId} onClose={() => setShowShare(false)} />}
