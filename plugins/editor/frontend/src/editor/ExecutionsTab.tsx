@@ -5,6 +5,9 @@ import { notify } from "../components/toast";
 import { latestOnly } from "../lib/latest";
 import { EXECUTION_STATUSES, EXECUTION_TRIGGERS, formatDuration, formatWhen, statusTone, type Execution } from "../lib/triggers";
 
+const POLL_MS = 3000;
+const LIVE = new Set(["scheduled", "queued", "running"]);
+
 export function StatusPill({ status }: { status: string }) {
   const tone = statusTone(status);
   return <span className={`pill ${tone === "ok" ? "pill-ok" : tone === "error" ? "pill-error" : "pill-muted"}`}>{status}</span>;
@@ -33,6 +36,17 @@ export function ExecutionsTab(props: { flowId: string; onOpenInPlayground?: (inp
   useEffect(() => {
     void load();
   }, [props.flowId, status, trigger]);
+  // runs land from other processes (workers, schedules, webhooks): the list and an unfinished execution follow along
+  const selectedLive = selected !== null && LIVE.has(selected.status);
+  useEffect(() => {
+    if (selected !== null && !selectedLive) return;
+    const timer = window.setInterval(() => {
+      if (document.hidden) return;
+      if (selected) void open(selected.id);
+      else void load();
+    }, POLL_MS);
+    return () => window.clearInterval(timer);
+  }, [props.flowId, status, trigger, selected?.id, selectedLive]);
 
   const open = async (id: string) => {
     try {
