@@ -2,8 +2,9 @@
 its Executions with its input and output, and is retried from there (a new execution, attempt 2, trigger
 ``retry``); its input opens in the Playground; a schedule is created and shows its next five fire times, is
 paused and deleted; a signed webhook shows its URL and its secret once, a delivery signed with that secret
-runs the flow, a rotation makes a new secret and refuses the old one, and a disabled webhook refuses all.
-WCAG AA contrast of the three tabs, light and dark (axe-core, as tests/editor/test_e2e_a11y.py).
+runs the flow, a rotation makes a new secret and refuses the old one, and a disabled webhook refuses all;
+the retry policy and error flow are saved. WCAG AA contrast of the tabs, light and dark (axe-core, as
+tests/editor/test_e2e_a11y.py).
 
 Same service, browser context and fixtures as tests/editor/test_e2e_starters.py (chromium from the system package).
 """
@@ -202,6 +203,27 @@ def test_executions_schedules_and_signed_webhooks_from_the_editor(page, server, 
     dialog.get_by_role("tab", name="Executions").click()
     dialog.get_by_label("Filter by trigger").select_option("trigger")
     expect(dialog.get_by_test_id("execution-row")).to_have_count(2, timeout=15_000)
+
+    # --- retry policy and error flow -----------------------------------------------------------------------
+    status, other = api(
+        server, "POST", "/api/v1/flows/", body={"name": "on failure", "data": {"nodes": [], "edges": []}}, headers=auth
+    )
+    assert status == 201, other
+    dialog.get_by_role("tab", name="Retry policy").click()
+    policy = dialog.get_by_test_id("policy-tab")
+    expect(policy.get_by_label("Attempts")).to_have_value("1")
+    policy.get_by_label("Attempts").fill("11")
+    policy.get_by_role("button", name="Save policy").click()
+    expect(policy.get_by_role("alert")).to_contain_text("1 to 10")
+    policy.get_by_label("Attempts").fill("3")
+    policy.get_by_label("Backoff seconds").fill("5")
+    policy.get_by_label("Error flow").select_option(label="on failure")
+    expect(policy.get_by_label("Error flow").locator("option", has_text="Basic Chat Echo")).to_have_count(0)  # itself
+    _contrast(page, "retry policy", problems)
+    policy.get_by_role("button", name="Save policy").click()
+    expect(page.get_by_role("status").filter(has_text="Retry policy saved")).to_be_visible()
+    status, saved = api(server, "GET", f"/api/v1/executions/policies/{flow_id}", headers=auth)
+    assert (status, saved["attempts"], saved["backoff_s"], saved["error_flow_id"]) == (200, 3, 5.0, other["id"]), saved
 
     failing = {k: v for k, v in problems.items() if v}
     assert not failing, "\n".join(f"{screen}: {line}" for screen, lines in failing.items() for line in lines)

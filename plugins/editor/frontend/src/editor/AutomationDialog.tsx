@@ -2,6 +2,7 @@
 import { useState } from "react";
 import { Modal } from "../components/Modal";
 import { ExecutionsTab } from "./ExecutionsTab";
+import { PolicyTab } from "./PolicyTab";
 import { SchedulesTab } from "./SchedulesTab";
 import { WebhooksTab } from "./WebhooksTab";
 
@@ -9,6 +10,7 @@ const TABS = [
   { id: "executions", label: "Executions" },
   { id: "schedules", label: "Schedules" },
   { id: "webhooks", label: "Signed webhooks" },
+  { id: "policy", label: "Retry policy" },
 ] as const;
 export type AutomationTab = (typeof TABS)[number]["id"];
 
@@ -27,6 +29,7 @@ export function AutomationDialog(props: { flowId: string; initialTab?: Automatio
         {tab === "executions" && <ExecutionsTab flowId={props.flowId} onOpenInPlayground={props.onOpenInPlayground} />}
         {tab === "schedules" && <SchedulesTab flowId={props.flowId} />}
         {tab === "webhooks" && <WebhooksTab flowId={props.flowId} />}
+        {tab === "policy" && <PolicyTab flowId={props.flowId} />}
       </div>
     </Modal>
   );

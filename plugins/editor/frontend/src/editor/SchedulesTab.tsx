@@ -66,6 +66,7 @@ export function SchedulesTab(props: { flowId: string }) {
         <form
           className="schedule-form"
           aria-label="New schedule"
+          noValidate
           onSubmit={(e) => {
             e.preventDefault();
             void create();

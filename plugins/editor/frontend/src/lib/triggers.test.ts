@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeSchedule, formatDuration, formatWhen, scheduleBody, signingSnippet, statusTone, timeZones, type ScheduleForm } from "./triggers";
+import { describeSchedule, formatDuration, formatWhen, policyBody, scheduleBody, signingSnippet, statusTone, timeZones, type ScheduleForm } from "./triggers";
 
 const base: ScheduleForm = { flowId: "f1", name: "", kind: "interval", cron: "", timezone: "UTC", every: "5", unit: "min", inputValue: "", missed: "skip" };
 
@@ -74,5 +74,16 @@ describe("signingSnippet", () => {
     expect(s).toContain('"X-Service-Timestamp": ts, "X-Service-Signature": sig');
     expect(signingSnippet(t, "http://h", "sek")).toContain('secret = "sek"');
     expect(signingSnippet({ ...t, ingress_url: "https://x/y" }, "http://h")).toContain('requests.post("https://x/y"');
+  });
+});
+
+describe("policyBody", () => {
+  it("sends whole attempts, the backoff and the error flow (none as null)", () => {
+    expect(policyBody("3", "2.5", "")).toEqual({ body: { attempts: 3, backoff_s: 2.5, error_flow_id: null } });
+    expect(policyBody("1", "0", "f2")).toEqual({ body: { attempts: 1, backoff_s: 0, error_flow_id: "f2" } });
+  });
+  it("refuses attempts outside 1..10 or fractional, and a backoff outside 0..86400", () => {
+    for (const a of ["", "0", "11", "1.5", "x"]) expect(policyBody(a, "10", "")).toHaveProperty("error");
+    for (const b of ["", "-1", "86401", "x"]) expect(policyBody("2", b, "")).toHaveProperty("error");
   });
 });

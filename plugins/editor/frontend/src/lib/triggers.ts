@@ -157,3 +157,19 @@ export function signingSnippet(t: Pick<SignedTrigger, "ingress_url" | "signature
     `              headers={${JSON.stringify(t.timestamp_header)}: ts, ${JSON.stringify(t.signature_header)}: sig})`,
   ].join("\n");
 }
+
+export interface RetryPolicy {
+  flow_id: string;
+  attempts: number;
+  backoff_s: number;
+  error_flow_id: string | null;
+}
+
+/** The body of ``PUT /api/v1/executions/policies/{flow_id}``, or the first problem in words. */
+export function policyBody(attempts: string, backoff: string, errorFlowId: string): { body: Record<string, unknown> } | { error: string } {
+  const n = Number(attempts);
+  if (!attempts.trim() || !Number.isInteger(n) || n < 1 || n > 10) return { error: "Attempts is a whole number from 1 to 10." };
+  const b = Number(backoff);
+  if (!backoff.trim() || !Number.isFinite(b) || b < 0 || b > 86400) return { error: "The backoff is from 0 to 86400 seconds." };
+  return { body: { attempts: n, backoff_s: b, error_flow_id: errorFlowId || null } };
+}
