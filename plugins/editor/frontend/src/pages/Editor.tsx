@@ -917,8 +917,9 @@ function EditorInner({
               <button className="btn" onClick={() => setShowApi(true)}>
                 API
               </button>
-              <button className="btn" onClick={() => setShowAutomation(true)} title="Executions, schedules and signed webhooks">
-                Automation
+              <button className="btn btn-automation" onClick={() => setShowAutomation(true)} title="Automation: executions, schedules, signed webhooks and the retry policy" aria-label="Automation">
+                <Icon name="clock" size={16} />
+                <span className="btn-label">Automation</span>
               </button>
               {running ? (
                 <button className="btn btn-danger" onClick={() => void stopBuild()}>
