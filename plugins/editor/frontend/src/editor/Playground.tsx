@@ -19,6 +19,8 @@ interface Props {
   onDecide?: (requestId: string, actionId: string, values: Record<string, unknown>) => Promise<void>;
   /** messages of finished builds, kept here when the monitor API is not available */
   archive: ChatMessage[];
+  /** text put in the input box when the Playground opens (an execution's input, from the Automation dialog) */
+  initialInput?: string;
 }
 
 function fromMonitor(m: MonitorMessage): ChatMessage {
@@ -123,13 +125,13 @@ function ApprovalCard({ pending, onDecide }: { pending: PendingApproval; onDecid
   );
 }
 
-export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archive, onDecide }: Props) {
+export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archive, onDecide, initialInput }: Props) {
   const build = useBuildState();
   const [sessions, setSessions] = useState<string[]>([]);
   const [session, setSession] = useState(flowId);
   const [history, setHistory] = useState<ChatMessage[]>([]);
   const [monitorMissing, setMonitorMissing] = useState(false);
-  const [input, setInput] = useState("");
+  const [input, setInput] = useState(initialInput ?? "");
   const [attached, setAttached] = useState<Attached[]>([]);
   const [uploading, setUploading] = useState(false);
   const fileRef = useRef<HTMLInputElement>(null);

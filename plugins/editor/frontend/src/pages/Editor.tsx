@@ -23,6 +23,7 @@ import { Modal, PromptDialog } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
 import { Link, TopBar } from "../components/TopBar";
 import { ApiPanel } from "../editor/ApiPanel";
+import { AutomationDialog } from "../editor/AutomationDialog";
 import { FlowSettingsDialog } from "../editor/FlowSettingsDialog";
 import { ShareDialog } from "../editor/ShareDialog";
 import { ConflictDialog } from "../editor/ConflictDialog";
@@ -254,6 +255,8 @@ function EditorInner({
   const [historyFlags, setHistoryFlags] = useState({ undo: false, redo: false });
   const [showPlayground, setShowPlayground] = useState(false);
   const [showApi, setShowApi] = useState(false);
+  const [showAutomation, setShowAutomation] = useState(false);
+  const [playgroundSeed, setPlaygroundSeed] = useState<{ n: number; text: string }>({ n: 0, text: "" });
   const [showShare, setShowShare] = useState(false);
   const [showHistory, setShowHistory] = useState(false);
   const [conflict, setConflict] = useState<ConflictDetail | null>(null);
@@ -939,6 +942,10 @@ function EditorInner({
               <button className="btn" onClick={() => setShowApi(true)}>
                 API
               </button>
+              <button className="btn btn-automation" onClick={() => setShowAutomation(true)} title="Automation: executions, schedules, signed webhooks and the retry policy" aria-label="Automation">
+                <Icon name="clock" size={16} />
+                <span className="btn-label">Automation</span>
+              </button>
               {running ? (
                 <button className="btn btn-danger" onClick={() => void stopBuild()}>
                   Stop
@@ -1039,6 +1046,8 @@ function EditorInner({
             </div>
             {showPlayground && (
               <Playground
+                key={playgroundSeed.n}
+                initialInput={playgroundSeed.text}
                 flowId={flowId}
                 hasChatInput={hasChatInput}
                 archive={archive}
@@ -1077,6 +1086,17 @@ function EditorInner({
               }))
             }
             onClose={() => setShowSettings(false)}
+          />
+        )}
+        {showAutomation && (
+          <AutomationDialog
+            flowId={flowId}
+            onClose={() => setShowAutomation(false)}
+            onOpenInPlayground={(text) => {
+              setShowAutomation(false);
+              setPlaygroundSeed((s) => ({ n: s.n + 1, text }));
+              setShowPlayground(true);
+            }}
           />
         )}
         {showShare && <ShareDialog flowId={flowId} onClose={() => setShowShare(false)} />}
