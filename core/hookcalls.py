@@ -131,6 +131,17 @@ class Hooks:
     def observe_run(self, *, run: RunStarted) -> list[RunObserver]:
         return list(self._relay.observe_run(run=run))
 
+    def propagating(self) -> bool:
+        """Whether any plugin implements ``propagation_headers`` (nothing is asked otherwise)."""
+        return bool(self._relay.propagation_headers.get_hookimpls())
+
+    def propagation_headers(self) -> dict[str, str]:
+        """Every plugin's trace-context headers, merged (the first answer of a name wins)."""
+        merged: dict[str, str] = {}
+        for answer in reversed(self._relay.propagation_headers()):
+            merged.update(answer or {})
+        return merged
+
     def on_app_created(self, *, app: Flask) -> None:
         self._relay.on_app_created(app=app)
 

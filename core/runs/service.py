@@ -112,6 +112,8 @@ class RunRequest:
     #: the run's id (observers, the engine's run id); a surface that answers its caller with the id sets it,
     #: else each execution gets a new one
     run_id: str | None = None
+    #: the trace context of the request that queued the run (``propagation_headers``), for its worker
+    trace_context: dict[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
