@@ -1,0 +1,28 @@
+"""The observability plugin's settings (``SERVICE_<FIELD>``); OpenTelemetry reads the standard ``OTEL_*``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from flask import Flask
+
+SETTINGS_NAME = "observability"
+SETTINGS_PREFIX = "SERVICE_"
+
+
+@dataclass(frozen=True)
+class ObservabilitySettings:
+    #: serve Prometheus metrics at ``GET /metrics`` (superusers, or a bearer ``SERVICE_METRICS_TOKEN``)
+    metrics_enabled: bool = False
+    #: a scrape token: ``Authorization: Bearer <token>`` reads ``/metrics`` without a user
+    metrics_token: str = ""
+    #: where every process writes its samples (``PROMETHEUS_MULTIPROC_DIR`` wins; default ``<config dir>/metrics``)
+    metrics_multiproc_dir: str = ""
+
+
+def settings(app: Flask | None = None) -> ObservabilitySettings:
+    from core.appstate import settings_of
+
+    return settings_of(ObservabilitySettings, app)

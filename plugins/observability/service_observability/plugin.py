@@ -1,0 +1,56 @@
+"""Hook implementations of the observability plugin (thin: the work is in otel, http and metrics)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core import hookimpl
+from core.contracts import RunStarted
+
+
+@hookimpl
+def register_settings():
+    from core.records import SettingsSection
+    from service_observability.config import SETTINGS_NAME, SETTINGS_PREFIX, ObservabilitySettings
+
+    return [SettingsSection(SETTINGS_NAME, ObservabilitySettings, SETTINGS_PREFIX)]
+
+
+@hookimpl
+def register_blueprints():
+    from service_observability.resources import metrics_blp
+
+    return [metrics_blp]
+
+
+@hookimpl
+def on_app_created(app: Any) -> None:
+    from core import appstate
+    from core.engine import egress
+    from service_observability import http, logs, metrics, otel
+    from service_observability.config import settings
+
+    if otel.configure() is not None:
+        egress.add_header_source(otel.current_headers)
+        logs.install()
+    conf = settings(app)
+    if conf.metrics_enabled:
+        config_dir = appstate.settings(app).resolved_config_dir
+        metrics.enable(metrics.choose_directory(config_dir, conf.metrics_multiproc_dir))
+    else:
+        metrics.disable()
+    http.install(app)
+
+
+@hookimpl
+def observe_run(run: RunStarted) -> Any:
+    from service_observability import runs
+
+    return runs.observe(run)
+
+
+@hookimpl
+def propagation_headers() -> dict[str, str] | None:
+    from service_observability import otel
+
+    return otel.current_headers() if otel.tracer() is not None else None
