@@ -46,6 +46,7 @@ from core.engine import (
 )
 from core.engine import execution as engine_run
 from core.engine.errors import RunRefused
+from core.engine.observe import ComponentEnd, ModelCall, RunWatch
 from core.engine.results import last_chat_text
 from core.errors import ApiError, ValidationFailed, validation_error
 from core.requests import NUL_MSG, refuse_nul
@@ -377,12 +378,15 @@ def execute(
         job_id=job_id,
         public=req.public,
         started_at=time.time(),
-        request=req.to_json(),
+        request=_RequestJson(req),
     )
     observers = hooks.observe_run(run=started)
+    watch = _Watch.of(observers)
     t0 = time.perf_counter()
     try:
-        outcome = _run_inputs(prepared, run_id, emit, cancelled, job_id, previous_results, resume, on_result, app)
+        outcome = _run_inputs(
+            prepared, run_id, emit, cancelled, job_id, previous_results, resume, on_result, app, watch=watch
+        )
     except BaseException as exc:
         status = "cancelled" if isinstance(exc, (GeneratorExit, KeyboardInterrupt)) else "error"
         _tell_end(observers, RunEnded(started, status, time.perf_counter() - t0, error="Run failed unexpectedly"))
@@ -401,6 +405,72 @@ def _ended(started: RunStarted, outcome: RunOutcome, duration: float) -> RunEnde
         return RunEnded(started, "ok", duration, outputs=outputs)
     status = "cancelled" if failed.status == "cancelled" else "error"
     return RunEnded(started, status, duration, error=failure_text(failed), outputs=outputs)
+
+
+class _RequestJson(Mapping[str, Any]):
+    """``RunStarted.request``: the request's JSON, made on first read (most observers never read it)."""
+
+    __slots__ = ("_data", "_req")
+
+    def __init__(self, req: RunRequest) -> None:
+        self._req = req
+        self._data: dict[str, Any] | None = None
+
+    def _json(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = self._req.to_json()
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._json()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._json())
+
+    def __len__(self) -> int:
+        return len(self._json())
+
+
+class _Watch:
+    """The observers that watch components and model calls (their optional methods), as one ``RunWatch``."""
+
+    __slots__ = ("calls", "components")
+
+    def __init__(self, components: list[Any], calls: list[Any]) -> None:
+        self.components = components
+        self.calls = calls
+
+    @classmethod
+    def of(cls, observers: list[RunObserver]) -> _Watch | None:
+        components = [getattr(o, "component", None) for o in observers]
+        calls = [getattr(o, "model_call", None) for o in observers]
+        components = [c for c in components if callable(c)]
+        calls = [c for c in calls if callable(c)]
+        return cls(components, calls) if components or calls else None
+
+    def component(self, vertex_id: str, display_name: str, component_type: str) -> ComponentEnd:
+        ends = []
+        for start in self.components:
+            try:
+                ends.append(start(vertex_id, display_name, component_type))
+            except Exception:
+                log.exception("a run observer failed at the start of component %s", vertex_id)
+
+        def end(status: str, error: str | None) -> None:
+            for finish in reversed(ends):
+                try:
+                    finish(status, error)
+                except Exception:
+                    log.exception("a run observer failed at the end of component %s", vertex_id)
+
+        return end
+
+    def model_call(self, call: ModelCall) -> None:
+        for hear in self.calls:
+            try:
+                hear(call)
+            except Exception:
+                log.exception("a run observer failed hearing a model call")
 
 
 def _tell_end(observers: list[RunObserver], ended: RunEnded) -> None:
@@ -422,6 +492,7 @@ def _run_inputs(
     resume: Resume | None,
     on_result: Callable[[RunResult], None] | None,
     app: Flask | None,
+    watch: RunWatch | None = None,
 ) -> RunOutcome:
     """Run every input of the prepared request in turn (the body of :func:`execute`)."""
     assert prepared.graph is not None
@@ -449,6 +520,7 @@ def _run_inputs(
             ports=ports,
         )
         ctx.run_id = run_id
+        ctx.watch = watch
         if resume is not None:
             ctx.resume = resume.answers
         result = engine_run.execute(
