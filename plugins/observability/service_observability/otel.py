@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -24,6 +24,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from core.contracts import RunEnded, RunStarted
+from core.engine.observe import ModelCall
 
 log = logging.getLogger(__name__)
 
@@ -170,3 +171,64 @@ def start_run(run: RunStarted) -> RunSpan | None:
     span = tracer.start_span("flow.execute", context=parent, kind=SpanKind.INTERNAL, attributes=attributes)
     token = otel_context.attach(trace.set_span_in_context(span, parent))
     return RunSpan(span, token)
+
+
+# --- component and model call spans -----------------------------------------------------------------------
+def start_component(vertex_id: str, display_name: str, component_type: str) -> Callable[[str, str | None], None]:
+    """Open a component's span (current until it ends); the answer ends it with the component's status."""
+    tracer = _tracer
+    if tracer is None:
+        return _no_end
+    attributes = {"component.id": vertex_id, "component.type": component_type, "component.name": display_name}
+    span = tracer.start_span(display_name or component_type, kind=SpanKind.INTERNAL, attributes=attributes)
+    token = otel_context.attach(trace.set_span_in_context(span))
+
+    def end(status: str, error: str | None) -> None:
+        span.set_attribute("status", status)
+        if status == "error":
+            span.set_status(Status(StatusCode.ERROR, error or "error"))
+        try:
+            otel_context.detach(token)
+        finally:
+            span.end()
+
+    return end
+
+
+def _no_end(status: str, error: str | None) -> None:
+    return None
+
+
+def model_call_span(call: ModelCall, content: bool) -> None:
+    """The span of one model call, after the fact (its real start and end), a child of the current component.
+
+    GenAI semantic conventions: ``gen_ai.operation.name``, ``gen_ai.provider.name``, ``gen_ai.request.model``,
+    ``gen_ai.response.model``, ``gen_ai.usage.input_tokens``/``output_tokens``; texts only when ``content``.
+    """
+    tracer = _tracer
+    if tracer is None:
+        return
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": call.provider,
+        "gen_ai.request.model": call.model,
+        "gen_ai.response.model": call.model,
+        "gen_ai.request.stream": call.streamed,
+    }
+    if call.input_tokens is not None:
+        attributes["gen_ai.usage.input_tokens"] = call.input_tokens
+    if call.output_tokens is not None:
+        attributes["gen_ai.usage.output_tokens"] = call.output_tokens
+    if call.finish_reason:
+        attributes["gen_ai.response.finish_reasons"] = (call.finish_reason,)
+    if content:
+        if call.prompt is not None:
+            attributes["gen_ai.prompt"] = call.prompt
+        if call.completion is not None:
+            attributes["gen_ai.completion"] = call.completion
+    start_ns = int(call.started_at * 1e9)
+    span = tracer.start_span(f"chat {call.model}", kind=SpanKind.CLIENT, attributes=attributes, start_time=start_ns)
+    if call.error:
+        span.set_attribute("error.type", "provider_error")
+        span.set_status(Status(StatusCode.ERROR, call.error))
+    span.end(end_time=start_ns + int(call.duration_s * 1e9))
