@@ -39,7 +39,15 @@ def on_app_created(app: Any) -> None:
         metrics.enable(metrics.choose_directory(config_dir, conf.metrics_multiproc_dir))
     else:
         metrics.disable()
-    http.install(app)
+    if otel.tracer() is not None or metrics.current() is not None:
+        http.install(app)
+
+
+def observing_runs() -> bool:
+    """Whether ``observe_run`` has anything to do (read by the core per run: off, the run path skips it)."""
+    from service_observability import metrics, otel
+
+    return otel.tracer() is not None or metrics.current() is not None
 
 
 @hookimpl
