@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -20,6 +20,12 @@ class ObservabilitySettings:
     metrics_token: str = ""
     #: where every process writes its samples (``PROMETHEUS_MULTIPROC_DIR`` wins; default ``<config dir>/metrics``)
     metrics_multiproc_dir: str = ""
+    #: store each run's trace (``GET /api/v1/monitor/traces``); false: nothing is stored
+    native_tracing: bool = True
+    #: traces older than this many days are pruned (now and then, by the process that writes)
+    native_tracing_retention_days: int = 30
+
+    BOUNDS: ClassVar[dict[str, tuple[int, int | None]]] = {"native_tracing_retention_days": (1, None)}
 
 
 def settings(app: Flask | None = None) -> ObservabilitySettings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from core import hookimpl
@@ -19,15 +20,23 @@ def register_settings():
 @hookimpl
 def register_blueprints():
     from service_observability.resources import metrics_blp
+    from service_observability.traces import traces_blp
 
-    return [metrics_blp]
+    return [metrics_blp, traces_blp]
+
+
+@hookimpl
+def register_migrations():
+    from core.records import Migrations
+
+    return [Migrations("observability", Path(__file__).parent / "migrations")]
 
 
 @hookimpl
 def on_app_created(app: Any) -> None:
     from core import appstate
     from core.engine import egress
-    from service_observability import http, logs, metrics, otel
+    from service_observability import http, logs, metrics, otel, runs
     from service_observability.config import settings
 
     if otel.configure() is not None:
@@ -39,15 +48,16 @@ def on_app_created(app: Any) -> None:
         metrics.enable(metrics.choose_directory(config_dir, conf.metrics_multiproc_dir))
     else:
         metrics.disable()
+    runs.native.update(on=conf.native_tracing, retention_days=conf.native_tracing_retention_days)
     if otel.tracer() is not None or metrics.current() is not None:
         http.install(app)
 
 
 def observing_runs() -> bool:
     """Whether ``observe_run`` has anything to do (read by the core per run: off, the run path skips it)."""
-    from service_observability import metrics, otel
+    from service_observability import runs
 
-    return otel.tracer() is not None or metrics.current() is not None
+    return runs.observing()
 
 
 @hookimpl
@@ -62,3 +72,10 @@ def propagation_headers() -> dict[str, str] | None:
     from service_observability import otel
 
     return otel.current_headers() if otel.tracer() is not None else None
+
+
+@hookimpl
+def on_user_deleted(user_id: str) -> None:
+    from service_observability.traces import delete_user_rows
+
+    delete_user_rows(user_id)

@@ -1,0 +1,171 @@
+"""Native traces (``SERVICE_NATIVE_TRACING``): each run's trace and spans, stored in one row when it ends.
+
+Spans: one per component (top level, as the reference's trace view shows them) and one per model call
+(a child of the component that made it, with the provider's token counts). The row is written through
+the core's group commit (``core.groupcommit.submit``), batched with the other runs that end meanwhile.
+Traces older than ``SERVICE_NATIVE_TRACING_RETENTION_DAYS`` are deleted now and then by a writer.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import time
+import uuid
+from typing import Any, cast
+
+import sqlalchemy as sa
+
+from core import db, groupcommit
+from core.contracts import RunEnded, RunStarted
+from core.engine.observe import ComponentEnd, ModelCall
+from service_observability.models import Trace
+
+log = logging.getLogger(__name__)
+
+_TABLE = cast(sa.Table, Trace.__table__)
+_INSERT = db.Prepared(sa.insert(_TABLE), column_keys=[c.key for c in _TABLE.columns])
+#: a writer prunes after this many writes (per process)
+PRUNE_EVERY = 200
+_writes = 0
+_writes_lock = threading.Lock()
+
+#: RunEnded status -> the reference's span status (unset, ok, error)
+STATUS = {"ok": "ok", "error": "error", "cancelled": "error", "paused": "unset"}
+
+
+def _when(epoch: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(epoch, tz=dt.UTC)
+
+
+class NativeTrace:
+    """The spans of one run, collected in memory while it goes."""
+
+    __slots__ = ("engine", "open", "retention_days", "run", "spans")
+
+    def __init__(self, run: RunStarted, engine: sa.Engine, retention_days: int) -> None:
+        self.run = run
+        self.engine = engine
+        self.retention_days = retention_days
+        self.spans: list[dict[str, Any]] = []
+        self.open: dict[int, list[str]] = {}  # thread -> the ids of its components running now
+
+    def component(self, vertex_id: str, display_name: str, component_type: str) -> ComponentEnd:
+        span: dict[str, Any] = {
+            "id": str(uuid.uuid4()),
+            "parent": None,
+            "name": display_name or component_type,
+            "type": "chain",
+            "status": "unset",
+            "start": time.time(),
+            "end": None,
+            "error": None,
+            "attributes": {"component.id": vertex_id, "component.type": component_type},
+        }
+        self.spans.append(span)
+        stack = self.open.setdefault(threading.get_ident(), [])
+        stack.append(span["id"])
+
+        def end(status: str, error: str | None) -> None:
+            span["end"] = time.time()
+            span["status"] = STATUS.get(status, "unset")
+            span["error"] = error
+            if stack and stack[-1] == span["id"]:
+                stack.pop()
+
+        return end
+
+    def model_call(self, call: ModelCall) -> None:
+        stack = self.open.get(threading.get_ident())
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": call.provider,
+            "gen_ai.request.model": call.model,
+            "gen_ai.response.model": call.model,
+        }
+        if call.input_tokens is not None:
+            attributes["gen_ai.usage.input_tokens"] = call.input_tokens
+        if call.output_tokens is not None:
+            attributes["gen_ai.usage.output_tokens"] = call.output_tokens
+        self.spans.append(
+            {
+                "id": str(uuid.uuid4()),
+                "parent": stack[-1] if stack else None,
+                "name": f"chat {call.model}",
+                "type": "llm",
+                "status": "error" if call.error else "ok",
+                "start": call.started_at,
+                "end": call.started_at + call.duration_s,
+                "error": call.error,
+                "attributes": attributes,
+            }
+        )
+
+    def finish(self, ended: RunEnded) -> None:
+        """Write the trace (one row, in the group commit)."""
+        run = self.run
+        tokens = sum(
+            int(s["attributes"].get("gen_ai.usage.input_tokens") or 0)
+            + int(s["attributes"].get("gen_ai.usage.output_tokens") or 0)
+            for s in self.spans
+            if s["type"] == "llm"
+        )
+        inputs = run.request.get("inputs") or []
+        first = inputs[0].get("value") if inputs and isinstance(inputs[0], dict) else None
+        text = next((o for o in ended.outputs if o), None)
+        row = {
+            "id": run.run_id,
+            "user_id": str(run.owner_id or run.user_id),
+            "flow_id": run.flow_id,
+            "name": (run.flow_name or run.flow_id)[:255],
+            "status": STATUS.get(ended.status, "unset"),
+            "surface": run.surface[:32],
+            "session_id": (run.session_id or run.flow_id)[:255],
+            "start_time": _when(run.started_at),
+            "end_time": _when(run.started_at + ended.duration_s),
+            "total_latency_ms": round(ended.duration_s * 1000),
+            "total_tokens": tokens,
+            "input": {"input_value": first} if first else None,
+            "output": {"message": text} if text else None,
+            "error": ended.error,
+            "spans": [_stored(s) for s in self.spans],
+        }
+        try:
+            groupcommit.submit(self.engine, [(_INSERT, [row])])
+        except Exception:  # a trace that cannot be stored never fails the run
+            log.warning("native trace of run %s not stored", run.run_id, exc_info=True)
+            return
+        _maybe_prune(self.engine, self.retention_days)
+
+
+def _stored(span: dict[str, Any]) -> dict[str, Any]:
+    end = span["end"]
+    return {
+        "id": span["id"],
+        "parent": span["parent"],
+        "name": span["name"],
+        "type": span["type"],
+        "status": span["status"],
+        "start": span["start"],
+        "end": end,
+        "latency_ms": round((end - span["start"]) * 1000) if end is not None else 0,
+        "error": span["error"],
+        "attributes": span["attributes"],
+    }
+
+
+def _maybe_prune(engine: sa.Engine, retention_days: int) -> None:
+    global _writes
+    with _writes_lock:
+        _writes += 1
+        due = _writes % PRUNE_EVERY == 0
+    if due:
+        prune(engine, retention_days)
+
+
+def prune(engine: sa.Engine, retention_days: int) -> int:
+    """Delete the traces older than ``retention_days``; how many were deleted."""
+    cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(days=retention_days)
+    with engine.begin() as conn:
+        return int(conn.execute(sa.delete(_TABLE).where(_TABLE.c.start_time < cutoff)).rowcount or 0)
