@@ -3,7 +3,8 @@
 ``RunContext.watch`` is None unless an ``observe_run`` observer asked (it implements the optional
 ``component`` or ``model_call`` methods of :class:`core.contracts.RunObserver`): the engine then calls
 :meth:`RunWatch.component` around every vertex, and model components report each call with
-:meth:`RunWatch.model_call`, in the thread that runs the vertex. Nothing is built or called otherwise.
+:meth:`RunWatch.model_call` (and ask :meth:`RunWatch.before_model_call` first, which may refuse the call),
+in the thread that runs the vertex. Nothing is built or called otherwise.
 """
 
 from __future__ import annotations
@@ -49,4 +50,9 @@ class RunWatch(Protocol):
 
     def model_call(self, call: ModelCall) -> None:
         """A model call ended (in the thread of the component that made it)."""
+        ...
+
+    def before_model_call(self, provider: str, model: str) -> None:
+        """A model call is about to be made: raise :class:`core.engine.ComponentError` to refuse it (a budget
+        spent); the component fails with that message."""
         ...

@@ -434,19 +434,24 @@ class _RequestJson(Mapping[str, Any]):
 class _Watch:
     """The observers that watch components and model calls (their optional methods), as one ``RunWatch``."""
 
-    __slots__ = ("calls", "components")
+    __slots__ = ("calls", "checks", "components")
 
-    def __init__(self, components: list[Any], calls: list[Any]) -> None:
+    def __init__(self, components: list[Any], calls: list[Any], checks: list[Any]) -> None:
         self.components = components
         self.calls = calls
+        self.checks = checks
 
     @classmethod
     def of(cls, observers: list[RunObserver]) -> _Watch | None:
-        components = [getattr(o, "component", None) for o in observers]
-        calls = [getattr(o, "model_call", None) for o in observers]
-        components = [c for c in components if callable(c)]
-        calls = [c for c in calls if callable(c)]
-        return cls(components, calls) if components or calls else None
+        found = [
+            [m for m in (getattr(o, name, None) for o in observers) if callable(m)]
+            for name in ("component", "model_call", "before_model_call")
+        ]
+        return cls(*found) if any(found) else None
+
+    def before_model_call(self, provider: str, model: str) -> None:
+        for check in self.checks:  # a ComponentError (a budget spent) refuses the call: it propagates
+            check(provider, model)
 
     def component(self, vertex_id: str, display_name: str, component_type: str) -> ComponentEnd:
         ends = []

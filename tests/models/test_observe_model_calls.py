@@ -137,3 +137,44 @@ def test_a_failed_model_call_is_reported_with_its_error(env, watching, llm):
     assert client.post(f"/api/v1/run/{flow['id']}", json={"input_value": "x"}, headers=alice.key).status_code == 500
     [call] = watching.calls
     assert call.error and "400" in call.error and call.input_tokens is None
+
+
+class Refusing:
+    """Refuses the second model call of a run (as a budget spent after the first would)."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    @hookimpl
+    def observe_run(self, run: RunStarted) -> Any:
+        refusing = self
+
+        class Observer:
+            def end(self, ended: RunEnded) -> None:
+                pass
+
+            def before_model_call(self, provider: str, model: str) -> None:
+                from core.engine import ComponentError
+
+                refusing.asked.append((provider, model))
+                if len(refusing.asked) > 1:
+                    raise ComponentError("Token budget of this flow is spent")
+
+        return Observer()
+
+
+def test_an_observer_refuses_a_model_call_before_it_is_made(make_app, llm, monkeypatch):
+    monkeypatch.setenv("OPENAI_COMPATIBLE_BASE_URL", llm.url)
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "sk-test")
+    monkeypatch.setenv("SERVICE_SSRF_ALLOWED_HOSTS", "127.0.0.1")
+    refusing = Refusing()
+    app = make_app(plugins=[*PLUGINS, ("refusing", refusing)])
+    client = app.test_client()
+    alice = make_user(client, superuser(client), username="alice")
+    flow = create_flow(client, alice, model_flow(False))
+    assert client.post(f"/api/v1/run/{flow['id']}", json={"input_value": "a"}, headers=alice.key).status_code == 200
+    sent = len(llm.requests)
+    refused = client.post(f"/api/v1/run/{flow['id']}", json={"input_value": "b"}, headers=alice.key)
+    assert refused.status_code == 500 and "Token budget of this flow is spent" in str(refused.get_json())
+    assert len(llm.requests) == sent  # the refused call never reached the provider
+    assert refusing.asked == [("openai-compatible", "test-model")] * 2

@@ -160,6 +160,7 @@ class ChatModel:
         watch = context.watch
         if watch is None:
             return self._call(context, body, on_token)
+        watch.before_model_call(self.provider_id, self.model)  # may refuse it (a budget spent)
         started, t0 = time.time(), time.perf_counter()
         try:
             result = self._call(context, body, on_token)
