@@ -35,3 +35,39 @@ class Trace(Base):
     output: Mapped[Any] = mapped_column(sa.JSON, default=None)
     error: Mapped[str | None] = mapped_column(sa.Text, default=None)
     spans: Mapped[list[Any]] = mapped_column(sa.JSON, default=list)
+
+
+class Usage(Base):
+    """Model calls and tokens of one run for one model (written with the run's trace, in the same commit)."""
+
+    __tablename__ = "observability_usage"
+    __table_args__ = (
+        sa.Index("ix_observability_usage_owner_time", "user_id", "created_at"),
+        sa.Index("ix_observability_usage_flow_time", "flow_id", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    run_id: Mapped[str] = mapped_column(sa.String(64))
+    user_id: Mapped[str] = mapped_column(sa.String(64))
+    flow_id: Mapped[str] = mapped_column(sa.String(64))
+    project_id: Mapped[str | None] = mapped_column(sa.String(64), default=None)
+    provider: Mapped[str] = mapped_column(sa.String(64))
+    model: Mapped[str] = mapped_column(sa.String(255))
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime)
+    calls: Mapped[int] = mapped_column(sa.Integer, default=0)
+    input_tokens: Mapped[int] = mapped_column(sa.Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(sa.Integer, default=0)
+    cost: Mapped[float] = mapped_column(sa.Float, default=0.0)
+
+
+class Budget(Base):
+    """A limit on tokens, calls or cost per day or month, for a user, a project or a flow (set by an admin)."""
+
+    __tablename__ = "observability_budget"
+
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    scope: Mapped[str] = mapped_column(sa.String(16))  # user, project, flow
+    scope_id: Mapped[str] = mapped_column(sa.String(64), index=True)
+    metric: Mapped[str] = mapped_column(sa.String(16))  # tokens, calls, cost
+    period: Mapped[str] = mapped_column(sa.String(16))  # day, month
+    limit: Mapped[float] = mapped_column(sa.Float)

@@ -20,12 +20,16 @@ import sqlalchemy as sa
 from core import db, groupcommit
 from core.contracts import RunEnded, RunStarted
 from core.engine.observe import ComponentEnd, ModelCall
-from service_observability.models import Trace
+from service_observability.models import Trace, Usage
 
 log = logging.getLogger(__name__)
 
 _TABLE = cast(sa.Table, Trace.__table__)
 _INSERT = db.Prepared(sa.insert(_TABLE), column_keys=[c.key for c in _TABLE.columns])
+_USAGE = cast(sa.Table, Usage.__table__)
+_USAGE_INSERT = db.Prepared(sa.insert(_USAGE), column_keys=[c.key for c in _USAGE.columns])
+#: model -> (price of a million input tokens, of a million output tokens): ``SERVICE_TOKEN_PRICES``
+prices: dict[str, tuple[float, float]] = {}
 #: a writer prunes after this many writes (per process)
 PRUNE_EVERY = 200
 _writes = 0
@@ -132,11 +136,67 @@ class NativeTrace:
             "spans": [_stored(s) for s in self.spans],
         }
         try:
-            groupcommit.submit(self.engine, [(_INSERT, [row])])
+            groupcommit.submit(self.engine, [(_INSERT, [row]), (_USAGE_INSERT, self.usage_rows())])
         except Exception:  # a trace that cannot be stored never fails the run
             log.warning("native trace of run %s not stored", run.run_id, exc_info=True)
             return
         _maybe_prune(self.engine, self.retention_days)
+
+    def usage_rows(self) -> list[dict[str, Any]]:
+        """One row per provider and model the run called (calls, tokens, cost from the price table)."""
+        totals: dict[tuple[str, str], list[int]] = {}
+        for span in self.spans:
+            if span["type"] != "llm":
+                continue
+            attributes = span["attributes"]
+            key = (str(attributes.get("gen_ai.provider.name") or ""), str(attributes.get("gen_ai.request.model") or ""))
+            found = totals.setdefault(key, [0, 0, 0])
+            found[0] += 1
+            found[1] += int(attributes.get("gen_ai.usage.input_tokens") or 0)
+            found[2] += int(attributes.get("gen_ai.usage.output_tokens") or 0)
+        if not totals:
+            return []
+        run = self.run
+        project = _project_of(run)
+        now = dt.datetime.now(dt.UTC)
+        return [
+            {
+                "id": str(uuid.uuid4()),
+                "run_id": run.run_id,
+                "user_id": str(run.owner_id or run.user_id),
+                "flow_id": run.flow_id,
+                "project_id": project,
+                "provider": provider[:64],
+                "model": model[:255],
+                "created_at": now,
+                "calls": calls,
+                "input_tokens": tokens_in,
+                "output_tokens": tokens_out,
+                "cost": cost(model, tokens_in, tokens_out),
+            }
+            for (provider, model), (calls, tokens_in, tokens_out) in totals.items()
+        ]
+
+
+def cost(model: str, tokens_in: int, tokens_out: int) -> float:
+    """The price of the tokens (``SERVICE_TOKEN_PRICES``: per million; 0 for a model it does not list)."""
+    price = prices.get(model)
+    if price is None:
+        return 0.0
+    return round((tokens_in * price[0] + tokens_out * price[1]) / 1_000_000, 8)
+
+
+def _project_of(run: RunStarted) -> str | None:
+    """The flow's project (folder), for per-project usage and budgets."""
+    from core import appstate
+
+    try:
+        flow = appstate.hooks().find_flow(
+            user_id=str(run.owner_id or run.user_id), flow_id_or_name=run.flow_id, public=False
+        )
+    except Exception:  # an unsaved graph, a deleted flow: no project
+        return None
+    return str(flow.folder_id) if flow is not None and flow.folder_id else None
 
 
 def _stored(span: dict[str, Any]) -> dict[str, Any]:

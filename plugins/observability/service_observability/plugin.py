@@ -21,8 +21,9 @@ def register_settings():
 def register_blueprints():
     from service_observability.resources import metrics_blp
     from service_observability.traces import traces_blp
+    from service_observability.usage_api import usage_blp
 
-    return [metrics_blp, traces_blp]
+    return [metrics_blp, traces_blp, usage_blp]
 
 
 @hookimpl
@@ -36,8 +37,9 @@ def register_migrations():
 def on_app_created(app: Any) -> None:
     from core import appstate
     from core.engine import egress
-    from service_observability import http, logs, metrics, otel, runs
-    from service_observability.config import settings
+    from core.errors import StartupError
+    from service_observability import http, logs, metrics, native, otel, runs
+    from service_observability.config import parse_prices, settings
 
     if otel.configure() is not None:
         egress.add_header_source(otel.current_headers)
@@ -49,6 +51,10 @@ def on_app_created(app: Any) -> None:
     else:
         metrics.disable()
     runs.native.update(on=conf.native_tracing, retention_days=conf.native_tracing_retention_days)
+    try:
+        native.prices = parse_prices(conf.token_prices)
+    except ValueError as exc:
+        raise StartupError(str(exc)) from None
     if otel.tracer() is not None or metrics.current() is not None:
         http.install(app)
 
@@ -79,3 +85,25 @@ def on_user_deleted(user_id: str) -> None:
     from service_observability.traces import delete_user_rows
 
     delete_user_rows(user_id)
+
+
+@hookimpl
+def check_run(user_id: str | None, flow: Any, surface: str) -> None:
+    """Refuse a run whose budget is spent (429 with ``Retry-After``) before any component runs."""
+    from service_observability import runs
+
+    if surface == "subflow" or not runs.native["on"]:
+        return
+    from core import appstate
+    from core.errors import ApiError
+    from service_observability import budgets
+
+    engine = appstate.engine()
+    if not budgets.all_budgets(engine):
+        return
+    owner = str(flow.user_id or user_id or "")
+    found = budgets.applying(engine, owner, str(flow.id), str(flow.folder_id) if flow.folder_id else None)
+    hit = budgets.spent(engine, found)
+    if hit is not None:
+        budget, _used = hit
+        raise ApiError(429, f"{budgets.message(budget)}.", headers={"Retry-After": str(budgets.retry_after(budget))})

@@ -8,8 +8,8 @@ from typing import Any
 
 from core.contracts import RunEnded, RunStarted
 from core.engine.observe import ComponentEnd, ModelCall
-from service_observability import metrics, otel
-from service_observability.native import NativeTrace
+from service_observability import budgets, metrics, otel
+from service_observability.native import NativeTrace, cost
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +29,13 @@ def observing() -> bool:
 class RunWatch:
     """The observer of one run when only metrics are on: counts the run and its model calls."""
 
-    __slots__ = ("measured", "span", "trace")
+    __slots__ = ("budget", "measured", "span", "trace")
 
     def __init__(self, span: otel.RunSpan | None, measured: metrics.Metrics | None, trace: NativeTrace | None) -> None:
         self.span = span
         self.measured = measured
         self.trace = trace
+        self.budget: budgets.RunBudget | None = None
 
     def end(self, ended: RunEnded) -> None:
         measured = self.measured
@@ -59,6 +60,9 @@ class RunWatch:
             otel.model_call_span(call, capture_content())
         if self.trace is not None:
             self.trace.model_call(call)
+        if self.budget is not None:
+            tokens = (call.input_tokens or 0) + (call.output_tokens or 0)
+            self.budget.add(tokens, cost(call.model, call.input_tokens or 0, call.output_tokens or 0))
 
 
 class SpanningRunWatch(RunWatch):
@@ -80,6 +84,20 @@ class SpanningRunWatch(RunWatch):
         return end
 
 
+class BudgetedRunWatch(SpanningRunWatch):
+    """The observer of a run that counts against budgets: refuses the model call that would exceed one."""
+
+    __slots__ = ()
+
+    def before_model_call(self, provider: str, model: str) -> None:
+        from core.engine import ComponentError
+
+        assert self.budget is not None
+        refused = self.budget.refused()
+        if refused is not None:
+            raise ComponentError(f"{budgets.message(refused)}: the model call was not made.")
+
+
 def _native(run: RunStarted) -> NativeTrace | None:
     if not native["on"]:
         return None
@@ -98,6 +116,26 @@ def observe(run: RunStarted) -> RunWatch | None:
     measured = metrics.current()
     span = otel.start_run(run)
     trace = _native(run)
+    counted = _budget(run, trace) if trace is not None else None
+    if counted is not None:
+        watch: RunWatch = BudgetedRunWatch(span, measured, trace)
+        watch.budget = counted
+        return watch
     if span is not None or trace is not None:
         return SpanningRunWatch(span, measured, trace)
     return RunWatch(None, measured, None) if measured is not None else None
+
+
+def _budget(run: RunStarted, trace: NativeTrace) -> budgets.RunBudget | None:
+    """The budgets this run counts against, with their use so far (None when none applies)."""
+    every = budgets.all_budgets(trace.engine)
+    if not every:
+        return None
+    owner = str(run.owner_id or run.user_id)
+    from service_observability.native import _project_of
+
+    project = _project_of(run) if any(b.scope == "project" for b in every) else None
+    found = budgets.applying(trace.engine, owner, run.flow_id, project)
+    if not found:
+        return None
+    return budgets.RunBudget([(b, budgets.used(trace.engine, b)) for b in found])

@@ -213,5 +213,12 @@ def delete_flow_traces() -> Response:
 
 
 def delete_user_rows(user_id: str) -> None:
-    """Every trace of ``user_id`` (``on_user_deleted``, in the deleting transaction)."""
-    db.session().execute(sa.delete(_TABLE).where(_TABLE.c.user_id == user_id))
+    """Every trace, usage row and user budget of ``user_id`` (``on_user_deleted``, in the deleting transaction)."""
+    from service_observability import budgets
+    from service_observability.models import Budget, Usage
+
+    s = db.session()
+    s.execute(sa.delete(_TABLE).where(_TABLE.c.user_id == user_id))
+    s.execute(sa.delete(cast(sa.Table, Usage.__table__)).where(Usage.user_id == user_id))
+    s.execute(sa.delete(cast(sa.Table, Budget.__table__)).where(Budget.scope == "user", Budget.scope_id == user_id))
+    budgets.forget()
