@@ -422,6 +422,8 @@ class _RequestJson(Mapping[str, Any]):
         return self._data
 
     def __getitem__(self, key: str) -> Any:
+        if self._data is None and key == "inputs":  # the common read, without converting the rest
+            return [dataclasses.asdict(item) for item in self._req.inputs]
         return self._json()[key]
 
     def __iter__(self) -> Iterator[str]:

@@ -83,7 +83,10 @@ def applying(engine: sa.Engine, user_id: str, flow_id: str, project_id: str | No
 
 
 def used(engine: sa.Engine, budget: BudgetRow) -> float:
-    """What the budget's scope used in its current period."""
+    """What the budget's scope used in its current period (this process's queued traces written first)."""
+    from service_observability.native import writer
+
+    writer(engine).flush()
     start, _end = period_bounds(budget.period)
     column = {"user": _USAGE.c.user_id, "project": _USAGE.c.project_id, "flow": _USAGE.c.flow_id}[budget.scope]
     measure: Any = {

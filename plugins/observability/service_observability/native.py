@@ -1,8 +1,9 @@
 """Native traces (``SERVICE_NATIVE_TRACING``): each run's trace and spans, stored in one row when it ends.
 
 Spans: one per component (top level, as the reference's trace view shows them) and one per model call
-(a child of the component that made it, with the provider's token counts). The row is written through
-the core's group commit (``core.groupcommit.submit``), batched with the other runs that end meanwhile.
+(a child of the component that made it, with the provider's token counts). The run's thread only queues
+the row: a writer thread per process writes what is queued in one transaction (``core.groupcommit``), so
+a run adds one row and no commit of its own; reads of this process (the traces API, budgets) flush first.
 Traces older than ``SERVICE_NATIVE_TRACING_RETENTION_DAYS`` are deleted now and then by a writer.
 """
 
@@ -135,12 +136,7 @@ class NativeTrace:
             "error": ended.error,
             "spans": [_stored(s) for s in self.spans],
         }
-        try:
-            groupcommit.submit(self.engine, [(_INSERT, [row]), (_USAGE_INSERT, self.usage_rows())])
-        except Exception:  # a trace that cannot be stored never fails the run
-            log.warning("native trace of run %s not stored", run.run_id, exc_info=True)
-            return
-        _maybe_prune(self.engine, self.retention_days)
+        writer(self.engine).put(row, self.usage_rows(), self.retention_days)
 
     def usage_rows(self) -> list[dict[str, Any]]:
         """One row per provider and model the run called (calls, tokens, cost from the price table)."""
@@ -213,6 +209,72 @@ def _stored(span: dict[str, Any]) -> dict[str, Any]:
         "error": span["error"],
         "attributes": span["attributes"],
     }
+
+
+class Writer:
+    """Writes the traces of this process in batches, off the runs' threads (one transaction per batch,
+    through the group commit). :meth:`flush` waits until what was queued is written (reads call it)."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+        self.cond = threading.Condition()
+        self.pending: list[tuple[dict[str, Any], list[dict[str, Any]], int]] = []
+        self.busy = False
+        self.thread: threading.Thread | None = None
+
+    def put(self, row: dict[str, Any], usage: list[dict[str, Any]], retention_days: int) -> None:
+        with self.cond:
+            self.pending.append((row, usage, retention_days))
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._work, name="native-traces", daemon=True)
+                self.thread.start()
+            self.cond.notify_all()
+
+    def flush(self, timeout: float = 10.0) -> None:
+        end = time.monotonic() + timeout
+        with self.cond:
+            while (self.pending or self.busy) and time.monotonic() < end:
+                self.cond.wait(0.05)
+
+    def _work(self) -> None:
+        while True:
+            with self.cond:
+                while not self.pending:
+                    if not self.cond.wait(30.0):
+                        self.thread = None
+                        return
+                batch, self.pending = self.pending, []
+                self.busy = True
+            try:
+                self._write(batch)
+            finally:
+                with self.cond:
+                    self.busy = False
+                    self.cond.notify_all()
+
+    def _write(self, batch: list[tuple[dict[str, Any], list[dict[str, Any]], int]]) -> None:
+        traces = [row for row, _usage, _days in batch]
+        usage = [u for _row, rows, _days in batch for u in rows]
+        try:
+            groupcommit.submit(self.engine, [(_INSERT, traces), (_USAGE_INSERT, usage)])
+        except Exception:  # traces that cannot be stored never fail a run
+            log.warning("%d native traces not stored", len(traces), exc_info=True)
+            return
+        for _ in batch:
+            _maybe_prune(self.engine, batch[-1][2])
+
+
+_writers: dict[int, Writer] = {}
+_writers_lock = threading.Lock()
+
+
+def writer(engine: sa.Engine) -> Writer:
+    """This process's trace writer for ``engine``."""
+    with _writers_lock:
+        found = _writers.get(id(engine))
+        if found is None or found.engine is not engine:
+            found = _writers[id(engine)] = Writer(engine)
+        return found
 
 
 def _maybe_prune(engine: sa.Engine, retention_days: int) -> None:

@@ -139,6 +139,7 @@ def _tree(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @authenticated()
 def list_traces() -> Response:
     q = _query_args()
+    _flush()
     owner = str(current_actor().id)
     where = [_TABLE.c.user_id == owner]
     if "flow_id" in q:
@@ -168,7 +169,16 @@ def list_traces() -> Response:
     return jsonify({"traces": [_summary(r) for r in rows], "total": total, "pages": pages})
 
 
+def _flush() -> None:
+    """Write what this process queued first (a trace read right after its run is there)."""
+    from core import appstate
+    from service_observability.native import writer
+
+    writer(appstate.engine()).flush()
+
+
 def _owned(trace_id: str) -> Trace:
+    _flush()
     found = db.session().get(Trace, trace_id)
     if found is None or found.user_id != str(current_actor().id):
         raise ApiError(404, "Trace not found")
@@ -206,6 +216,7 @@ def delete_flow_traces() -> Response:
     except ValueError:
         msg, type_ = ("Field required", "missing") if not raw else ("Input should be a valid UUID", "uuid_parsing")
         raise ValidationFailed([{"loc": ["query", "flow_id"], "msg": msg, "type": type_}]) from None
+    _flush()
     s = db.session()
     s.execute(sa.delete(_TABLE).where(_TABLE.c.user_id == str(current_actor().id), _TABLE.c.flow_id == flow_id))
     s.commit()

@@ -84,6 +84,9 @@ def usage() -> Response:
         "day": sa.func.substr(sa.cast(_USAGE.c.created_at, sa.String), 1, 10),
     }
     key = keys[group].label("key")
+    from service_observability.native import writer
+
+    writer(appstate.engine()).flush()
     s = db.session()
     rows = s.execute(sa.select(key, *sums).where(*where).group_by(key).order_by(key)).all()
     total = s.execute(sa.select(*sums).where(*where)).one()
