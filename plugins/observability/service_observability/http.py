@@ -8,9 +8,9 @@ from __future__ import annotations
 import logging
 import time
 
+import opentelemetry.context as otel_context
+import opentelemetry.trace as trace
 from flask import Flask, Response, g, request
-from opentelemetry import context as otel_context
-from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from service_observability import metrics, otel

@@ -18,8 +18,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from opentelemetry import context as otel_context
-from opentelemetry import trace
+import opentelemetry.context as otel_context
+import opentelemetry.trace as trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
