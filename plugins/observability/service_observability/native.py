@@ -136,7 +136,10 @@ class NativeTrace:
             "error": ended.error,
             "spans": [_stored(s) for s in self.spans],
         }
-        writer(self.engine).put(row, self.usage_rows(), self.retention_days)
+        queue = writer(self.engine)
+        queue.put(row, self.usage_rows(), self.retention_days)
+        if run.job_id:  # a job's process may end with the job (an RQ work-horse): written before it returns
+            queue.flush()
 
     def usage_rows(self) -> list[dict[str, Any]]:
         """One row per provider and model the run called (calls, tokens, cost from the price table)."""
