@@ -100,3 +100,16 @@ def test_native_tracing_can_be_switched_off(make_app):
     flow = create_flow(client, alice, chat_echo())
     assert client.post(f"/api/v1/run/{flow['id']}", json={"input_value": "x"}, headers=alice.key).status_code == 200
     assert client.get(URL, headers=alice.bearer).get_json()["total"] == 0
+
+
+def test_a_webhook_job_run_is_traced_with_its_surface(env):
+    from tests.run.runkit import reference, upload, wait_jobs
+
+    client, alice, _bob = env
+    flow = upload(client, alice, reference("webhook-parser-chat.json"))
+    assert client.post(f"/api/v1/webhook/{flow['id']}", data='{"name": "Ada"}', headers=alice.key).status_code == 202
+    wait_jobs(client.application)
+    [summary] = client.get(URL, query_string={"flow_id": flow["id"]}, headers=alice.bearer).get_json()["traces"]
+    assert summary["status"] == "ok"
+    trace = client.get(f"{URL}/{summary['id']}", headers=alice.bearer).get_json()
+    assert "Webhook" in [s["name"] for s in trace["spans"]]
