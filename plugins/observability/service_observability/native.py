@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import random
 import threading
 import time
 import uuid
@@ -40,6 +41,12 @@ _writes_lock = threading.Lock()
 STATUS = {"ok": "ok", "error": "error", "cancelled": "error", "paused": "unset"}
 
 
+def _span_id() -> str:
+    """A random span id in UUID form (``uuid.uuid4()`` costs four times as much, on every component)."""
+    h = f"{random.getrandbits(128):032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
 def _when(epoch: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(epoch, tz=dt.UTC)
 
@@ -58,7 +65,7 @@ class NativeTrace:
 
     def component(self, vertex_id: str, display_name: str, component_type: str) -> ComponentEnd:
         span: dict[str, Any] = {
-            "id": str(uuid.uuid4()),
+            "id": _span_id(),
             "parent": None,
             "name": display_name or component_type,
             "type": "chain",
@@ -95,7 +102,7 @@ class NativeTrace:
             attributes["gen_ai.usage.output_tokens"] = call.output_tokens
         self.spans.append(
             {
-                "id": str(uuid.uuid4()),
+                "id": _span_id(),
                 "parent": stack[-1] if stack else None,
                 "name": f"chat {call.model}",
                 "type": "llm",
