@@ -435,6 +435,13 @@ class RunObserver(Protocol):
 
     ``end`` is called exactly once, in the thread that called ``observe_run``, also when the run
     raised; it must not raise and must not block (queue writes, as ``on_vertex_built`` does).
+
+    Optional (an observer without them costs the run nothing more): ``component(vertex_id, display_name,
+    component_type)``, called as each component starts, returns ``end(status, error)``, called once when it
+    ends; ``model_call(call)`` hears each model call (:class:`core.engine.observe.ModelCall`: provider,
+    model, token counts from the provider's ``usage``, duration, error); ``before_model_call(provider, model)``,
+    which may raise :class:`core.engine.ComponentError` to refuse the next call (a budget). All in the
+    thread running the component (a sub-flow's components included); see :mod:`core.engine.observe`.
     """
 
     def end(self, ended: RunEnded) -> None: ...

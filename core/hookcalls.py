@@ -129,14 +129,33 @@ class Hooks:
         self._relay.on_vertex_built(record=record)
 
     def observing_runs(self) -> bool:
-        """Whether any plugin implements ``observe_run`` (the run path builds no record otherwise)."""
-        return bool(self._relay.observe_run.get_hookimpls())
+        """Whether any plugin observes runs now (the run path builds no record otherwise).
+
+        A plugin implementing ``observe_run`` observes, unless it also has a plain ``observing_runs()``
+        function (not a hook) that answers False: a plugin switched off by its settings costs nothing.
+        """
+        for impl in self._relay.observe_run.get_hookimpls():
+            check = getattr(impl.plugin, "observing_runs", None)
+            if check is None or check():
+                return True
+        return False
 
     def observe_run(self, *, run: RunStarted) -> list[RunObserver]:
         return list(self._relay.observe_run(run=run))
 
     def on_audit(self, *, entry: AuditEntry) -> None:
         self._relay.on_audit(entry=entry)
+
+    def propagating(self) -> bool:
+        """Whether any plugin implements ``propagation_headers`` (nothing is asked otherwise)."""
+        return bool(self._relay.propagation_headers.get_hookimpls())
+
+    def propagation_headers(self) -> dict[str, str]:
+        """Every plugin's trace-context headers, merged (the first answer of a name wins)."""
+        merged: dict[str, str] = {}
+        for answer in reversed(self._relay.propagation_headers()):
+            merged.update(answer or {})
+        return merged
 
     def on_app_created(self, *, app: Flask) -> None:
         self._relay.on_app_created(app=app)

@@ -61,6 +61,7 @@ __all__ = [
     "on_user_deleted",
     "on_vertex_built",
     "permission_allowed",
+    "propagation_headers",
     "read_user_file",
     "register_blueprints",
     "register_commands",
@@ -272,6 +273,16 @@ def observe_run(run: RunStarted) -> RunObserver | None:
     exactly once when the run ends, fails or pauses. ``run`` is a :class:`core.contracts.RunStarted`.
     Implementations must not block the run: record in memory or queue the write. Nothing is built for
     this hook when no plugin implements it.
+    """
+
+
+@hookspec
+def propagation_headers() -> dict[str, str] | None:
+    """The current trace context as the headers that carry it (W3C ``traceparent``, ``tracestate``).
+
+    Called when a run is queued (``core.runs.jobs.enqueue``): the answers, merged, travel with the job
+    as ``RunRequest.trace_context``, so the worker's run continues the trace of the request that queued
+    it (``RunStarted.request["trace_context"]``). Never called when no plugin implements it.
     """
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import ipaddress
+import logging
 import socket
 import time
 from collections.abc import Callable
@@ -40,16 +41,47 @@ __all__ = [
     "EgressError",
     "EgressPolicy",
     "EgressResponse",
+    "add_header_source",
     "check_connector_host",
     "check_url",
     "request",
     "stream",
 ]
 
+log = logging.getLogger(__name__)
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _6TO4 = ipaddress.ip_network("2002::/16")
+
+
+#: callables giving headers every outbound request carries (a trace's ``traceparent``): an observability
+#: plugin registers one (:func:`add_header_source`); empty, nothing is added and nothing is called
+_header_sources: list[Callable[[], dict[str, str]]] = []
+
+
+def add_header_source(source: Callable[[], dict[str, str]]) -> None:
+    """Add ``source`` (once) to what every outbound request asks for headers it carries.
+
+    Called per request, in the calling thread; what it gives never overrides a header the caller set.
+    Process-wide, as the trace context it serves (an OpenTelemetry tracer provider is).
+    """
+    if source not in _header_sources:
+        _header_sources.append(source)
+
+
+def _with_sources(headers: dict[str, str]) -> dict[str, str]:
+    for source in _header_sources:
+        try:
+            extra = source()
+        except Exception:  # a broken source never fails the request
+            log.debug("an egress header source failed", exc_info=True)
+            continue
+        for key, value in extra.items():
+            if not any(k.lower() == key.lower() for k in headers):
+                headers[key] = value
+    return headers
 
 
 class EgressError(Exception):
@@ -344,6 +376,8 @@ def request(
         url = url + sep + urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
     send_headers = {"User-Agent": policy.user_agent}
     send_headers.update({str(k): str(v) for k, v in (headers or {}).items()})
+    if _header_sources:
+        _with_sources(send_headers)
     data = body.encode("utf-8") if isinstance(body, str) else body
     redirects: list[str] = []
     current = url
@@ -454,6 +488,8 @@ def stream(
     parts = urlsplit(url)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     hdrs = {"User-Agent": policy.user_agent, **{str(k): str(v) for k, v in (headers or {}).items()}}
+    if _header_sources:
+        _with_sources(hdrs)
     default_port = 443 if scheme == "https" else 80
     host_header = f"[{host}]" if ":" in host else host
     hdrs.setdefault("Host", host_header if port == default_port else f"{host_header}:{port}")

@@ -16,6 +16,7 @@ answers it in its own way (``{"detail": ...}`` with that status, over HTTP).
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import queue
 import threading
@@ -226,7 +227,8 @@ def stream(work: Work, *, keep: Callable[[RunEvent], bool] | None = None, label:
         finally:
             items.put(done)
 
-    threading.Thread(target=target, name="run-stream", daemon=True).start()
+    # the caller's context variables (a trace's current span) go with the run into its thread
+    threading.Thread(target=contextvars.copy_context().run, args=(target,), name="run-stream", daemon=True).start()
 
     def generate() -> Iterator[Any]:
         try:

@@ -18,6 +18,7 @@ from core.engine.egress import EgressPolicy
 from core.engine.errors import RunCancelled, RunTimeout
 from core.engine.events import RunEvent
 from core.engine.host_access import Hardening
+from core.engine.observe import RunWatch
 
 __all__ = ["RunContext"]
 
@@ -93,6 +94,8 @@ class RunContext:
     mcp_server: Callable[[str], dict[str, Any] | None] | None = None
     #: ``provider_allowed(provider_id) -> bool``: the model-provider policy (None: all allowed)
     provider_allowed: Callable[[str], bool] | None = None
+    #: the run's observers' watch (:mod:`core.engine.observe`): components and model calls; None: nobody asked
+    watch: RunWatch | None = None
     shared: Any = None
     bind_callback: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None
     max_subflow_depth: int = 5
@@ -158,6 +161,7 @@ class RunContext:
             registry=self.registry,
             mcp_server=self.mcp_server,
             provider_allowed=self.provider_allowed,
+            watch=self.watch,  # a sub-flow's components and model calls belong to the run too
             shared=self.shared,
             bind_callback=self.bind_callback,
             max_subflow_depth=self.max_subflow_depth,

@@ -156,6 +156,29 @@ class _Run:
         return f"{self.ctx.flow_id}:{v.id}:{digest}"
 
     def run_vertex(self, vid: str, loop_item: tuple[str, Any] | None = None) -> VertexResult:
+        watch = self.ctx.watch
+        if watch is None:  # the hot path: nobody watches components
+            return self._run_vertex(vid, loop_item)
+        v = self.graph.vertices[vid]
+        end = watch.component(vid, v.display_name, v.key)
+        status, error = "error", None
+        try:
+            vr = self._run_vertex(vid, loop_item)
+            status = "ok"
+            return vr
+        except SuspendRun:
+            status = "paused"
+            raise
+        except RunCancelled:
+            status = "cancelled"
+            raise
+        except _VertexFailed as failed:
+            error = failed.vr.error
+            raise
+        finally:
+            end(status, error)
+
+    def _run_vertex(self, vid: str, loop_item: tuple[str, Any] | None = None) -> VertexResult:
         v = self.graph.vertices[vid]
         vr = VertexResult(vid, v.key, v.display_name)
         if self.emit:

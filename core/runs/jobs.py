@@ -291,6 +291,9 @@ def enqueue(
     spares writing the big ``end_vertex`` payloads); ``flow`` is the flow the request resolved. The job's
     meta is ``meta`` over ``{flow_id, surface}`` (``base_meta=False``: ``meta`` only).
     """
+    hooks = appstate.hooks(app)
+    if hooks.propagating():  # the worker's run continues the trace of the request that queued it
+        req = dataclasses.replace(req, trace_context=hooks.propagation_headers() or None)
     spec = RunJobArgs(
         shaper=shaper,
         request=req.to_json(),

@@ -46,6 +46,7 @@ from core.engine import (
 )
 from core.engine import execution as engine_run
 from core.engine.errors import RunRefused
+from core.engine.observe import ComponentEnd, ModelCall, RunWatch
 from core.engine.results import last_chat_text
 from core.errors import ApiError, ValidationFailed, validation_error
 from core.requests import NUL_MSG, refuse_nul
@@ -101,6 +102,8 @@ class RunRequest:
     #: the run's id (observers, the engine's run id); a surface that answers its caller with the id sets it,
     #: else each execution gets a new one
     run_id: str | None = None
+    #: the trace context of the request that queued the run (``propagation_headers``), for its worker
+    trace_context: dict[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -369,12 +372,15 @@ def execute(
         job_id=job_id,
         public=req.public,
         started_at=time.time(),
-        request=req.to_json(),
+        request=_RequestJson(req),
     )
     observers = hooks.observe_run(run=started)
+    watch = _Watch.of(observers)
     t0 = time.perf_counter()
     try:
-        outcome = _run_inputs(prepared, run_id, emit, cancelled, job_id, previous_results, resume, on_result, app)
+        outcome = _run_inputs(
+            prepared, run_id, emit, cancelled, job_id, previous_results, resume, on_result, app, watch=watch
+        )
     except BaseException as exc:
         status = "cancelled" if isinstance(exc, (GeneratorExit, KeyboardInterrupt)) else "error"
         _tell_end(observers, RunEnded(started, status, time.perf_counter() - t0, error="Run failed unexpectedly"))
@@ -393,6 +399,79 @@ def _ended(started: RunStarted, outcome: RunOutcome, duration: float) -> RunEnde
         return RunEnded(started, "ok", duration, outputs=outputs)
     status = "cancelled" if failed.status == "cancelled" else "error"
     return RunEnded(started, status, duration, error=failure_text(failed), outputs=outputs)
+
+
+class _RequestJson(Mapping[str, Any]):
+    """``RunStarted.request``: the request's JSON, made on first read (most observers never read it)."""
+
+    __slots__ = ("_data", "_req")
+
+    def __init__(self, req: RunRequest) -> None:
+        self._req = req
+        self._data: dict[str, Any] | None = None
+
+    def _json(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = self._req.to_json()
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        if self._data is None and key == "inputs":  # the common read, without converting the rest
+            return [dataclasses.asdict(item) for item in self._req.inputs]
+        return self._json()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._json())
+
+    def __len__(self) -> int:
+        return len(self._json())
+
+
+class _Watch:
+    """The observers that watch components and model calls (their optional methods), as one ``RunWatch``."""
+
+    __slots__ = ("calls", "checks", "components")
+
+    def __init__(self, components: list[Any], calls: list[Any], checks: list[Any]) -> None:
+        self.components = components
+        self.calls = calls
+        self.checks = checks
+
+    @classmethod
+    def of(cls, observers: list[RunObserver]) -> _Watch | None:
+        found = [
+            [m for m in (getattr(o, name, None) for o in observers) if callable(m)]
+            for name in ("component", "model_call", "before_model_call")
+        ]
+        return cls(*found) if any(found) else None
+
+    def before_model_call(self, provider: str, model: str) -> None:
+        for check in self.checks:  # a ComponentError (a budget spent) refuses the call: it propagates
+            check(provider, model)
+
+    def component(self, vertex_id: str, display_name: str, component_type: str) -> ComponentEnd:
+        ends = []
+        for start in self.components:
+            try:
+                ends.append(start(vertex_id, display_name, component_type))
+            except Exception:
+                log.exception("a run observer failed at the start of component %s", vertex_id)
+
+        def end(status: str, error: str | None) -> None:
+            for finish in reversed(ends):
+                try:
+                    finish(status, error)
+                except Exception:
+                    log.exception("a run observer failed at the end of component %s", vertex_id)
+
+        return end
+
+    def model_call(self, call: ModelCall) -> None:
+        for hear in self.calls:
+            try:
+                hear(call)
+            except Exception:
+                log.exception("a run observer failed hearing a model call")
 
 
 def _tell_end(observers: list[RunObserver], ended: RunEnded) -> None:
@@ -414,6 +493,7 @@ def _run_inputs(
     resume: Resume | None,
     on_result: Callable[[RunResult], None] | None,
     app: Flask | None,
+    watch: RunWatch | None = None,
 ) -> RunOutcome:
     """Run every input of the prepared request in turn (the body of :func:`execute`)."""
     assert prepared.graph is not None
@@ -441,6 +521,7 @@ def _run_inputs(
             ports=ports,
         )
         ctx.run_id = run_id
+        ctx.watch = watch
         if resume is not None:
             ctx.resume = resume.answers
         result = engine_run.execute(

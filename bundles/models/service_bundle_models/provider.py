@@ -21,6 +21,7 @@ from typing import Any
 
 from core.engine import ComponentError, RunContext
 from core.engine.egress import EgressPolicy
+from core.engine.observe import ModelCall
 from service_bundle_models.client import ChatResult, ModelClient, ProviderError
 
 __all__ = ["ChatModel", "EmbeddingModelClient", "discover", "provider_for"]
@@ -156,10 +157,55 @@ class ChatModel:
             body["response_format"] = {"type": "json_object"}
         if tools:
             body["tools"] = tools
+        watch = context.watch
+        if watch is None:
+            return self._call(context, body, on_token)
+        watch.before_model_call(self.provider_id, self.model)  # may refuse it (a budget spent)
+        started, t0 = time.time(), time.perf_counter()
+        try:
+            result = self._call(context, body, on_token)
+        except ComponentError as exc:
+            watch.model_call(self._report(started, t0, messages, on_token, error=str(exc)))
+            raise
+        watch.model_call(self._report(started, t0, messages, on_token, result=result))
+        return result
+
+    def _call(self, context: RunContext, body: dict[str, Any], on_token: Callable[[str], None] | None) -> ChatResult:
         try:
             return self.client(context).chat(body, on_token)
         except ProviderError as exc:
             raise ComponentError(f"{DISPLAY.get(self.provider_id, self.provider_id)} ({self.model}): {exc}") from exc
+
+    def _report(
+        self,
+        started: float,
+        t0: float,
+        messages: list[dict[str, Any]],
+        on_token: Callable[[str], None] | None,
+        *,
+        result: ChatResult | None = None,
+        error: str | None = None,
+    ) -> ModelCall:
+        """The :class:`ModelCall` record of one call (token counts from the provider's ``usage``)."""
+        usage = result.usage if result is not None else {}
+        last = messages[-1].get("content") if messages else None
+        return ModelCall(
+            provider=self.provider_id,
+            model=(result.model if result is not None and result.model else self.model),
+            started_at=started,
+            duration_s=time.perf_counter() - t0,
+            input_tokens=_count(usage.get("prompt_tokens", usage.get("input_tokens"))),
+            output_tokens=_count(usage.get("completion_tokens", usage.get("output_tokens"))),
+            streamed=on_token is not None,
+            error=error,
+            finish_reason=result.finish_reason if result is not None else None,
+            prompt=last if isinstance(last, str) else None,
+            completion=result.text if result is not None else None,
+        )
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass

@@ -1,0 +1,303 @@
+"""Native traces (``SERVICE_NATIVE_TRACING``): each run's trace and spans, stored in one row when it ends.
+
+Spans: one per component (top level, as the reference's trace view shows them) and one per model call
+(a child of the component that made it, with the provider's token counts). The run's thread only queues
+the row: a writer thread per process writes what is queued in one transaction (``core.groupcommit``), so
+a run adds one row and no commit of its own; reads of this process (the traces API, budgets) flush first.
+Traces older than ``SERVICE_NATIVE_TRACING_RETENTION_DAYS`` are deleted now and then by a writer.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import random
+import threading
+import time
+import uuid
+from typing import Any, cast
+
+import sqlalchemy as sa
+
+from core import db, groupcommit
+from core.contracts import RunEnded, RunStarted
+from core.engine.observe import ComponentEnd, ModelCall
+from service_observability.models import Trace, Usage
+
+log = logging.getLogger(__name__)
+
+_TABLE = cast(sa.Table, Trace.__table__)
+_INSERT = db.Prepared(sa.insert(_TABLE), column_keys=[c.key for c in _TABLE.columns])
+_USAGE = cast(sa.Table, Usage.__table__)
+_USAGE_INSERT = db.Prepared(sa.insert(_USAGE), column_keys=[c.key for c in _USAGE.columns])
+#: model -> (price of a million input tokens, of a million output tokens): ``SERVICE_TOKEN_PRICES``
+prices: dict[str, tuple[float, float]] = {}
+#: a writer prunes after this many writes (per process)
+PRUNE_EVERY = 200
+_writes = 0
+_writes_lock = threading.Lock()
+
+#: RunEnded status -> the reference's span status (unset, ok, error)
+STATUS = {"ok": "ok", "error": "error", "cancelled": "error", "paused": "unset"}
+
+
+def _span_id() -> str:
+    """A random span id in UUID form (``uuid.uuid4()`` costs four times as much, on every component)."""
+    h = f"{random.getrandbits(128):032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def _when(epoch: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(epoch, tz=dt.UTC)
+
+
+class NativeTrace:
+    """The spans of one run, collected in memory while it goes."""
+
+    __slots__ = ("engine", "open", "retention_days", "run", "spans")
+
+    def __init__(self, run: RunStarted, engine: sa.Engine, retention_days: int) -> None:
+        self.run = run
+        self.engine = engine
+        self.retention_days = retention_days
+        self.spans: list[dict[str, Any]] = []
+        self.open: dict[int, list[str]] = {}  # thread -> the ids of its components running now
+
+    def component(self, vertex_id: str, display_name: str, component_type: str) -> ComponentEnd:
+        span: dict[str, Any] = {
+            "id": _span_id(),
+            "parent": None,
+            "name": display_name or component_type,
+            "type": "chain",
+            "status": "unset",
+            "start": time.time(),
+            "end": None,
+            "error": None,
+            "attributes": {"component.id": vertex_id, "component.type": component_type},
+        }
+        self.spans.append(span)
+        stack = self.open.setdefault(threading.get_ident(), [])
+        stack.append(span["id"])
+
+        def end(status: str, error: str | None) -> None:
+            span["end"] = time.time()
+            span["status"] = STATUS.get(status, "unset")
+            span["error"] = error
+            if stack and stack[-1] == span["id"]:
+                stack.pop()
+
+        return end
+
+    def model_call(self, call: ModelCall) -> None:
+        stack = self.open.get(threading.get_ident())
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": call.provider,
+            "gen_ai.request.model": call.model,
+            "gen_ai.response.model": call.model,
+        }
+        if call.input_tokens is not None:
+            attributes["gen_ai.usage.input_tokens"] = call.input_tokens
+        if call.output_tokens is not None:
+            attributes["gen_ai.usage.output_tokens"] = call.output_tokens
+        self.spans.append(
+            {
+                "id": _span_id(),
+                "parent": stack[-1] if stack else None,
+                "name": f"chat {call.model}",
+                "type": "llm",
+                "status": "error" if call.error else "ok",
+                "start": call.started_at,
+                "end": call.started_at + call.duration_s,
+                "error": call.error,
+                "attributes": attributes,
+            }
+        )
+
+    def finish(self, ended: RunEnded) -> None:
+        """Write the trace (one row, in the group commit)."""
+        run = self.run
+        tokens = sum(
+            int(s["attributes"].get("gen_ai.usage.input_tokens") or 0)
+            + int(s["attributes"].get("gen_ai.usage.output_tokens") or 0)
+            for s in self.spans
+            if s["type"] == "llm"
+        )
+        inputs = run.request.get("inputs") or []
+        first = inputs[0].get("value") if inputs and isinstance(inputs[0], dict) else None
+        text = next((o for o in ended.outputs if o), None)
+        row = {
+            "id": run.run_id,
+            "user_id": str(run.owner_id or run.user_id),
+            "flow_id": run.flow_id,
+            "name": (run.flow_name or run.flow_id)[:255],
+            "status": STATUS.get(ended.status, "unset"),
+            "surface": run.surface[:32],
+            "session_id": (run.session_id or run.flow_id)[:255],
+            "start_time": _when(run.started_at),
+            "end_time": _when(run.started_at + ended.duration_s),
+            "total_latency_ms": round(ended.duration_s * 1000),
+            "total_tokens": tokens,
+            "input": {"input_value": first} if first else None,
+            "output": {"message": text} if text else None,
+            "error": ended.error,
+            "spans": [_stored(s) for s in self.spans],
+        }
+        queue = writer(self.engine)
+        queue.put(row, self.usage_rows(), self.retention_days)
+        if run.job_id:  # a job's process may end with the job (an RQ work-horse): written before it returns
+            queue.flush()
+
+    def usage_rows(self) -> list[dict[str, Any]]:
+        """One row per provider and model the run called (calls, tokens, cost from the price table)."""
+        totals: dict[tuple[str, str], list[int]] = {}
+        for span in self.spans:
+            if span["type"] != "llm":
+                continue
+            attributes = span["attributes"]
+            key = (str(attributes.get("gen_ai.provider.name") or ""), str(attributes.get("gen_ai.request.model") or ""))
+            found = totals.setdefault(key, [0, 0, 0])
+            found[0] += 1
+            found[1] += int(attributes.get("gen_ai.usage.input_tokens") or 0)
+            found[2] += int(attributes.get("gen_ai.usage.output_tokens") or 0)
+        if not totals:
+            return []
+        run = self.run
+        project = _project_of(run)
+        now = dt.datetime.now(dt.UTC)
+        return [
+            {
+                "id": str(uuid.uuid4()),
+                "run_id": run.run_id,
+                "user_id": str(run.owner_id or run.user_id),
+                "flow_id": run.flow_id,
+                "project_id": project,
+                "provider": provider[:64],
+                "model": model[:255],
+                "created_at": now,
+                "calls": calls,
+                "input_tokens": tokens_in,
+                "output_tokens": tokens_out,
+                "cost": cost(model, tokens_in, tokens_out),
+            }
+            for (provider, model), (calls, tokens_in, tokens_out) in totals.items()
+        ]
+
+
+def cost(model: str, tokens_in: int, tokens_out: int) -> float:
+    """The price of the tokens (``SERVICE_TOKEN_PRICES``: per million; 0 for a model it does not list)."""
+    price = prices.get(model)
+    if price is None:
+        return 0.0
+    return round((tokens_in * price[0] + tokens_out * price[1]) / 1_000_000, 8)
+
+
+def _project_of(run: RunStarted) -> str | None:
+    """The flow's project (folder), for per-project usage and budgets."""
+    from core import appstate
+
+    try:
+        flow = appstate.hooks().find_flow(
+            user_id=str(run.owner_id or run.user_id), flow_id_or_name=run.flow_id, public=False
+        )
+    except Exception:  # an unsaved graph, a deleted flow: no project
+        return None
+    return str(flow.folder_id) if flow is not None and flow.folder_id else None
+
+
+def _stored(span: dict[str, Any]) -> dict[str, Any]:
+    end = span["end"]
+    return {
+        "id": span["id"],
+        "parent": span["parent"],
+        "name": span["name"],
+        "type": span["type"],
+        "status": span["status"],
+        "start": span["start"],
+        "end": end,
+        "latency_ms": round((end - span["start"]) * 1000) if end is not None else 0,
+        "error": span["error"],
+        "attributes": span["attributes"],
+    }
+
+
+class Writer:
+    """Writes the traces of this process in batches, off the runs' threads (one transaction per batch,
+    through the group commit). :meth:`flush` waits until what was queued is written (reads call it)."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+        self.cond = threading.Condition()
+        self.pending: list[tuple[dict[str, Any], list[dict[str, Any]], int]] = []
+        self.busy = False
+        self.thread: threading.Thread | None = None
+
+    def put(self, row: dict[str, Any], usage: list[dict[str, Any]], retention_days: int) -> None:
+        with self.cond:
+            self.pending.append((row, usage, retention_days))
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._work, name="native-traces", daemon=True)
+                self.thread.start()
+            self.cond.notify_all()
+
+    def flush(self, timeout: float = 10.0) -> None:
+        end = time.monotonic() + timeout
+        with self.cond:
+            while (self.pending or self.busy) and time.monotonic() < end:
+                self.cond.wait(0.05)
+
+    def _work(self) -> None:
+        while True:
+            with self.cond:
+                while not self.pending:
+                    if not self.cond.wait(30.0):
+                        self.thread = None
+                        return
+                batch, self.pending = self.pending, []
+                self.busy = True
+            try:
+                self._write(batch)
+            finally:
+                with self.cond:
+                    self.busy = False
+                    self.cond.notify_all()
+
+    def _write(self, batch: list[tuple[dict[str, Any], list[dict[str, Any]], int]]) -> None:
+        traces = [row for row, _usage, _days in batch]
+        usage = [u for _row, rows, _days in batch for u in rows]
+        try:
+            groupcommit.submit(self.engine, [(_INSERT, traces), (_USAGE_INSERT, usage)])
+        except Exception:  # traces that cannot be stored never fail a run
+            log.warning("%d native traces not stored", len(traces), exc_info=True)
+            return
+        for _ in batch:
+            _maybe_prune(self.engine, batch[-1][2])
+
+
+_writers: dict[int, Writer] = {}
+_writers_lock = threading.Lock()
+
+
+def writer(engine: sa.Engine) -> Writer:
+    """This process's trace writer for ``engine``."""
+    with _writers_lock:
+        found = _writers.get(id(engine))
+        if found is None or found.engine is not engine:
+            found = _writers[id(engine)] = Writer(engine)
+        return found
+
+
+def _maybe_prune(engine: sa.Engine, retention_days: int) -> None:
+    global _writes
+    with _writes_lock:
+        _writes += 1
+        due = _writes % PRUNE_EVERY == 0
+    if due:
+        prune(engine, retention_days)
+
+
+def prune(engine: sa.Engine, retention_days: int) -> int:
+    """Delete the traces older than ``retention_days``; how many were deleted."""
+    cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(days=retention_days)
+    with engine.begin() as conn:
+        return int(conn.execute(sa.delete(_TABLE).where(_TABLE.c.start_time < cutoff)).rowcount or 0)
