@@ -248,6 +248,21 @@ def _open_session(app: Flask | None, engine: sa.Engine | None) -> Session | None
 
 
 @contextlib.contextmanager
+def connection(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A connection to read with: this thread's request session's, when it holds a transaction on
+    ``engine`` (a second checkout would wait on itself with SQLite's one pooled connection), else one
+    from the pool for the block."""
+    from core.appctx import app_or_none
+
+    s = _open_session(app_or_none(), engine)
+    if s is not None:
+        yield s.connection()
+        return
+    with engine.connect() as conn:
+        yield conn
+
+
+@contextlib.contextmanager
 def raw(engine: sa.Engine | None = None, *, write: bool = False) -> Iterator[Any]:
     """A DB-API connection for :class:`Prepared` statements: the session's, or one from the pool.
 

@@ -18,7 +18,6 @@ from tests.editor.test_e2e import (  # noqa: F401 - fixtures
     ARTIFACTS,
     PASSWORD,
     api,
-    browser,
     pytestmark,
     running_service,
     shot,
@@ -46,7 +45,7 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture
-def page(browser, server):  # noqa: F811 - the imported browser fixture
+def page(browser, server):
     ctx = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server)
     pg = ctx.new_page()
     pg.set_default_timeout(15_000)

@@ -7,10 +7,8 @@ import json
 
 from tests.editor.test_e2e import (  # noqa: F401 - fixtures
     api,
-    browser,
     cookie_header,
     expect,
-    page,
     server,
     shot,
     sign_in,

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 import sqlalchemy as sa
 
+from core import db
 from service_observability.models import Budget, Usage
 
 SCOPES = ("user", "project", "flow")
@@ -59,7 +60,7 @@ def all_budgets(engine: sa.Engine) -> list[BudgetRow]:
         hit = _cache.get(id(engine))
         if hit is not None and hit[0] > now:
             return hit[1]
-    with engine.connect() as conn:
+    with db.connection(engine) as conn:
         rows = [
             BudgetRow(r.id, r.scope, r.scope_id, r.metric, r.period, r.limit) for r in conn.execute(sa.select(_BUDGET))
         ]
@@ -94,7 +95,7 @@ def used(engine: sa.Engine, budget: BudgetRow) -> float:
         "calls": _USAGE.c.calls,
         "cost": _USAGE.c.cost,
     }[budget.metric]
-    with engine.connect() as conn:
+    with db.connection(engine) as conn:
         total = conn.execute(
             sa.select(sa.func.coalesce(sa.func.sum(measure), 0)).where(
                 column == budget.scope_id, _USAGE.c.created_at >= start
