@@ -106,6 +106,14 @@ def test_dragging_a_connection_shows_where_it_can_land(page):  # noqa: F811 - th
     assert not overlap, (a, b)
 
 
+def toggle(box, on: bool) -> None:
+    """Set a checkbox that a visible switch covers: the click goes to the input itself (a forced click at
+    its coordinates can land on whatever moved there while fit view animates), then its state is checked."""
+    if box.is_checked() != on:
+        box.dispatch_event("click")
+    (expect(box).to_be_checked() if on else expect(box).not_to_be_checked())
+
+
 def test_an_agent_with_two_tools_from_a_blank_canvas(page, llm):  # noqa: F811 - the imported fixtures
     """Two components in Tool Mode (a Toolset output each) feed an Agent's tools; the agent calls one; the
     actions table turns an action off for the next run."""
@@ -123,7 +131,7 @@ def test_an_agent_with_two_tools_from_a_blank_canvas(page, llm):  # noqa: F811 -
     for key, name in (("CalculatorComponent", "Calculator"), ("CurrentDate", "Current Date")):
         node = page.get_by_test_id(f"node-{key}")
         node.locator(".gnode-title").click()  # the switch shows on the selected node (and on tools)
-        node.get_by_label(f"Tool Mode of {name}").check(force=True)  # the visible switch covers the input
+        toggle(node.get_by_label(f"Tool Mode of {name}"), True)
         expect(node.get_by_test_id("handle-out-component_as_tool")).to_have_count(1)
         expect(node.get_by_role("button", name="Actions (1/1)")).to_be_visible()
     calc = page.get_by_test_id("node-CalculatorComponent")
@@ -132,8 +140,8 @@ def test_an_agent_with_two_tools_from_a_blank_canvas(page, llm):  # noqa: F811 -
     agent = page.get_by_test_id("node-Agent")
     agent.get_by_role("button", name=re.compile("Show advanced")).click()
     page.get_by_role("button", name="fit view").click()
-    agent.get_by_label("Calculator", exact=True).uncheck(force=True)  # the Agent's own built-in tools: off
-    agent.get_by_label("Current Date", exact=True).uncheck(force=True)
+    toggle(agent.get_by_label("Calculator", exact=True), False)  # the Agent's own built-in tools: off
+    toggle(agent.get_by_label("Current Date", exact=True), False)
     agent.get_by_role("button", name="Hide advanced").click()
     picker = agent.get_by_test_id("model-picker")
     expect(picker.get_by_label("Language Model", exact=True).locator("option", has_text="gpt-4o-mini")).to_have_count(1)
