@@ -110,13 +110,29 @@ def _upsert(engine: sa.Engine) -> Any:
     )
 
 
+#: the upsert compiled once per dialect, run on the driver (``core.db.Prepared``): building and compiling
+#: the statement and executing it through the session cost more than the rows themselves
+_UPSERTS: dict[str, db.Prepared] = {}
+
+
+def _prepared_upsert(engine: sa.Engine) -> db.Prepared:
+    found = _UPSERTS.get(engine.dialect.name)
+    if found is None:
+        found = _UPSERTS[engine.dialect.name] = db.Prepared(_upsert(engine))
+    return found
+
+
 def write(app: Flask, rows: list[dict[str, Any]]) -> None:
     """Upsert ``rows`` in one transaction, then follow up the failed ones."""
     if not rows:
         return
     engine = appstate.engine(app)
-    with tx() as conn:
-        conn.execute(_upsert(engine), rows)
+    if engine.dialect.name in db.Prepared.FAST_DIALECTS:
+        with db.raw(engine, write=True) as conn:
+            _prepared_upsert(engine).execute_many(rows, conn, engine.dialect)
+    else:
+        with tx() as conn:
+            conn.execute(_upsert(engine), rows)
     failed = [r["id"] for r in rows if r["status"] == "error"]
     if failed:
         from service_triggers import executions
