@@ -3,8 +3,9 @@
 ``record("variable:create", "variable", var.id, name=var.name, user_id=owner)`` builds a
 :class:`core.contracts.AuditEntry` (who from the request's actor, a request id, the time) and
 notifies the core's ``on_audit`` hook; the plugin that keeps the log queues it and writes it off
-the request's critical path (docs/versions.md). Without such a plugin nothing happens. ``details``
-carries names and ids only: never put a secret value in it.
+the request's critical path (docs/versions.md). A change made inside the request session's open
+transaction is told when that transaction commits, and never when it rolls back. Without such a
+plugin nothing happens. ``details`` carries names and ids only: never put a secret value in it.
 """
 
 from __future__ import annotations
@@ -81,4 +82,58 @@ def record(
         hooks = appstate.hooks()
     except RuntimeError:  # no application (a script): nothing keeps a log
         return
+    pending = _open_transaction_entries()
+    if pending is not None:  # told once the change commits; a rollback drops it (it never happened)
+        pending.append(entry)
+        return
     hooks.on_audit(entry=entry)
+
+
+_PENDING = "service.audit.pending"
+
+
+def _open_transaction_entries() -> list[AuditEntry] | None:
+    """The entries waiting for this thread's request session to commit (None: no transaction is open)."""
+    from core import db
+
+    try:
+        s = db.session()
+    except RuntimeError:  # outside an application context
+        return None
+    if not s.in_transaction():
+        return None
+    _listen()
+    pending: list[AuditEntry] = s.info.setdefault(_PENDING, [])
+    return pending
+
+
+_listening = False
+
+
+def _listen() -> None:
+    """Hook the session's commit and rollback once per process (SQLAlchemy session events)."""
+    global _listening
+    if _listening:
+        return
+    import sqlalchemy as sa
+    from sqlalchemy.orm import Session
+
+    sa.event.listen(Session, "after_commit", _committed)
+    sa.event.listen(Session, "after_rollback", _rolled_back)
+    _listening = True
+
+
+def _committed(session: Any) -> None:
+    entries = session.info.pop(_PENDING, None)
+    if not entries:
+        return
+    try:
+        hooks = appstate.hooks()
+    except RuntimeError:
+        return
+    for entry in entries:
+        hooks.on_audit(entry=entry)
+
+
+def _rolled_back(session: Any) -> None:
+    session.info.pop(_PENDING, None)

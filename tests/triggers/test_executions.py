@@ -122,3 +122,26 @@ def test_a_policy_names_only_the_callers_flows(client, alice, bob):
         client.put(f"/api/v1/executions/policies/{flow['id']}", json={"attempts": 0}, headers=alice.key).status_code
         == 422
     )
+
+
+def test_request_variables_are_kept_sealed_and_a_retry_gets_them_back(app, client, alice):
+    import sqlalchemy as sa
+    from service_triggers.models import Execution
+    from service_triggers.recorder import SEALED, unseal_vars
+
+    from core import appstate
+
+    flow = create_flow(client, alice, chat_echo())
+    headers = {**alice.key, "X-SERVICE-GLOBAL-VAR-OPENAI_API_KEY": "sk-very-secret-value"}
+    assert client.post(f"/api/v1/run/{flow['id']}", json={"input_value": "v"}, headers=headers).status_code == 200
+    [found] = executions(client, alice)
+    assert "sk-very-secret-value" not in json.dumps(found)
+    response = client.post(f"/api/v1/executions/{found['id']}/retry", headers=alice.key)
+    assert response.status_code == 202
+    settle(app)
+    with appstate.engine(app).connect() as conn:
+        stored = [r.request for r in conn.execute(sa.select(Execution.__table__.c.request))]
+    assert len(stored) == 2 and "sk-very-secret-value" not in json.dumps(stored)  # never in clear at rest
+    for request in stored:
+        assert set(request["request_vars"]) == {SEALED}
+        assert set(unseal_vars(app, request)["request_vars"].values()) == {"sk-very-secret-value"}

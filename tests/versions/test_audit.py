@@ -124,3 +124,31 @@ def test_user_sees_only_their_own(client, admin, alice):
     assert "bobs" in {i["resource_name"] for i in items}
     assert flow["id"] not in {i["resource_id"] for i in items}
     assert all(i["actor"]["user_id"] == bob.id or i["actor"]["id"] == bob.id for i in items)
+
+
+def test_an_entry_is_told_when_its_change_commits_and_never_when_it_rolls_back(make_app):
+    from core import audit as core_audit
+    from core import db, hookimpl
+
+    told: list[str] = []
+
+    class Keeper:
+        @hookimpl
+        def on_audit(self, entry):
+            told.append(entry.action)
+
+    app = make_app(plugins=["accounts", ("keeper", Keeper())])
+    told.clear()  # the start-up's own entries (the superuser)
+    with app.test_request_context("/"):
+        s = db.session()
+        s.execute(sa.text("SELECT 1"))  # a transaction is open: the entry waits for its end
+        core_audit.record("thing:create", "thing", "t1")
+        assert told == []
+        s.rollback()
+        assert told == []  # rolled back: it never happened
+        s.execute(sa.text("SELECT 1"))
+        core_audit.record("thing:delete", "thing", "t2")
+        s.commit()
+        assert told == ["thing:delete"]
+        core_audit.record("thing:patch", "thing", "t3")  # no transaction open: told at once
+        assert told == ["thing:delete", "thing:patch"]

@@ -97,7 +97,9 @@ def new_row(
 
 def start(app: Flask, row: Mapping[str, Any]) -> str:
     """Enqueue the run of a committed ``queued`` row as its owner; record the job id. Returns the job id."""
-    request = RunRequest.from_json(row["request"])
+    from service_triggers.recorder import unseal_vars
+
+    request = RunRequest.from_json(unseal_vars(app, dict(row["request"])))
     job_id = run_jobs.enqueue(request, owner=str(row["user_id"]), job=JOB, meta={"execution_id": row["id"]}, app=app)
     with tx() as conn:
         conn.execute(
@@ -149,7 +151,7 @@ def out(row: Any) -> dict[str, Any]:
         "attempt": m["attempt"],
         "source_id": m["source_id"],
         "retryable": m["request"] is not None,
-        "trace_url": f"/api/v1/traces/{m['id']}",
+        "trace_url": f"/api/v1/monitor/traces/{m['id']}",
     }
 
 

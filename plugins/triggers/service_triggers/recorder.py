@@ -22,9 +22,10 @@ import time
 from typing import Any
 
 import sqlalchemy as sa
+from cryptography.fernet import InvalidToken
 from flask import Flask
 
-from core import appstate, db
+from core import appstate, db, secrets
 from core.contracts import RunEnded, RunStarted
 from service_triggers.dbx import tx
 from service_triggers.models import Execution
@@ -52,13 +53,43 @@ def input_text(request: dict[str, Any]) -> str | None:
     return clip("\n".join(values)) if values else None
 
 
-def row_of(ended: RunEnded) -> dict[str, Any]:
-    """The execution row of an ended run (every column the writer sets)."""
+#: the key under which a stored request keeps its request variables encrypted
+SEALED = "sealed"
+
+
+def seal_vars(app: Flask, request: dict[str, Any]) -> dict[str, Any]:
+    """``request`` with its request variables (``X-SERVICE-GLOBAL-VAR-*`` header values: often keys)
+    encrypted under the service's secret key: a stored execution never holds them in clear."""
+    values = request.get("request_vars")
+    if not values:
+        return request
+    token = secrets.fernet(appstate.settings(app)).encrypt(json.dumps(values).encode()).decode()
+    return {**request, "request_vars": {SEALED: token}}
+
+
+def unseal_vars(app: Flask, request: dict[str, Any]) -> dict[str, Any]:
+    """The stored ``request`` with its request variables decrypted again (for a retry). Values sealed
+    under a key that was since rotated away cannot be read: the retry runs without them."""
+    values = request.get("request_vars")
+    if not isinstance(values, dict) or SEALED not in values:
+        return request
+    try:
+        clear = json.loads(secrets.fernet(appstate.settings(app)).decrypt(str(values[SEALED]).encode()))
+    except InvalidToken:
+        log.warning("the request variables of a stored execution were sealed under an older key: dropped")
+        clear = {}
+    return {**request, "request_vars": clear}
+
+
+def row_of(ended: RunEnded, app: Flask | None = None) -> dict[str, Any]:
+    """The execution row of an ended run (every column the writer sets); ``app`` seals its request variables."""
     run: RunStarted = ended.run
     request = dict(run.request)
     kept: dict[str, Any] | None = request
     if request.get("data") is not None or len(json.dumps(request, default=str)) > REQUEST_LIMIT:
         kept = None  # an unsaved editor graph or a huge payload: listed, not retried
+    elif request.get("request_vars"):
+        kept = seal_vars(app, request) if app is not None else {**request, "request_vars": {}}
     outputs = [o for o in ended.outputs if o]
     return {
         "id": run.run_id,
@@ -110,13 +141,29 @@ def _upsert(engine: sa.Engine) -> Any:
     )
 
 
+#: the upsert compiled once per dialect, run on the driver (``core.db.Prepared``): building and compiling
+#: the statement and executing it through the session cost more than the rows themselves
+_UPSERTS: dict[str, db.Prepared] = {}
+
+
+def _prepared_upsert(engine: sa.Engine) -> db.Prepared:
+    found = _UPSERTS.get(engine.dialect.name)
+    if found is None:
+        found = _UPSERTS[engine.dialect.name] = db.Prepared(_upsert(engine))
+    return found
+
+
 def write(app: Flask, rows: list[dict[str, Any]]) -> None:
     """Upsert ``rows`` in one transaction, then follow up the failed ones."""
     if not rows:
         return
     engine = appstate.engine(app)
-    with tx() as conn:
-        conn.execute(_upsert(engine), rows)
+    if engine.dialect.name in db.Prepared.FAST_DIALECTS:
+        with db.raw(engine, write=True) as conn:
+            _prepared_upsert(engine).execute_many(rows, conn, engine.dialect)
+    else:
+        with tx() as conn:
+            conn.execute(_upsert(engine), rows)
     failed = [r["id"] for r in rows if r["status"] == "error"]
     if failed:
         from service_triggers import executions
@@ -153,7 +200,7 @@ class Writer:
         rows = []
         for ended in taken:
             try:
-                rows.append(row_of(ended))
+                rows.append(row_of(ended, self.app))
             except Exception:
                 log.exception("could not record execution %s", ended.run.run_id)
         return rows
@@ -215,7 +262,7 @@ class Observer:
     def end(self, ended: RunEnded) -> None:
         if ended.run.job_id is not None:  # in a job: written before the job ends (a work horse exits after it)
             try:
-                write(self.app, [row_of(ended)])
+                write(self.app, [row_of(ended, self.app)])
             except Exception:
                 log.exception("could not record execution %s", ended.run.run_id)
             return
