@@ -152,3 +152,45 @@ def test_an_entry_is_told_when_its_change_commits_and_never_when_it_rolls_back(m
         assert told == ["thing:delete"]
         core_audit.record("thing:patch", "thing", "t3")  # no transaction open: told at once
         assert told == ["thing:delete", "thing:patch"]
+
+
+def test_a_forked_worker_writes_with_its_own_writer_and_a_duplicate_never_blocks_the_queue(app):
+    """gunicorn forks its workers after the master queued start-up entries: a worker must not write the
+    inherited copies again (the master writes them), and an entry already written is skipped, never
+    retried forever in front of the entries behind it."""
+    import datetime as dt
+    import uuid
+
+    from core.contracts import AuditEntry
+
+    engine = appstate.engine(app)
+    inherited = audit.writer(engine)
+    inherited.flush()
+    inherited.pid = -1  # as a forked child sees its parent's writer
+    mine = audit.writer(engine)
+    assert mine is not inherited and audit.writer(engine) is mine
+
+    def entry(key: str) -> AuditEntry:
+        return AuditEntry(
+            id=key,
+            timestamp=dt.datetime.now(dt.UTC).isoformat(),
+            action="thing:create",
+            operation="create",
+            resource_type="thing",
+            resource_id="t",
+            resource_name=None,
+            user_id=None,
+            actor_type="system",
+            actor_id=None,
+            request_id=str(uuid.uuid4()),
+        )
+
+    first, second = str(uuid.uuid4()), str(uuid.uuid4())
+    mine.submit(entry(first))
+    assert mine.flush() == 1
+    mine.submit(entry(first))  # written already (a retried batch whose commit went through)
+    mine.submit(entry(second))
+    mine.flush()
+    with engine.connect() as conn:
+        ids = [r[0] for r in conn.execute(sa.select(AuditEvent.id).where(AuditEvent.resource_type == "thing"))]
+    assert sorted(str(i) for i in ids) == sorted([first, second])

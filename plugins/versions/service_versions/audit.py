@@ -14,6 +14,7 @@ import atexit
 import collections
 import datetime as dt
 import logging
+import os
 import threading
 import time
 import uuid
@@ -68,6 +69,9 @@ class AuditWriter:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        #: the process this writer belongs to: a forked worker inherits a copy of the parent's queue, which
+        #: the parent writes itself (gunicorn's master keeps its thread), so the child starts a writer of its own
+        self.pid = os.getpid()
 
     def submit(self, entry: AuditEntry) -> None:
         if len(self._queue) >= self.capacity:
@@ -100,20 +104,31 @@ class AuditWriter:
                 return 0
             try:
                 if db.holds_transaction(self.engine):  # this thread's request holds the (SQLite) connection
-                    db.session().execute(sa.insert(AuditEvent), rows)
+                    db.session().execute(_insert(self.engine), rows)
                 else:
                     with self.engine.begin() as conn:
-                        conn.execute(sa.insert(AuditEvent), rows)
+                        conn.execute(_insert(self.engine), rows)
             except Exception:
                 self._queue.extendleft(reversed(rows))
                 raise
             return len(rows)
 
 
+def _insert(engine: sa.Engine) -> Any:
+    """The insert of a batch; an entry already written (a retried batch whose commit did go through) is
+    skipped, so one duplicate can never block the rest of the queue."""
+    if engine.dialect.name in ("postgresql", "sqlite"):
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        dialect = postgresql if engine.dialect.name == "postgresql" else sqlite
+        return dialect.insert(AuditEvent).on_conflict_do_nothing(index_elements=["id"])
+    return sa.insert(AuditEvent)
+
+
 def writer(engine: sa.Engine) -> AuditWriter:
     with _writers_lock:
         found = _writers.get(id(engine))
-        if found is None or found.engine is not engine:
+        if found is None or found.engine is not engine or found.pid != os.getpid():
             found = _writers[id(engine)] = AuditWriter(engine)
         return found
 
