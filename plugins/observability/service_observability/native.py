@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import random
+import os
 import threading
 import time
 import uuid
@@ -231,6 +232,7 @@ class Writer:
         self.pending: list[tuple[dict[str, Any], list[dict[str, Any]], int]] = []
         self.busy = False
         self.thread: threading.Thread | None = None
+        self.pid = os.getpid()  # a forked worker starts its own (its copy of a parent's queue is the parent's)
 
     def put(self, row: dict[str, Any], usage: list[dict[str, Any]], retention_days: int) -> None:
         with self.cond:
@@ -282,7 +284,7 @@ def writer(engine: sa.Engine) -> Writer:
     """This process's trace writer for ``engine``."""
     with _writers_lock:
         found = _writers.get(id(engine))
-        if found is None or found.engine is not engine:
+        if found is None or found.engine is not engine or found.pid != os.getpid():
             found = _writers[id(engine)] = Writer(engine)
         return found
 
