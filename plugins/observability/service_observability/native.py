@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import random
 import os
+import random
 import threading
 import time
 import uuid
