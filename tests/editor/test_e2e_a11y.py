@@ -28,7 +28,7 @@ FRONTEND = Path(__file__).resolve().parents[2] / "plugins" / "editor" / "fronten
 AXE = FRONTEND / "node_modules" / "axe-core" / "axe.min.js"
 
 
-def _axe_contrast(pg) -> list[str]:
+def axe_contrast(pg) -> list[str]:
     """The colour-contrast violations axe-core finds on the page as it is (one line per element)."""
     if not pg.evaluate("() => !!window.axe"):
         pg.evaluate(AXE.read_text(encoding="utf-8") + "\n;0")  # evaluate is not subject to the page's CSP
@@ -57,27 +57,27 @@ def test_main_screens_meet_wcag_aa_contrast(page, theme):  # noqa: F811 - the im
     page.goto("/")
     expect(page.locator("html")).to_have_attribute("data-theme", theme)
     expect(page.get_by_role("button", name="New flow")).to_be_visible()
-    problems["home"] = _axe_contrast(page)
+    problems["home"] = axe_contrast(page)
     page.get_by_role("button", name="New flow").click()
     expect(page.get_by_test_id("new-flow-dialog")).to_be_visible()
-    problems["new flow dialog"] = _axe_contrast(page)
+    problems["new flow dialog"] = axe_contrast(page)
 
     from_starter(page, "Basic Prompting")
     expect(page.locator("html")).to_have_attribute("data-theme", theme)
     page.wait_for_timeout(300)
-    problems["editor"] = _axe_contrast(page)
+    problems["editor"] = axe_contrast(page)
     page.get_by_role("button", name="Playground").click()
     expect(page.get_by_test_id("playground")).to_be_visible()
-    problems["playground"] = _axe_contrast(page)
+    problems["playground"] = axe_contrast(page)
     page.get_by_role("button", name="API", exact=True).click()
-    problems["api panel"] = _axe_contrast(page)
+    problems["api panel"] = axe_contrast(page)
     page.keyboard.press("Escape")
 
     for path in ("/settings/model-providers", "/settings/variables", "/settings/api-keys"):
         page.goto(path)
         expect(page.locator(".settings-main h1, .settings-main h2").first).to_be_visible()
         page.wait_for_timeout(200)
-        problems[path] = _axe_contrast(page)
+        problems[path] = axe_contrast(page)
     shot(page, f"a11y-{theme}")
     _set_theme(page, "light")
     failing = {k: v for k, v in problems.items() if v}

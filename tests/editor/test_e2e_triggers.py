@@ -17,11 +17,11 @@ import re
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 from playwright.sync_api import expect
 
 from tests.editor.test_e2e import api, shot
+from tests.editor.test_e2e_a11y import AXE, axe_contrast
 from tests.editor.test_e2e_starters import (  # noqa: F401 - fixtures
     auth,
     context,
@@ -31,23 +31,6 @@ from tests.editor.test_e2e_starters import (  # noqa: F401 - fixtures
     pytestmark,
     server,
 )
-
-FRONTEND = Path(__file__).resolve().parents[2] / "plugins" / "editor" / "frontend"
-AXE = FRONTEND / "node_modules" / "axe-core" / "axe.min.js"
-
-
-def _axe_contrast(pg) -> list[str]:
-    """The colour-contrast violations axe-core finds on the page as it is (as tests/editor/test_e2e_a11y.py)."""
-    if not pg.evaluate("() => !!window.axe"):
-        pg.evaluate(AXE.read_text(encoding="utf-8") + "\n;0")  # evaluate is not subject to the page's CSP
-    result = pg.evaluate(
-        """async () => {
-          const r = await window.axe.run(document, {runOnly: {type: 'rule', values: ['color-contrast']}});
-          return r.violations.flatMap((v) => v.nodes.map(
-            (n) => n.target.join(' ') + ' :: ' + n.any.map((a) => a.message).join('; ')));
-        }"""
-    )
-    return list(result)
 
 
 def _deliver(base: str, url_path: str, secret: str, body: bytes) -> int:
@@ -77,7 +60,7 @@ def _contrast(pg, where: str, problems: dict[str, list[str]]) -> None:
     for theme in ("light", "dark"):
         pg.evaluate(f"() => document.documentElement.setAttribute('data-theme', '{theme}')")
         pg.wait_for_timeout(100)
-        problems[f"{where} ({theme})"] = _axe_contrast(pg)
+        problems[f"{where} ({theme})"] = axe_contrast(pg)
     pg.evaluate("() => document.documentElement.setAttribute('data-theme', 'light')")
 
 
