@@ -7,6 +7,7 @@ Same service, browser context and fixtures as tests/editor/test_e2e_starters.py.
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -40,6 +41,17 @@ def axe_contrast(pg) -> list[str]:
         }"""
     )
     return list(result)
+
+
+def contrast_in_both_themes(pg, where: str, problems: dict[str, list[str]]) -> None:
+    """Record under ``problems`` the contrast violations of the page as it is, in the light and the dark theme."""
+    if not AXE.exists():
+        return
+    for theme in ("light", "dark"):
+        pg.evaluate(f"() => document.documentElement.setAttribute('data-theme', '{theme}')")
+        pg.wait_for_timeout(100)
+        problems[f"{where} ({theme})"] = axe_contrast(pg)
+    pg.evaluate("() => document.documentElement.setAttribute('data-theme', 'light')")
 
 
 def _set_theme(pg, theme: str) -> None:
@@ -110,4 +122,38 @@ def test_flow_name_is_visible_at_1280x720(page):  # noqa: F811 - the imported fi
     box = name.bounding_box()
     assert box and box["width"] >= 80, box  # the name shows, not a sliver
     assert name.evaluate("el => el.scrollWidth <= el.clientWidth + 1 || el.title.length > 0")
+    _top_bar_items_do_not_overlap(page)
     shot(page, "a11y-flow-name-1280x720")
+    # the longest name the bar shows (260 px before its ellipsis): the name gives way, not the toolbar (a
+    # 19-letter name once pushed Playground under the theme switch, and a click on it failed)
+    name.click()
+    dialog = page.get_by_role("dialog", name="Rename flow")
+    dialog.get_by_label("Name").fill("Quarterly customer escalation triage and routing with approvals")
+    dialog.get_by_label("Name").press("Enter")
+    expect(name).to_have_text(re.compile("^Quarterly customer escalation"))
+    box = name.bounding_box()
+    assert box and 90 <= box["width"] <= 262, box
+    assert name.evaluate("el => el.scrollWidth > el.clientWidth")  # it ends in an ellipsis
+    _top_bar_items_do_not_overlap(page)
+    page.get_by_role("button", name="Playground").click(trial=True, timeout=3000)  # nothing covers it
+
+
+def _top_bar_items_do_not_overlap(page) -> None:  # noqa: F811 - a parameter, not the fixture
+    """Nothing in the top bar overlaps its neighbour (the name once ran over the save state and Undo, the
+    toolbar over the account links), and the last button is on the screen."""
+    boxes = page.evaluate(
+        """() => [...document.querySelectorAll(
+            '.topbar-middle .crumbs > *, .topbar-middle > .badge, .topbar-middle .save-state, '
+            + '.topbar-middle .toolbar > *, .topbar-right > *'
+        )].filter((e) => e.offsetParent !== null).map((e) => {
+            const r = e.getBoundingClientRect();
+            return [(e.getAttribute("aria-label") || e.textContent || "").trim().slice(0, 24), r.left, r.right];
+        })"""
+    )
+    assert len(boxes) > 5, boxes
+    for (first, _, first_right), (second, second_left, _) in itertools.pairwise(boxes):
+        assert first_right <= second_left + 0.5, (first, second, boxes)
+    assert boxes[-1][2] <= 1280, boxes
+    # and the middle holds its content (an overflow is where one item slides under the next)
+    middle = page.locator(".topbar-middle")
+    assert middle.evaluate("m => m.scrollWidth <= m.clientWidth"), middle.evaluate("m => m.scrollWidth")

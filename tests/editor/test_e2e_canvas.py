@@ -27,6 +27,68 @@ from tests.editor.test_e2e_starters import (  # noqa: F401 - fixtures
 )
 
 
+def test_keyboard_connect_lists_where_an_output_can_go_and_says_why_not(page):  # noqa: F811 - the fixture
+    """Without a mouse: Enter on a focused output handle lists the inputs, the canvas hints as while dragging, a
+    refused choice says why (the drop's reason), Escape cancels back to the handle, and a choice connects."""
+    from_starter(page, "Data Transformation")
+    expect(page.locator(".react-flow__edge")).to_have_count(3)
+    chat_in = page.get_by_test_id("node-ChatInput")
+    message_out = chat_in.get_by_test_id("handle-out-message")
+    json_only = page.get_by_test_id("node-Operations").get_by_test_id("handle-in-data")
+    expect(message_out).to_have_attribute("tabindex", "0")
+    expect(message_out).to_have_accessible_name("Connect output Chat Message of Chat Input")
+
+    message_out.focus()
+    page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog", name="Connect output Chat Message of Chat Input")
+    expect(dialog).to_be_visible()
+    expect(page.get_by_test_id("node-TypeConverterComponent").get_by_test_id("handle-in-input_data")).to_have_class(
+        re.compile(r"\bhandle-compatible\b")
+    )
+    expect(json_only).to_have_class(re.compile(r"\bhandle-dimmed\b"))
+    accepted = dialog.get_by_role("list", name="Accepted")
+    refused = dialog.get_by_role("list", name="Not accepted")
+    expect(accepted.get_by_role("button", name=re.compile(r"^Chat Output · Inputs"))).to_be_visible()
+    # the JSON-only field is listed as not accepted; choosing it gives the reason a refused drop gives
+    dialog.get_by_label("Find an input").fill("Data Operations")
+    refused.get_by_role("button", name=re.compile(r"^Data Operations · JSON")).press("Enter")
+    expect(dialog.get_by_role("alert")).to_have_text(
+        "Not connected: Message cannot connect to a field that accepts Data, JSON."
+    )
+    shot(page, "canvas-keyboard-connect")
+    # Escape cancels: no edge, no hints, focus back on the handle
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    expect(page.locator(".handle-compatible, .handle-dimmed")).to_have_count(0)
+    expect(message_out).to_be_focused()
+    expect(page.locator(".react-flow__edge")).to_have_count(3)
+
+    # Space opens it too; filter, Tab to the first accepted input, Enter connects
+    page.keyboard.press(" ")
+    expect(dialog).to_be_visible()
+    dialog.get_by_label("Find an input").fill("Chat Output")
+    page.keyboard.press("Tab")
+    expect(accepted.get_by_role("button").first).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(dialog).to_have_count(0)
+    chat_in_id = chat_in.evaluate("el => el.closest('.react-flow__node').dataset.id")
+    chat_out_id = page.get_by_test_id("node-ChatOutput").evaluate("el => el.closest('.react-flow__node').dataset.id")
+    # Chat Output's input takes one edge: the new one replaced the old (as a drop does)
+    new_edge = page.locator(f'.react-flow__edge[data-id^="reactflow__edge-{chat_in_id}"][data-id*="-{chat_out_id}"]')
+    expect(new_edge).to_have_count(1)
+    expect(page.locator(".react-flow__edge")).to_have_count(3)
+    expect(message_out).to_be_focused()
+    # an input handle works the other way round: it lists the outputs
+    page.get_by_test_id("node-ChatOutput").get_by_test_id("handle-in-input_value").press("Enter")
+    dialog = page.get_by_role("dialog", name=re.compile(r"^Connect input .+ of Chat Output$"))
+    expect(
+        dialog.get_by_role("list", name="Accepted").get_by_role("button", name=re.compile("^Chat Input ·"))
+    ).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=20_000)
+
+
 def test_run_keeps_what_was_typed_into_chat_input(page):  # noqa: F811 - the imported fixture
     """Run (and a node's ▷) send no input value, so the Chat Input's own text is what runs."""
     from_starter(page, "Basic Chat Echo")
@@ -114,9 +176,9 @@ def toggle(box, on: bool) -> None:
     (expect(box).to_be_checked() if on else expect(box).not_to_be_checked())
 
 
-def test_an_agent_with_two_tools_from_a_blank_canvas(page, llm):  # noqa: F811 - the imported fixtures
-    """Two components in Tool Mode (a Toolset output each) feed an Agent's tools; the agent calls one; the
-    actions table turns an action off for the next run."""
+def build_agent_with_two_tools(page, model: str = "gpt-4o-mini") -> None:  # noqa: F811 - the page, not the fixture
+    """From a blank canvas: Calculator and Current Date in Tool Mode feed an Agent (its own built-in tools off,
+    ``model`` picked) between Chat Input and Chat Output; waits until saved."""
     page.goto("/")
     page.get_by_role("button", name="New flow").click()
     page.get_by_role("button", name=re.compile("Blank flow")).click()
@@ -144,8 +206,8 @@ def test_an_agent_with_two_tools_from_a_blank_canvas(page, llm):  # noqa: F811 -
     toggle(agent.get_by_label("Current Date", exact=True), False)
     agent.get_by_role("button", name="Hide advanced").click()
     picker = agent.get_by_test_id("model-picker")
-    expect(picker.get_by_label("Language Model", exact=True).locator("option", has_text="gpt-4o-mini")).to_have_count(1)
-    picker.get_by_label("Language Model", exact=True).select_option("gpt-4o-mini")
+    expect(picker.get_by_label("Language Model", exact=True).locator("option", has_text=model)).to_have_count(1)
+    picker.get_by_label("Language Model", exact=True).select_option(model)
     page.get_by_role("button", name="fit view").click()
 
     connect(page, "CalculatorComponent", "component_as_tool", "Agent", "tools")
@@ -154,6 +216,12 @@ def test_an_agent_with_two_tools_from_a_blank_canvas(page, llm):  # noqa: F811 -
     connect(page, "Agent", "response", "ChatOutput", "input_value")
     expect(page.locator(".react-flow__edge")).to_have_count(4)
     expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=20_000)
+
+
+def test_an_agent_with_two_tools_from_a_blank_canvas(page, llm):  # noqa: F811 - the imported fixtures
+    """Two components in Tool Mode (a Toolset output each) feed an Agent's tools; the agent calls one; the
+    actions table turns an action off for the next run."""
+    build_agent_with_two_tools(page)
     shot(page, "canvas-agent-two-tools")
 
     before = len(llm.chat_requests)

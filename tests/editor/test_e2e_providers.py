@@ -69,6 +69,25 @@ def _bearer(server: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {json.loads(r.read())['access_token']}"}
 
 
+def set_up_provider(page, url: str, key: str):
+    """On the Model providers page (the page open, or opened): the OpenAI-compatible endpoint ``url`` with
+    ``key``, saved and its connection tested (2 models listed). Returns the provider's card and test result."""
+    if not re.search("/settings/model-providers$", page.url):
+        page.get_by_role("link", name="Settings", exact=True).click()
+        page.get_by_role("link", name="Model providers").click()
+    expect(page).to_have_url(re.compile("/settings/model-providers$"))
+    card = page.get_by_test_id("provider-openai-compatible")
+    expect(card).to_contain_text("Not set up")
+    card.get_by_label("Base URL").fill(url)
+    card.get_by_label("API key (optional)").fill(key)
+    card.get_by_role("button", name="Save").click()
+    result = page.get_by_test_id("provider-test-openai-compatible")
+    expect(result).to_contain_text("Connected: 2 models", timeout=20_000)
+    expect(result).to_contain_text("gpt-4o-mini")
+    expect(card).to_contain_text("Set up")
+    return card, result
+
+
 def test_set_up_a_provider_from_the_first_llm_starter(page, server, llm):
     from_starter(page, "Basic Prompting")
     # no provider yet: a call to action on the canvas and in the model field, and no error notification
@@ -82,16 +101,7 @@ def test_set_up_a_provider_from_the_first_llm_starter(page, server, llm):
     flow_url = page.url
 
     cta.get_by_role("link", name="Set up a model provider").click()
-    expect(page).to_have_url(re.compile("/settings/model-providers$"))
-    card = page.get_by_test_id("provider-openai-compatible")
-    expect(card).to_contain_text("Not set up")
-    card.get_by_label("Base URL").fill(llm.url)
-    card.get_by_label("API key (optional)").fill(KEY)
-    card.get_by_role("button", name="Save").click()
-    result = page.get_by_test_id("provider-test-openai-compatible")
-    expect(result).to_contain_text("Connected: 2 models", timeout=20_000)
-    expect(result).to_contain_text("gpt-4o-mini")
-    expect(card).to_contain_text("Set up")
+    card, result = set_up_provider(page, llm.url, KEY)
     shot(page, "providers-page")
     # the key is a Credential variable (never shown), the base URL a Generic one
     status, variables = api(server, "GET", "/api/v1/variables/", headers=_bearer(server))

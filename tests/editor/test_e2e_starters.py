@@ -118,7 +118,7 @@ def context(browser, server, auth):
     pg.get_by_label("Username").fill(ADMIN)
     pg.get_by_label("Password").fill(PASSWORD)
     pg.get_by_role("button", name="Sign in").click()
-    expect(pg.get_by_role("button", name="New flow")).to_be_visible()
+    expect(pg.get_by_role("button", name="New flow")).to_be_visible(timeout=15_000)  # slow on a loaded machine
     pg.close()
     yield ctx
     ctx.close()

@@ -21,7 +21,7 @@ import urllib.request
 from playwright.sync_api import expect
 
 from tests.editor.test_e2e import api, shot
-from tests.editor.test_e2e_a11y import AXE, axe_contrast
+from tests.editor.test_e2e_a11y import contrast_in_both_themes
 from tests.editor.test_e2e_starters import (  # noqa: F401 - fixtures
     auth,
     context,
@@ -54,16 +54,6 @@ def _open(pg, tab: str):
     return dialog
 
 
-def _contrast(pg, where: str, problems: dict[str, list[str]]) -> None:
-    if not AXE.exists():
-        return
-    for theme in ("light", "dark"):
-        pg.evaluate(f"() => document.documentElement.setAttribute('data-theme', '{theme}')")
-        pg.wait_for_timeout(100)
-        problems[f"{where} ({theme})"] = axe_contrast(pg)
-    pg.evaluate("() => document.documentElement.setAttribute('data-theme', 'light')")
-
-
 def test_executions_schedules_and_signed_webhooks_from_the_editor(page, server, auth):  # noqa: F811
     flow_id = from_starter(page, "Basic Chat Echo")
     key = api(server, "POST", "/api/v1/api_key/", body={"name": "triggers"}, headers=auth)[1]["api_key"]
@@ -83,7 +73,7 @@ def test_executions_schedules_and_signed_webhooks_from_the_editor(page, server, 
     expect(rows).to_have_count(1, timeout=15_000)  # recorded by whichever process ran it: the list polls
     expect(rows.first).to_contain_text("ok")
     expect(rows.first).to_contain_text("run")
-    _contrast(page, "executions", problems)
+    contrast_in_both_themes(page, "executions", problems)
     rows.first.get_by_role("button", name=re.compile("^Details")).click()
     detail = dialog.get_by_test_id("execution-detail")
     expect(detail.get_by_test_id("execution-input")).to_have_text("ping from the API")
@@ -128,7 +118,7 @@ def test_executions_schedules_and_signed_webhooks_from_the_editor(page, server, 
     expect(times).to_have_count(5)
     stamps = [times.nth(i).get_attribute("datetime") for i in range(5)]
     assert stamps == sorted(stamps) and len(set(stamps)) == 5, stamps
-    _contrast(page, "schedules", problems)
+    contrast_in_both_themes(page, "schedules", problems)
     shot(page, "triggers-schedules")
     status, listed = api(server, "GET", f"/api/v1/schedules?flow_id={flow_id}", headers=auth)
     assert status == 200 and listed[0]["next_fire_times"] == stamps and listed[0]["timezone"] == "Europe/Paris"
@@ -159,7 +149,7 @@ def test_executions_schedules_and_signed_webhooks_from_the_editor(page, server, 
     url = dialog.get_by_test_id("trigger-url").inner_text().strip()
     assert url.startswith(server + "/api/v1/triggers/ingress/webhook/"), url
     path = url[len(server) :]
-    _contrast(page, "signed webhooks", problems)
+    contrast_in_both_themes(page, "signed webhooks", problems)
     shot(page, "triggers-webhook-secret")
     assert _deliver(server, path, secret, b'{"text": "signed hello"}') == 202
     assert _deliver(server, path, "not-the-secret", b'{"text": "forged"}') == 404
@@ -202,7 +192,7 @@ def test_executions_schedules_and_signed_webhooks_from_the_editor(page, server, 
     policy.get_by_label("Backoff seconds").fill("5")
     policy.get_by_label("Error flow").select_option(label="on failure")
     expect(policy.get_by_label("Error flow").locator("option", has_text="Basic Chat Echo")).to_have_count(0)  # itself
-    _contrast(page, "retry policy", problems)
+    contrast_in_both_themes(page, "retry policy", problems)
     policy.get_by_role("button", name="Save policy").click()
     expect(page.get_by_role("status").filter(has_text="Retry policy saved")).to_be_visible()
     status, saved = api(server, "GET", f"/api/v1/executions/policies/{flow_id}", headers=auth)

@@ -2,18 +2,22 @@ import { lazy, Suspense, useEffect } from "react";
 import { setSignedOutHandler } from "./api/client";
 import { Toasts } from "./components/toast";
 import { FilesPage } from "./pages/Files";
-import { GovernancePage } from "./pages/Governance";
-import { KnowledgePage } from "./pages/Knowledge";
 import { HomePage } from "./pages/Home";
 import { LoginPage } from "./pages/Login";
 import { PublicPlaygroundPage } from "./pages/PublicPlayground";
 import { SettingsPage } from "./pages/Settings";
-import { TeamsPage } from "./pages/Teams";
 import { match, navigate, usePath } from "./router";
 import { bootstrap, markSignedOut, useSession } from "./session";
 
 // The canvas (and @xyflow/react) loads only when a flow is opened.
 const EditorPage = lazy(() => import("./pages/Editor"));
+// The less-used pages load when first visited (the first load stays small).
+const AdminPage = lazy(() => import("./pages/Admin").then((m) => ({ default: m.AdminPage })));
+const GovernancePage = lazy(() => import("./pages/Governance").then((m) => ({ default: m.GovernancePage })));
+const KnowledgePage = lazy(() => import("./pages/Knowledge").then((m) => ({ default: m.KnowledgePage })));
+const TeamsPage = lazy(() => import("./pages/Teams").then((m) => ({ default: m.TeamsPage })));
+const ActivityPage = lazy(() => import("./pages/Activity").then((m) => ({ default: m.ActivityPage })));
+const UsagePage = lazy(() => import("./pages/Usage").then((m) => ({ default: m.UsagePage })));
 
 export function App() {
   const session = useSession();
@@ -44,18 +48,16 @@ export function App() {
   else if (session.status === "signed-out" || path === "/login") page = <LoginPage />;
   else {
     let m: Record<string, string> | null;
-    if ((m = match("/flow/:id", path)))
-      page = (
-        <Suspense fallback={<div className="splash">Opening the editor…</div>}>
-          <EditorPage key={m.id} flowId={m.id} />
-        </Suspense>
-      );
+    if ((m = match("/flow/:id/activity", path))) page = <ActivityPage key={m.id} flowId={m.id} />;
+    else if ((m = match("/flow/:id", path))) page = <EditorPage key={m.id} flowId={m.id} />;
     else if (path === "/" || path === "/flows") page = <HomePage />;
     else if ((m = match("/projects/:id", path))) page = <HomePage projectId={m.id} />;
     else if (path === "/settings" || (m = match("/settings/:tab", path))) page = <SettingsPage tab={m?.tab ?? "api-keys"} />;
     else if (path === "/files") page = <FilesPage />;
     else if (path === "/knowledge") page = <KnowledgePage />;
     else if (path === "/teams") page = <TeamsPage />;
+    else if (path === "/usage") page = <UsagePage />;
+    else if (path === "/admin") page = <AdminPage />;
     else if (path === "/admin/governance" || (m = match("/admin/governance/:tab", path)))
       page = <GovernancePage tab={m?.tab ?? "components"} />;
     else
@@ -72,7 +74,7 @@ export function App() {
   }
   return (
     <>
-      {page}
+      <Suspense fallback={<div className="splash" aria-busy="true">{match("/flow/:id", path) ? "Opening the editor…" : "Loading…"}</div>}>{page}</Suspense>
       <Toasts />
     </>
   );

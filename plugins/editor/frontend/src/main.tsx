@@ -3,6 +3,7 @@ import { createRoot } from "react-dom/client";
 import { App } from "./App";
 import { applyTheme, storedTheme } from "./lib/theme";
 import "./styles.css";
+import "./pages.css";
 
 applyTheme(storedTheme());
 

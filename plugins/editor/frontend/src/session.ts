@@ -38,6 +38,8 @@ export function getSession() {
 // and whether the server refused auto-login (then the login page shows at once).
 const HAD_SESSION = "service.hadSession";
 const AUTO_LOGIN_OFF = "service.autoLoginOff";
+// this browser's session came from auto-login (so a reload with the session cookie still hides "Sign out")
+const AUTO_LOGIN_ON = "service.autoLoginOn";
 
 function remember(key: string, on: boolean) {
   try {
@@ -89,6 +91,7 @@ export async function bootstrap() {
   }
   if (authenticated) {
     try {
+      if (remembered(AUTO_LOGIN_ON)) set({ autoLogin: true });
       await loadSignedIn();
       return;
     } catch (e) {
@@ -102,17 +105,21 @@ export async function bootstrap() {
   try {
     await api.autoLogin();
     remember(AUTO_LOGIN_OFF, false);
+    remember(AUTO_LOGIN_ON, true);
     set({ autoLogin: true });
     await loadSignedIn();
   } catch (e) {
     const autoOff = e instanceof ApiError && e.status === 403;
     if (autoOff) remember(AUTO_LOGIN_OFF, true);
+    remember(AUTO_LOGIN_ON, false);
     signedOut(autoOff ? false : undefined, autoOff ? undefined : (e as Error).message);
   }
 }
 
 export async function signIn(username: string, password: string) {
   await api.login(username, password);
+  remember(AUTO_LOGIN_ON, false);
+  set({ autoLogin: false });
   await loadSignedIn();
 }
 
@@ -132,6 +139,14 @@ export async function signOut() {
   if (endSession) window.location.assign(endSession);
 }
 
+let renewing = false;
+
 export function markSignedOut() {
+  // under auto-login an ended session is renewed the way it began, as the reference does: no sign-in form
+  if (session.status === "signed-in" && session.autoLogin && !renewing) {
+    renewing = true;
+    void bootstrap().finally(() => (renewing = false));
+    return;
+  }
   if (session.status === "signed-in") set({ status: "signed-out", user: undefined, error: "Your session has expired. Please sign in again." });
 }

@@ -172,6 +172,9 @@ export const api = {
     request(`/api/v1/authz/teams/${teamId}/members/${userId}`, { method: "DELETE" }),
   listUsers: () => request<{ users: User[] }>("/api/v1/users/", { query: { limit: "1000" } }),
   listShares: () => request<Share[]>("/api/v1/authz/shares"),
+  /** The shares of one resource (whoever may read it: the owner and its members). */
+  resourceShares: (resource_type: string, resource_id: string) =>
+    request<Share[]>("/api/v1/authz/shares", { query: { resource_type, resource_id } }),
   shareProject: (projectId: string, teamId: string, permission_level: string) =>
     request<Share>("/api/v1/authz/shares", {
       method: "POST",

@@ -23,6 +23,8 @@ const PATHS: Record<string, string> = {
   hammer: "M14 6l4 4M4 20l9-9M11 4l3-1 7 7-2 2-3-1-2 2-4-4 2-2-1-3z",
   bot: "M5 9h14v10H5zM12 5v4M9 14h0M15 14h0M2 13v3M22 13v3M12 3a1 1 0 100 2",
   vector: "M4 20L20 4M20 4h-6M20 4v6M4 20l5-12M4 20l12-5",
+  thumbsUp: "M7 10v11H3V10h4zM7 10l4-7a2 2 0 013 2l-1 5h6a2 2 0 012 2.3l-1.4 7a2 2 0 01-2 1.7H7",
+  thumbsDown: "M17 14V3h4v11h-4zM17 14l-4 7a2 2 0 01-3-2l1-5H5a2 2 0 01-2-2.3l1.4-7A2 2 0 016.4 3H17",
   paperclip: "M21 11l-8.5 8.5a5 5 0 01-7-7L14 4a3.5 3.5 0 015 5l-8.5 8.5a2 2 0 01-3-3L15 7",
 };
 

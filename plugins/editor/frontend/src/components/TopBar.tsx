@@ -42,9 +42,17 @@ export function TopBar({ children }: { children?: ReactNode }) {
         <Link to="/teams" className="btn btn-ghost nav-page">
           Teams
         </Link>
+        <Link to="/usage" className="btn btn-ghost nav-page">
+          Usage
+        </Link>
         {session.user?.is_superuser && (
-          <Link to="/admin/governance" className="btn btn-ghost">
+          <Link to="/admin/governance" className="btn btn-ghost nav-page">
             Governance
+          </Link>
+        )}
+        {session.user?.is_superuser && (
+          <Link to="/admin" className="btn btn-ghost nav-page">
+            Admin
           </Link>
         )}
         <ThemeToggle />
@@ -54,7 +62,8 @@ export function TopBar({ children }: { children?: ReactNode }) {
         <span className="user-name" title="Signed in user">
           {session.user?.username}
         </span>
-        {!session.config.hide_logout_button && (
+        {/* as the reference: under auto-login there is no sign-in to come back to, so no sign-out */}
+        {!session.config.hide_logout_button && !session.autoLogin && (
           <button className="btn btn-ghost" onClick={() => signOut().catch((e) => notifyError(e, "Sign out failed"))}>
             Sign out
           </button>

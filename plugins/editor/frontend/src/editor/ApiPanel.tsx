@@ -2,6 +2,7 @@ import { useMemo, useState } from "react";
 import type { ApiKey } from "../api/client";
 import { CopyButton } from "../components/CopyButton";
 import { Modal } from "../components/Modal";
+import { embedSnippet } from "../lib/embed";
 import { makeSnippets, makeV2Snippets } from "../lib/snippets";
 import { CreateKeyDialog } from "../pages/Settings";
 
@@ -13,10 +14,13 @@ const TABS = [
   { id: "v2-curl", label: "v2 cURL" },
   { id: "v2-python", label: "v2 Python" },
   { id: "v2-javascript", label: "v2 JavaScript" },
+  { id: "embed", label: "Embed into site" },
 ] as const;
 
 export function ApiPanel(props: {
   flowId: string;
+  /** the chat widget's window title */
+  flowName?: string;
   endpointName?: string | null;
   tweaks: Record<string, Record<string, unknown>>;
   hasWebhook: boolean;
@@ -53,6 +57,7 @@ export function ApiPanel(props: {
     "v2-curl": v2.curl,
     "v2-python": v2.python,
     "v2-javascript": v2.javascript,
+    embed: embedSnippet({ hostUrl: window.location.origin, flowId: props.flowId, windowTitle: props.flowName ?? "Chat", apiKey: key?.api_key }),
   };
   const code = codes[tab];
   const endpoint = tab === "webhook" ? s.webhookUrl : tab.startsWith("v2-") ? v2.url : s.runUrl;
@@ -63,6 +68,13 @@ export function ApiPanel(props: {
         {tab.startsWith("v2-") && " The v2 workflows API runs it synchronously, as a stream (AG-UI or the reference framing) or in the background."}
         {tab === "webhook" && !props.hasWebhook && " Add a Webhook component to the flow to receive the request body."}
       </p>
+      {tab === "embed" && (
+        <p className="muted" data-testid="embed-note">
+          Paste this into the <code>&lt;body&gt;</code> of a web page: a chat window that talks to this flow. The widget is the reference&apos;s separately
+          published chat web component: the visitor&apos;s browser loads it from jsDelivr, this server does not host it. Serve the page over HTTPS
+          and allow its origin in this server&apos;s CORS settings; an API key in the snippet is visible to every visitor of the page.
+        </p>
+      )}
       <p data-testid="api-version">
         {props.published
           ? `These calls run the published version ${props.published}, not the draft you are editing (History publishes another).`

@@ -91,6 +91,11 @@ export function HistoryDialog(props: {
         {published ? (
           <>
             <strong>Published: {published.version_tag}</strong>{" "}
+            {publication?.published_by_username && (
+              <span className="muted" data-testid="published-by">
+                by {publication.published_by_username}{" "}
+              </span>
+            )}
             <button className="btn btn-ghost" disabled={busy} onClick={() => void act(() => request(`${base}/publish`, { method: "DELETE" }), "Unpublished: API callers run the draft")}>
               Unpublish
             </button>
@@ -113,6 +118,7 @@ export function HistoryDialog(props: {
                 <strong>{v.version_tag}</strong>
                 {published?.id === v.id && <span className="badge" data-testid="published-mark">published</span>}
                 <span className="muted">{new Date(v.created_at).toLocaleString()}</span>
+                {v.username && <span data-testid={`version-author-${v.version_number}`}>by {v.username}</span>}
                 <span>{v.description ?? (v.auto ? "autosave" : "")}</span>
                 <span className="version-actions">
                   <button className="btn btn-ghost" onClick={() => void showDiff(v)}>

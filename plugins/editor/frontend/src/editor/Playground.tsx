@@ -6,6 +6,7 @@ import { notifyError } from "../components/toast";
 import type { ChatMessage, PendingApproval, ToolCallView } from "../lib/build";
 import { ApiError } from "../lib/errors";
 import { latestOnly } from "../lib/latest";
+import { MessageLogs } from "./MessageLogs";
 import { useBuildState } from "./store";
 
 interface Props {
@@ -137,6 +138,7 @@ export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archi
   const fileRef = useRef<HTMLInputElement>(null);
   const [renaming, setRenaming] = useState<string | null>(null);
   const [deleting, setDeleting] = useState<string | null>(null);
+  const [logs, setLogs] = useState(false);
   const listRef = useRef<HTMLDivElement>(null);
 
   const startSessionsLoad = useMemo(latestOnly, []);
@@ -235,9 +237,16 @@ export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archi
       <div className="pg-sessions">
         <div className="pg-sessions-head">
           <span className="muted small">Sessions</span>
-          <button className="btn btn-small" onClick={() => setSession(`Session ${new Date().toLocaleString()}`)}>
-            New session
-          </button>
+          <span className="row">
+            {!monitorMissing && (
+              <button className="btn btn-small" onClick={() => setLogs(true)}>
+                Message logs
+              </button>
+            )}
+            <button className="btn btn-small" onClick={() => setSession(`Session ${new Date().toLocaleString()}`)}>
+              New session
+            </button>
+          </span>
         </div>
         {monitorMissing && <p className="muted small">Message history is not available on this server.</p>}
         <ul>
@@ -259,7 +268,12 @@ export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archi
       <div className="pg-messages" ref={listRef} aria-live="polite" data-testid="chat-messages">
         {messages.length === 0 && <p className="muted pad">{hasChatInput ? "Send a message to run the flow." : "This flow has no Chat Input: press Run to build it."}</p>}
         {messages.map((m) => (
-          <div key={m.id} className={`msg ${m.sender === "User" ? "msg-user" : "msg-ai"}${m.error ? " msg-error" : ""}`} data-testid={m.sender === "User" ? "msg-user" : "msg-ai"}>
+          <div
+            key={m.id}
+            className={`msg ${m.sender === "User" ? "msg-user" : "msg-ai"}${m.error ? " msg-error" : ""}`}
+            data-testid={m.sender === "User" ? "msg-user" : "msg-ai"}
+            data-error={m.error ? "true" : undefined}
+          >
             <div className="msg-sender">{m.sender_name || m.sender}</div>
             <div className="msg-text">
               {m.text}
@@ -333,6 +347,16 @@ export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archi
           </button>
         )}
       </form>
+      {logs && (
+        <MessageLogs
+          flowId={flowId}
+          onClose={() => setLogs(false)}
+          onChanged={() => {
+            void loadSessions();
+            void loadHistory(session);
+          }}
+        />
+      )}
       {renaming !== null && (
         <PromptDialog
           title="Rename session"

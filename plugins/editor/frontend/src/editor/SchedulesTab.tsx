@@ -1,9 +1,8 @@
 // The schedules of one flow: list with the next five fire times, create (cron + zone, or an interval), pause, resume, delete.
-import { useEffect, useMemo, useState } from "react";
+import { useMemo, useState } from "react";
 import { request } from "../api/client";
 import { ConfirmDialog } from "../components/Modal";
-import { notify } from "../components/toast";
-import { latestOnly } from "../lib/latest";
+import { useFlowRows } from "./useFlowRows";
 import { describeSchedule, formatWhen, scheduleBody, timeZones, type Schedule, type ScheduleForm } from "../lib/triggers";
 
 function emptyForm(flowId: string): ScheduleForm {
@@ -11,42 +10,10 @@ function emptyForm(flowId: string): ScheduleForm {
 }
 
 export function SchedulesTab(props: { flowId: string }) {
-  const [rows, setRows] = useState<Schedule[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { rows, error, setError, busy, act } = useFlowRows<Schedule>("/api/v1/schedules", props.flowId);
   const [form, setForm] = useState<ScheduleForm | null>(null);
-  const [busy, setBusy] = useState(false);
   const [deleting, setDeleting] = useState<Schedule | null>(null);
   const zones = useMemo(timeZones, []);
-  const startLoad = useMemo(latestOnly, []);
-
-  const load = async () => {
-    const isNewest = startLoad();
-    try {
-      const got = await request<Schedule[]>("/api/v1/schedules", { query: { flow_id: props.flowId } });
-      if (isNewest()) setRows(got);
-    } catch (e) {
-      if (isNewest()) setError((e as Error).message);
-    }
-  };
-  useEffect(() => {
-    void load();
-  }, [props.flowId]);
-
-  const act = async (fn: () => Promise<unknown>, done: string) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await fn();
-      notify("success", done);
-      await load();
-      return true;
-    } catch (e) {
-      setError((e as Error).message);
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
 
   const create = async () => {
     if (!form) return;
@@ -55,7 +22,7 @@ export function SchedulesTab(props: { flowId: string }) {
       setError(made.error);
       return;
     }
-    if (await act(() => request("/api/v1/schedules", { method: "POST", json: made.body }), "Schedule created")) setForm(null);
+    if ((await act(() => request("/api/v1/schedules", { method: "POST", json: made.body }), "Schedule created")) !== null) setForm(null);
   };
   const set = (patch: Partial<ScheduleForm>) => form && setForm({ ...form, ...patch });
 

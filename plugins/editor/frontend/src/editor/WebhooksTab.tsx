@@ -1,52 +1,19 @@
 // Signed webhook triggers of one flow: create (the signing secret is shown once), copy the URL, rotate, disable, delete.
-import { useEffect, useMemo, useState } from "react";
+import { useState } from "react";
 import { request } from "../api/client";
 import { CopyButton } from "../components/CopyButton";
 import { ConfirmDialog } from "../components/Modal";
-import { notify } from "../components/toast";
-import { latestOnly } from "../lib/latest";
+import { useFlowRows } from "./useFlowRows";
 import { signingSnippet, type SignedTrigger } from "../lib/triggers";
 
 export function WebhooksTab(props: { flowId: string }) {
-  const [rows, setRows] = useState<SignedTrigger[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { rows, error, busy, act } = useFlowRows<SignedTrigger>("/api/v1/triggers", props.flowId);
   const [name, setName] = useState("");
   /** the trigger whose secret was just made: the only time it is shown */
   const [fresh, setFresh] = useState<SignedTrigger | null>(null);
   const [deleting, setDeleting] = useState<SignedTrigger | null>(null);
   const [rotating, setRotating] = useState<SignedTrigger | null>(null);
-  const startLoad = useMemo(latestOnly, []);
   const origin = window.location.origin;
-
-  const load = async () => {
-    const isNewest = startLoad();
-    try {
-      const got = await request<SignedTrigger[]>("/api/v1/triggers", { query: { flow_id: props.flowId } });
-      if (isNewest()) setRows(got);
-    } catch (e) {
-      if (isNewest()) setError((e as Error).message);
-    }
-  };
-  useEffect(() => {
-    void load();
-  }, [props.flowId]);
-
-  const act = async <T,>(fn: () => Promise<T>, done: string): Promise<T | null> => {
-    setBusy(true);
-    setError(null);
-    try {
-      const got = await fn();
-      notify("success", done);
-      await load();
-      return got;
-    } catch (e) {
-      setError((e as Error).message);
-      return null;
-    } finally {
-      setBusy(false);
-    }
-  };
 
   const create = async () => {
     const body: Record<string, unknown> = { flow_id: props.flowId };

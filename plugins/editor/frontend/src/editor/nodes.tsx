@@ -1,18 +1,19 @@
-import { Handle, NodeResizer, NodeToolbar, Position, type NodeProps } from "@xyflow/react";
+import { Handle, NodeResizer, NodeToolbar, Position, useStore, type NodeProps } from "@xyflow/react";
 import { memo, useMemo, useState } from "react";
 import { fieldHasHandle, handleHint, typeColour } from "../lib/compat";
-import { encodeHandle, primaryType, templateFields, visibleOutputs } from "../lib/flow";
+import { encodeHandle, isTemplateField, primaryType, templateFields, visibleOutputs } from "../lib/flow";
+import { groupFlow, innerIds, proxyLabel } from "../lib/group";
 import { isToolMode, supportsToolMode, toolActions, toolArgumentFields } from "../lib/toolmode";
-import type { GenericNodeData, SourceHandle, TargetHandle } from "../lib/types";
+import type { FlowNode, GenericNodeData, SourceHandle, TargetHandle } from "../lib/types";
 import { Icon } from "../components/Icon";
 import { categoryIcon, categoryOf } from "../lib/categories";
 import { Markdown } from "../lib/markdown";
 import { FieldInput } from "./FieldInput";
 import { useSession } from "../session";
-import { useConnectedFields, useDragOrigin, useEditor, useNodeRun } from "./store";
+import { useConnectedFields, useDragOrigin, useEditor, useNodeRun, type EditorActions, type GroupMembers } from "./store";
 
-function StatusBadge({ id }: { id: string }) {
-  const run = useNodeRun(id);
+function StatusBadge({ id, members }: { id: string; members: GroupMembers | null }) {
+  const run = useNodeRun(id, members);
   if (!run) return null;
   const text =
     run.status === "running" ? "Running…" : run.status === "queued" ? "Waiting" : run.status === "done" ? `Done${run.duration ? ` · ${run.duration}` : ""}` : run.status === "error" ? "Error" : "Skipped";
@@ -26,8 +27,8 @@ function StatusBadge({ id }: { id: string }) {
 }
 
 /** Under a node after a run: its output or error, and a Logs tab with what the component logged. */
-function RunOutput({ id }: { id: string }) {
-  const run = useNodeRun(id);
+function RunOutput({ id, members }: { id: string; members: GroupMembers | null }) {
+  const run = useNodeRun(id, members);
   const [tab, setTab] = useState<"output" | "logs">("output");
   if (!run || (run.status !== "done" && run.status !== "error")) return null;
   const logs = run.logs ?? [];
@@ -133,6 +134,42 @@ function InlineEdit(props: {
   );
 }
 
+/** below this zoom a node's text is under 3 px tall: it draws as its header and handles */
+export const FAR_ZOOM = 0.25;
+const farOut = (s: { transform: [number, number, number] }) => s.transform[2] < FAR_ZOOM;
+
+/** A handle a keyboard reaches (Tab) and uses: Enter or Space lists the other ends to connect to. */
+function keyHandle(ed: EditorActions, nodeId: string, handleType: "source" | "target", handleId: string, label: string) {
+  return {
+    tabIndex: 0,
+    role: "button",
+    "aria-label": label,
+    "aria-haspopup": "dialog" as const,
+    onKeyDown: (e: React.KeyboardEvent) => {
+      if (e.key !== "Enter" && e.key !== " ") return;
+      e.preventDefault();
+      e.stopPropagation(); // not the node's own Enter (select)
+      ed.keyConnect({ nodeId, handleType, handleId });
+    },
+  };
+}
+
+function membersOf(d: GenericNodeData): GroupMembers | null {
+  if (d.node?.flow == null) return null;
+  const asNode = { id: "", type: "genericNode", position: { x: 0, y: 0 }, data: d } as unknown as FlowNode;
+  const g = groupFlow(asNode);
+  if (!g) return null;
+  const names: Record<string, string> = {};
+  const collect = (nodes: FlowNode[]) =>
+    nodes.forEach((n) => {
+      names[n.id] = String(n.data?.node?.display_name || n.data?.type || n.id);
+      const inner = groupFlow(n);
+      if (inner) collect(inner.nodes);
+    });
+  collect(g.nodes);
+  return { ids: innerIds(asNode), names };
+}
+
 function hintClass(hint: "compatible" | "dimmed" | null): string {
   return hint ? ` handle-${hint}` : "";
 }
@@ -141,7 +178,9 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
   const d = data as unknown as GenericNodeData;
   const node = d.node;
   const ed = useEditor();
-  const run = useNodeRun(id);
+  // a group runs as its inner components: its badge and output follow theirs
+  const members = useMemo(() => membersOf(d), [d]);
+  const run = useNodeRun(id, members);
   const [showAdvanced, setShowAdvanced] = useState(false);
   const connected = useConnectedFields(id);
   const drag = useDragOrigin();
@@ -155,12 +194,19 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
   const status = run?.status;
   const blockedTypes = useSession().config.blocked_component_types;
   const blocked = Array.isArray(blockedTypes) && blockedTypes.includes(d.type);
+  const frozen = Boolean(node.frozen);
+  // far out (text too small to read), a node draws as its header and handles: a large flow pans and zooms smoothly
+  const far = useStore(farOut);
+  const minimised = d.showNode === false || (far && !selected);
+  const group = node.flow != null;
 
   return (
     <>
-    <NodeActions id={id} />
+    {/* only a selected node has a toolbar: xyflow's NodeToolbar follows the view, so 300 of them (shown or
+        not) re-rendered and allocated on every frame of a pan */}
+    {selected && <NodeActions id={id} d={d} />}
     <div
-      className={`gnode${selected ? " selected" : ""}${status ? ` run-${status}` : ""}${blocked ? " gnode-blocked" : ""}`}
+      className={`gnode${selected ? " selected" : ""}${status ? ` run-${status}` : ""}${blocked ? " gnode-blocked" : ""}${frozen ? " gnode-frozen" : ""}${minimised ? " gnode-min" : ""}${group ? " gnode-group" : ""}`}
       data-testid={`node-${d.type}`}
       aria-label={`${name} component`}
     >
@@ -175,7 +221,13 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
           testId={`title-${id}`}
           onSave={(v) => ed.setNodeData(id, { node: { ...node, display_name: v || d.type } })}
         />
-        <StatusBadge id={id} />
+        {group && <span className="badge badge-group" data-testid={`group-badge-${id}`}>Group</span>}
+        {frozen && (
+          <span className="badge badge-frozen" data-testid={`frozen-${id}`} title="Frozen: reuses its last output">
+            Frozen
+          </span>
+        )}
+        <StatusBadge id={id} members={members} />
         <button
           type="button"
           className="icon-btn nodrag run-btn"
@@ -191,6 +243,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
           Blocked by the catalog policy: this flow cannot run until an admin unblocks it.
         </div>
       )}
+      {!minimised && (
       <InlineEdit
         value={node.description ?? ""}
         label={`Description of ${name}`}
@@ -200,7 +253,8 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
         multiline
         onSave={(v) => ed.setNodeData(id, { node: { ...node, description: v } })}
       />
-      {canTool && (selected || toolMode) && (
+      )}
+      {canTool && !minimised && (selected || toolMode) && (
         <div className="gnode-toolmode nodrag">
           <label className="nf-bool" title="Use this component as a tool of an Agent">
             <input type="checkbox" role="switch" aria-checked={toolMode} aria-label={`Tool Mode of ${name}`} checked={toolMode} onChange={(e) => ed.setToolMode(id, e.target.checked)} />
@@ -216,34 +270,45 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
       )}
       <div className="gnode-fields">
         {fields
-          .filter(([, f]) => showAdvanced || !f.advanced)
+          .filter(([, f]) => (minimised ? fieldHasHandle(f) : showAdvanced || !f.advanced))
           .map(([fname, f]) => {
             if (agentFills.has(fname))
-              return (
+              return minimised ? null : (
                 <div className="gfield" key={fname}>
                   <span className="gfield-label">{f.display_name || fname}</span>
                   <span className="connected-note">Filled by the agent</span>
                 </div>
               );
             const hasHandle = fieldHasHandle(f);
-            const th: TargetHandle | null = hasHandle ? { fieldName: fname, id, inputTypes: f.input_types ?? null, type: f.type } : null;
+            const proxy = f.proxy as TargetHandle["proxy"] | undefined;
+            const th: TargetHandle | null = hasHandle ? { fieldName: fname, id, inputTypes: f.input_types ?? null, type: f.type, ...(proxy ? { proxy } : {}) } : null;
             const colour = handleBackground(f.input_types);
+            const handle = th && (
+              <Handle
+                type="target"
+                position={Position.Left}
+                id={encodeHandle(th)}
+                className={`handle${hintClass(handleHint(drag, id, "target", f.input_types))}`}
+                data-testid={`handle-in-${fname}`}
+                {...keyHandle(ed, id, "target", encodeHandle(th), `Connect input ${f.display_name || fname} of ${name}`)}
+                style={{ background: colour }}
+                title={`${f.display_name || fname}: accepts ${(f.input_types ?? []).join(", ")}`}
+              />
+            );
+            if (minimised)
+              return (
+                <div className="gfield gfield-min" key={fname}>
+                  {handle}
+                </div>
+              );
+            const inner = group ? proxyLabel(node, f) : null;
             return (
               <div className="gfield" key={fname}>
-                {th && (
-                  <Handle
-                    type="target"
-                    position={Position.Left}
-                    id={encodeHandle(th)}
-                    className={`handle${hintClass(handleHint(drag, id, "target", f.input_types))}`}
-                    data-testid={`handle-in-${fname}`}
-                    style={{ background: colour }}
-                    title={`Accepts ${(f.input_types ?? []).join(", ")}`}
-                  />
-                )}
+                {handle}
                 <label className="gfield-label" htmlFor={`f-${id}-${fname}`} title={f.info || undefined}>
                   {f.display_name || fname}
                   {f.required && <span className="req" aria-label="required"> *</span>}
+                  {inner && <span className="muted small"> · {inner}</span>}
                   {th && f.type === "other" && <span className="muted small"> {(f.input_types ?? []).join(" | ")}</span>}
                 </label>
                 {connected.has(fname) ? (
@@ -254,7 +319,7 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
               </div>
             );
           })}
-        {advancedCount > 0 && (
+        {advancedCount > 0 && !minimised && (
           <button type="button" className="btn btn-link btn-small nodrag adv-toggle" onClick={() => setShowAdvanced((v) => !v)} aria-expanded={showAdvanced}>
             {showAdvanced ? "Hide advanced" : `Show advanced (${advancedCount})`}
           </button>
@@ -266,35 +331,84 @@ export const GenericNode = memo(function GenericNode({ id, data, selected }: Nod
             const types = o.selected && o.types.includes(o.selected) ? [o.selected] : o.types;
             const sh: SourceHandle = { dataType: d.type, id, name: o.name, output_types: types };
             return (
-              <div className="goutput" key={o.name}>
-                <span>
-                  {o.display_name || o.name} <span className="muted small">{types.join(" | ")}</span>
-                </span>
+              <div className={`goutput${minimised ? " goutput-min" : ""}`} key={o.name}>
+                {!minimised && (
+                  <span>
+                    {o.display_name || o.name} <span className="muted small">{types.join(" | ")}</span>
+                    {group && (o.proxy as { nodeDisplayName?: string } | undefined)?.nodeDisplayName && (
+                      <span className="muted small"> · {(o.proxy as { nodeDisplayName?: string }).nodeDisplayName}</span>
+                    )}
+                  </span>
+                )}
                 <Handle
                   type="source"
                   position={Position.Right}
                   id={encodeHandle(sh)}
                   className={`handle${hintClass(handleHint(drag, id, "source", types))}`}
                   data-testid={`handle-out-${o.name}`}
+                  {...keyHandle(ed, id, "source", encodeHandle(sh), `Connect output ${o.display_name || o.name} of ${name}`)}
                   style={{ background: handleBackground(types) }}
-                  title={`Output: ${types.join(", ")}`}
+                  title={`Output ${o.display_name || o.name}: ${types.join(", ")}`}
                 />
               </div>
             );
           })}
         </div>
       )}
-      <RunOutput id={id} />
+      {!minimised && <RunOutput id={id} members={members} />}
     </div>
     </>
   );
 });
 
-/** Shown above a selected node: the mouse path to what Ctrl+D and Delete do. */
-function NodeActions({ id }: { id: string }) {
+/**
+ * Shown above a selected node (the reference's node toolbar): code (read-only), controls (which fields show on the
+ * node), freeze, minimise, docs, ungroup (a group), duplicate and delete.
+ */
+function NodeActions({ id, d }: { id: string; d?: GenericNodeData }) {
   const ed = useEditor();
+  const node = d?.node;
+  const name = node ? String(node.display_name || d!.type) : "note";
+  const code = node && isTemplateField(node.template.code) && typeof node.template.code.value === "string" ? node.template.code.value : "";
+  const frozen = Boolean(node?.frozen);
+  const minimised = d?.showNode === false;
+  const docs = typeof node?.documentation === "string" && /^https?:\/\//.test(node.documentation) ? node.documentation : "";
   return (
-    <NodeToolbar position={Position.Top} className="node-toolbar">
+    <NodeToolbar position={Position.Top} className="node-toolbar" aria-label={`Actions of ${name}`}>
+      {node && (
+        <>
+          {code && (
+            <button type="button" className="btn btn-small" onClick={() => ed.openNodeDialog("code", id)} title="Show the component's code (read-only)">
+              Code
+            </button>
+          )}
+          <button type="button" className="btn btn-small" onClick={() => ed.openNodeDialog("controls", id)} title="Choose which fields show on the node">
+            Controls
+          </button>
+          <button
+            type="button"
+            className={`btn btn-small${frozen ? " active" : ""}`}
+            aria-pressed={frozen}
+            onClick={() => ed.setNodeData(id, { node: { ...node, frozen: !frozen } })}
+            title="A frozen component reuses its last output while its inputs stay the same"
+          >
+            {frozen ? "Unfreeze" : "Freeze"}
+          </button>
+          <button type="button" className="btn btn-small" aria-pressed={minimised} onClick={() => ed.setNodeData(id, { showNode: minimised })} title={minimised ? "Show the fields" : "Show only the header"}>
+            {minimised ? "Expand" : "Minimise"}
+          </button>
+          {docs && (
+            <a className="btn btn-small" href={docs} target="_blank" rel="noopener noreferrer" title="The component's documentation (new tab)">
+              Docs
+            </a>
+          )}
+          {node.flow != null && (
+            <button type="button" className="btn btn-small" onClick={() => ed.ungroup(id)} title="Put the group's components back on the canvas (Ctrl+Shift+G)">
+              Ungroup
+            </button>
+          )}
+        </>
+      )}
       <button type="button" className="btn btn-small" onClick={() => ed.duplicateNode(id)} title="Duplicate (Ctrl+D)">
         Duplicate
       </button>
@@ -318,7 +432,7 @@ export const NoteNode = memo(function NoteNode({ id, data, selected }: NodeProps
   };
   return (
     <>
-    <NodeActions id={id} />
+    {selected && <NodeActions id={id} />}
     <NodeResizer minWidth={200} minHeight={100} isVisible={!!selected} />
     <div className={`note${selected ? " selected" : ""}`} data-testid="note-node" onDoubleClick={() => setEditing(true)}>
       {editing ? (

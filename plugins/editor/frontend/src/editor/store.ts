@@ -1,10 +1,12 @@
 // The live build state, outside React state so one event re-renders only the nodes it touches.
-import { createContext, useContext, useMemo, useSyncExternalStore } from "react";
+import { createContext, useContext, useMemo, useRef, useSyncExternalStore } from "react";
+import { groupRun } from "../lib/group";
 import { applyEvent, initialBuild, type BuildState, type NodeRun } from "../lib/build";
 import type { BuildEvent } from "../lib/ndjson";
 import type { Variable } from "../api/client";
 import type { TemplateField } from "../lib/types";
 import type { DragOrigin } from "../lib/compat";
+import type { KeyOrigin } from "../lib/keyconnect";
 
 export class BuildStore {
   state: BuildState = initialBuild;
@@ -30,9 +32,26 @@ export function useBuildState(): BuildState {
   return useSyncExternalStore(store.subscribe, store.get);
 }
 
-export function useNodeRun(id: string): NodeRun | undefined {
+/** The inner components of a group node (a group's status follows theirs): their ids and names. */
+export interface GroupMembers {
+  ids: string[];
+  names: Record<string, string>;
+}
+
+/** A node's run; a group's is gathered from its inner components' (re-computed only when one of them changes). */
+export function useNodeRun(id: string, members?: GroupMembers | null): NodeRun | undefined {
   const store = useContext(BuildContext);
-  return useSyncExternalStore(store.subscribe, () => store.state.nodes[id]);
+  const cache = useRef<{ members: GroupMembers; runs: (NodeRun | undefined)[]; value: NodeRun | undefined } | null>(null);
+  const get = () => {
+    if (!members) return store.state.nodes[id];
+    const runs = members.ids.map((i) => store.state.nodes[i]);
+    const c = cache.current;
+    if (c && c.members === members && c.runs.every((r, k) => r === runs[k])) return c.value;
+    const value = groupRun(members.ids, store.state.nodes, members.names);
+    cache.current = { members, runs, value };
+    return value;
+  };
+  return useSyncExternalStore(store.subscribe, get);
 }
 
 export interface EditorActions {
@@ -46,6 +65,12 @@ export interface EditorActions {
   openActions(nodeId: string): void;
   duplicateNode(nodeId: string): void;
   deleteNode(nodeId: string): void;
+  /** the node toolbar's code view or field controls */
+  openNodeDialog(kind: "code" | "controls", nodeId: string): void;
+  /** put a group's components back on the canvas */
+  ungroup(nodeId: string): void;
+  /** keyboard connect: from a focused handle, choose the other end in a list */
+  keyConnect(origin: KeyOrigin): void;
   variables: Variable[];
   /** the variables were read once (before that no provider counts as missing) */
   variablesLoaded: boolean;

@@ -90,7 +90,8 @@ export function sourceHandleFor(node: FlowNode, outputName: string): SourceHandl
 export function targetHandleFor(node: FlowNode, fieldName: string): TargetHandle | null {
   const f = node.data.node.template?.[fieldName];
   if (!isTemplateField(f) || !fieldHasHandle(f)) return null;
-  return { fieldName, id: node.id, inputTypes: f.input_types ? [...f.input_types] : null, type: f.type };
+  const proxy = f.proxy as TargetHandle["proxy"] | undefined;
+  return { fieldName, id: node.id, inputTypes: f.input_types ? [...f.input_types] : null, type: f.type, ...(proxy ? { proxy } : {}) };
 }
 
 export function deepClone<T>(v: T): T {
@@ -308,7 +309,7 @@ export function fromFlowData(data: Partial<FlowData> | null | undefined): { node
 
 /** Component nodes whose key is not in the catalog (they cannot run here). */
 export function unknownComponents(nodes: FlowNode[], known: Set<string>): string[] {
-  return [...new Set(nodes.filter((n) => n.type === "genericNode" && !known.has(n.data.type)).map((n) => n.data.type))];
+  return [...new Set(nodes.filter((n) => n.type === "genericNode" && !n.data.node?.flow && !known.has(n.data.type)).map((n) => n.data.type))];
 }
 
 /** The first type of a handle, canonicalised (for its colour). */

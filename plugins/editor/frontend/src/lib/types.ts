@@ -83,6 +83,8 @@ export interface TargetHandle {
   id: string;
   inputTypes: string[] | null;
   type: string;
+  /** on a group's field: the inner component and field it stands for */
+  proxy?: { id: string; field: string };
 }
 
 export interface FlowEdge {

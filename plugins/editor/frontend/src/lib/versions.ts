@@ -1,5 +1,5 @@
-// Flow versions, publishing and save conflicts (docs/versions.md): types and the pure comparison the
-// conflict dialog shows (what differs between the stored graph and the refused one).
+// Flow versions, publishing and save conflicts (docs/versions.md): types and the History dialog's diff
+// summary (the conflict dialog's three-way merge is lib/merge.ts).
 import type { FlowData, FlowRecord } from "./types";
 
 export interface FlowVersion {
@@ -19,6 +19,9 @@ export interface Publication {
   published: boolean;
   version: FlowVersion | null;
   published_at: string | null;
+  published_by?: string | null;
+  /** who published it (they could write this flow); null for a deleted account */
+  published_by_username?: string | null;
 }
 
 export interface NodeSummary {
@@ -56,26 +59,6 @@ export function asConflict(body: unknown): ConflictDetail | null {
     return detail as ConflictDetail;
   }
   return null;
-}
-
-function nodeMap(data: FlowData | null | undefined): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const node of data?.nodes ?? []) {
-    const label = String((node.data as { node?: { display_name?: string } } | undefined)?.node?.display_name ?? node.id);
-    out.set(String(node.id), label + "\u0000" + JSON.stringify(node.data ?? null));
-  }
-  return out;
-}
-
-/** Node names only in theirs, only in mine, and in both but different (by node id). */
-export function compareGraphs(theirs: FlowData | null | undefined, mine: FlowData | null | undefined) {
-  const a = nodeMap(theirs);
-  const b = nodeMap(mine);
-  const name = (v: string) => v.split("\u0000")[0];
-  const onlyTheirs = [...a.entries()].filter(([k]) => !b.has(k)).map(([, v]) => name(v));
-  const onlyMine = [...b.entries()].filter(([k]) => !a.has(k)).map(([, v]) => name(v));
-  const different = [...a.entries()].filter(([k, v]) => b.has(k) && b.get(k) !== v).map(([, v]) => name(v));
-  return { onlyTheirs, onlyMine, different };
 }
 
 export function diffSummary(diff: VersionDiff): string {

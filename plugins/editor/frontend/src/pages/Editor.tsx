@@ -6,6 +6,7 @@ import {
   MiniMap,
   ReactFlow,
   ReactFlowProvider,
+  useNodesInitialized,
   useReactFlow,
   useUpdateNodeInternals,
   type Connection,
@@ -19,7 +20,7 @@ import "@xyflow/react/dist/style.css";
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import { api, request, type Variable } from "../api/client";
 import { Icon } from "../components/Icon";
-import { Modal, PromptDialog } from "../components/Modal";
+import { PromptDialog } from "../components/Modal";
 import { notify, notifyError } from "../components/toast";
 import { Link, TopBar } from "../components/TopBar";
 import { ApiPanel } from "../editor/ApiPanel";
@@ -33,8 +34,7 @@ import { GenericNode, NoteNode } from "../editor/nodes";
 import { Playground } from "../editor/Playground";
 import { ComponentSidebar, DRAG_MIME, catalogCategories } from "../editor/Sidebar";
 import { type AffectedNode, type PollState, applyEvents, describeAffected } from "../lib/extensions";
-import { BuildContext, BuildStore, ConnectedContext, ConnectedStore, DragContext, DragStore, EditorContext, useEditor, type EditorActions } from "../editor/store";
-import { initialBuild, type ChatMessage } from "../lib/build";
+import { BuildContext, BuildStore, ConnectedContext, ConnectedStore, DragContext, DragStore, EditorContext, type EditorActions } from "../editor/store";
 import { indexCategories } from "../lib/categories";
 import { currentTheme, subscribeTheme } from "../lib/theme";
 import { typeColour } from "../lib/compat";
@@ -64,77 +64,22 @@ import {
   type Clipboard,
 } from "../lib/flow";
 import { History } from "../lib/history";
-import { NdjsonParser, type BuildEvent } from "../lib/ndjson";
-import { END_EVENTS, frameBatches } from "../lib/sse";
+import { resolveOverlaps } from "../lib/layout";
+import { groupNodes, groupStopId, isGroup, ungroupNode, type GroupResult } from "../lib/group";
 import { syncPromptFields } from "../lib/prompt";
 import type { Catalog, FlowData, FlowEdge, FlowNode, FlowRecord, FrontendNode, SourceHandle, TargetHandle, TemplateField } from "../lib/types";
 import { useSession } from "../session";
+import { EXTENSION_POLL_MS, NOTE_SIZE, clearDraft, isEditable, lookupCatalog, readDraft, writeDraft } from "../editor/drafts";
+import { BigEditor, ShortcutSheet } from "../editor/EditorDialogs";
+import { KeyConnectDialog } from "../editor/KeyConnectDialog";
+import type { KeyOrigin } from "../lib/keyconnect";
+import { CodeView, ControlsDialog, type NodeDialogKind } from "../editor/NodeDialogs";
+import { useBuild } from "../editor/useBuild";
 
 const nodeTypes = { genericNode: GenericNode, noteNode: NoteNode };
 
 type Snapshot = { nodes: FlowNode[]; edges: FlowEdge[] };
 type SaveState = "saved" | "dirty" | "saving" | "error";
-
-/**
- * Open the event stream of a job. A job that is not found right after it was created is asked for again a few
- * times (a server with several processes may not know it everywhere at once); any other error is final.
- */
-async function eventsWithRetry(jobId: string, signal: AbortSignal): Promise<Response> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await api.buildEvents(jobId, signal);
-    } catch (e) {
-      if (!(e instanceof ApiError) || e.status !== 404 || attempt >= 5) throw e;
-      await new Promise((r) => setTimeout(r, 150 * (attempt + 1)));
-    }
-  }
-}
-
-const DRAFT_PREFIX = "service-editor:draft:";
-const NOTE_SIZE = { width: 280, height: 180 };
-/** how often an open flow asks for extension events (bundle reloads) */
-const EXTENSION_POLL_MS = 5000;
-
-interface Draft {
-  ts: number;
-  data: FlowData;
-}
-
-function readDraft(flowId: string): Draft | null {
-  try {
-    const raw = localStorage.getItem(DRAFT_PREFIX + flowId);
-    return raw ? (JSON.parse(raw) as Draft) : null;
-  } catch {
-    return null;
-  }
-}
-
-function writeDraft(flowId: string, data: FlowData) {
-  try {
-    localStorage.setItem(DRAFT_PREFIX + flowId, JSON.stringify({ ts: Date.now(), data }));
-  } catch {
-    /* storage full or disabled: the server save still happens */
-  }
-}
-
-function clearDraft(flowId: string) {
-  try {
-    localStorage.removeItem(DRAFT_PREFIX + flowId);
-  } catch {
-    /* ignore */
-  }
-}
-
-function lookupCatalog(catalog: Catalog | null, key: string): FrontendNode | null {
-  for (const [, entries] of catalogCategories(catalog)) for (const [k, n] of entries) if (k === key) return n;
-  return null;
-}
-
-function isEditable(el: EventTarget | null): boolean {
-  const t = el as HTMLElement | null;
-  if (!t) return false;
-  return t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable;
-}
 
 export default function EditorPage({ flowId }: { flowId: string }) {
   const [flow, setFlow] = useState<FlowRecord | null>(null);
@@ -262,6 +207,8 @@ function EditorInner({
   const [conflict, setConflict] = useState<ConflictDetail | null>(null);
   const [published, setPublished] = useState<string | null>(null); // the published version's tag
   const tokenRef = useRef<string | null>((initial.version_token as string | null | undefined) ?? null);
+  // the graph as the server last had it from here (loaded or saved): the base of a conflict's merge
+  const baseRef = useRef<FlowData | null>((initial.data as FlowData | null | undefined) ?? null);
   useEffect(() => {
     // the published badge (no versions plugin: 404, no badge)
     request<Publication>(`/api/v1/flows/${flowId}/publish`).then(
@@ -275,10 +222,10 @@ function EditorInner({
   const [renaming, setRenaming] = useState(false);
   const [bigEditor, setBigEditor] = useState<{ nodeId: string; field: string } | null>(null);
   const [actionsFor, setActionsFor] = useState<string | null>(null);
+  const [nodeDialog, setNodeDialog] = useState<{ kind: NodeDialogKind; nodeId: string } | null>(null);
+  const [keyOrigin, setKeyOrigin] = useState<KeyOrigin | null>(null);
   const [variables, setVariables] = useState<Variable[]>([]);
   const [variablesLoaded, setVariablesLoaded] = useState(false);
-  const [archive, setArchive] = useState<ChatMessage[]>([]);
-  const [running, setRunning] = useState(false);
 
   const nodesRef = useRef(nodes);
   const edgesRef = useRef(edges);
@@ -289,14 +236,9 @@ function EditorInner({
   const clipboard = useRef<Clipboard | null>(null);
   const wrapper = useRef<HTMLDivElement>(null);
   const buildStore = useMemo(() => new BuildStore(), []);
-  const pausedJobRef = useRef<string | null>(null);
   const connectedStore = useMemo(() => new ConnectedStore(), []);
   const dragStore = useMemo(() => new DragStore(), []);
   useEffect(() => connectedStore.set(edges), [edges, connectedStore]);
-  const jobRef = useRef<string | null>(null);
-  const abortRef = useRef<AbortController | null>(null);
-  /** the running job is a resumed run (a v2 job), not a build job: stop it through the v2 API */
-  const followingRef = useRef(false);
 
   useEffect(() => {
     if (start.restored) notify("info", "Restored changes that were not saved yet.");
@@ -432,6 +374,32 @@ function EditorInner({
     },
     [dragStore],
   );
+
+  // keyboard connect: the handle's hints show as while dragging, the dialog lists the other ends
+  const keyConnect = useCallback(
+    (origin: KeyOrigin) => {
+      if (refuseLocked()) return;
+      const h = decodeHandle<SourceHandle & TargetHandle>(origin.handleId);
+      if (!h) return;
+      dragStore.set({ nodeId: origin.nodeId, handleType: origin.handleType, types: (origin.handleType === "source" ? h.output_types : h.inputTypes) ?? [] });
+      setKeyOrigin(origin);
+    },
+    [dragStore, refuseLocked],
+  );
+  const endKeyConnect = useCallback(() => {
+    dragStore.set(null);
+    setKeyOrigin((origin) => {
+      // focus goes back to the handle the connection started from (the node re-rendered meanwhile)
+      if (origin)
+        setTimeout(() => {
+          const el = [...document.querySelectorAll<HTMLElement>(".react-flow__handle")].find(
+            (h) => h.dataset.nodeid === origin.nodeId && h.dataset.handleid === origin.handleId,
+          );
+          el?.focus();
+        }, 0);
+      return null;
+    });
+  }, [dragStore]);
 
   const isValidConnection = useCallback(
     (c: Connection | Edge) => validConnection(nodesRef.current, { source: c.source, target: c.target, sourceHandle: c.sourceHandle ?? "", targetHandle: c.targetHandle ?? "" }),
@@ -603,6 +571,50 @@ function EditorInner({
     [addNodes],
   );
 
+  // ---- layout repair on load: components drawn over each other are moved apart, once measured ----------
+  const nodesInitialized = useNodesInitialized();
+  const laidOut = useRef(false);
+  useEffect(() => {
+    if (!nodesInitialized || laidOut.current) return;
+    // wait until our state holds every component's measured size (a large flow draws only what is visible: skip)
+    const components = nodes.filter((n) => n.type === "genericNode");
+    if (components.length <= 60 && components.some((n) => !n.measured?.width)) return;
+    laidOut.current = true;
+    if (components.length > 60) return;
+    const next = resolveOverlaps(nodesRef.current);
+    if (next === nodesRef.current || lockedRef.current) return;
+    nodesRef.current = next;
+    setNodes(next);
+    changed();
+  }, [nodesInitialized, nodes, changed]);
+
+  // ---- groups (Ctrl+G) ----------------------------------------------------------------------------------
+  const applyGraph = useCallback(
+    (key: string, r: GroupResult) => {
+      if (!r.ok) return notify("info", r.reason);
+      pushHistory(key, 0);
+      nodesRef.current = r.nodes;
+      edgesRef.current = r.edges;
+      setNodes(r.nodes);
+      setEdges(r.edges);
+      changed();
+      requestAnimationFrame(() => updateNodeInternals(r.nodes.filter((n) => n.selected).map((n) => n.id)));
+    },
+    [pushHistory, changed, updateNodeInternals],
+  );
+  const groupSelection = useCallback(() => {
+    if (refuseLocked()) return;
+    const ids = nodesRef.current.filter((n) => n.selected).map((n) => n.id);
+    applyGraph("group", groupNodes(nodesRef.current, edgesRef.current, ids));
+  }, [applyGraph, refuseLocked]);
+  const ungroup = useCallback(
+    (nodeId: string) => {
+      if (refuseLocked()) return;
+      applyGraph("ungroup", ungroupNode(nodesRef.current, edgesRef.current, nodeId));
+    },
+    [applyGraph, refuseLocked],
+  );
+
   // ---- save ------------------------------------------------------------------------------------------
   const currentData = useCallback(() => toFlowData(nodesRef.current, edgesRef.current, rf.getViewport()), [rf]);
   const savingRef = useRef<Promise<void> | null>(null);
@@ -617,8 +629,10 @@ function EditorInner({
     setSaveState("saving");
     const p = (async () => {
       try {
-        const updated = await api.updateFlow(flowId, { data: currentData() }, tokenRef.current);
+        const data = currentData();
+        const updated = await api.updateFlow(flowId, { data }, tokenRef.current);
         tokenRef.current = updated.version_token ?? tokenRef.current;
+        baseRef.current = data;
         savedVersion.current = v;
         setFlow((f) => ({ ...f, ...updated, data: undefined }));
         if (versionRef.current === v) {
@@ -636,6 +650,14 @@ function EditorInner({
     await p;
     savingRef.current = null;
   }, [flowId, currentData]);
+
+  // show the server's flow (after a restore or a merge, or to take theirs): this canvas's edits are settled,
+  // so neither the unload guard nor the next load may bring them back as a local draft over the server's
+  const reloadFromServer = useCallback(() => {
+    savedVersion.current = versionRef.current;
+    clearDraft(flowId);
+    window.location.reload();
+  }, [flowId]);
 
   // keep a local draft of unsaved changes (survives a reload or a crash)
   useEffect(() => {
@@ -676,125 +698,15 @@ function EditorInner({
   );
 
   // ---- build -----------------------------------------------------------------------------------------
-  const runBuild = useCallback(
-    async (opts: { input?: string; session?: string; stopId?: string; files?: string[] }) => {
-      if (jobRef.current) return notify("info", "A build is already running.");
-      const prev = buildStore.state.messages;
-      if (prev.length) setArchive((a) => [...a, ...prev]);
-      buildStore.set({ ...initialBuild, running: true });
-      setRunning(true);
-      const abort = new AbortController();
-      abortRef.current = abort;
-      let finished = false;
-      try {
-        const body = {
-          // From the canvas (Run, a node's ▷) no input value is sent, as in the reference: the Chat Input's own
-          // field is what runs. The playground always sends what was typed there.
-          inputs: { ...(opts.input !== undefined ? { input_value: opts.input } : {}), session: opts.session ?? flowId },
-          data: currentData(),
-          ...(opts.files?.length ? { files: opts.files } : {}),
-        };
-        const { job_id } = await api.startBuild(flowId, body, { stop_component_id: opts.stopId });
-        jobRef.current = job_id;
-        const res = await eventsWithRetry(job_id, abort.signal);
-        if (!res.body) throw new Error("The server sent no events.");
-        const reader = res.body.getReader();
-        const decoder = new TextDecoder();
-        const parser = new NdjsonParser();
-        const handle = (evs: ReturnType<NdjsonParser["push"]>) => {
-          for (const ev of evs) {
-            buildStore.apply(ev);
-            if (ev.event === "suspended") pausedJobRef.current = job_id;
-            if (ev.event === "end" || ev.event === "error" || ev.event === "suspended") finished = true;
-          }
-        };
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          handle(parser.push(decoder.decode(value, { stream: true })));
-          if (finished) break;
-        }
-        handle(parser.flush());
-        if (!finished && !abort.signal.aborted) buildStore.apply({ event: "error", data: { text: "The event stream ended before the build finished." } });
-        const err = buildStore.state.error;
-        if (err) notify("error", `Build failed: ${err}`);
-      } catch (e) {
-        if ((e as Error).name === "AbortError") buildStore.apply({ event: "error", data: { text: "Build stopped." } });
-        else {
-          buildStore.apply({ event: "error", data: { text: (e as Error).message } });
-          notifyError(e, "Build failed");
-        }
-      } finally {
-        jobRef.current = null;
-        abortRef.current = null;
-        if (buildStore.state.running) buildStore.set({ ...buildStore.state, running: false });
-        setRunning(false);
-      }
+  const { running, archive, pausedJobRef, runBuild, followJob, stopBuild } = useBuild(buildStore, flowId, currentData);
+
+  const runUpTo = useCallback(
+    (nodeId: string) => {
+      const n = nodesRef.current.find((x) => x.id === nodeId);
+      void runBuild({ stopId: n && isGroup(n) ? groupStopId(n) : nodeId }); // the server runs a group as its inner nodes
     },
-    [buildStore, flowId, currentData],
+    [runBuild],
   );
-
-  /**
-   * Follow the job a resumed run goes on in (``POST /api/v2/workflows/{job}/resume`` answers with it):
-   * its events in the reference framing feed the same build state, so the playground shows the streamed
-   * tokens, the tool calls and the answer, or the next approval card when the run pauses again.
-   */
-  const followJob = useCallback(
-    async (job_id: string) => {
-      buildStore.set({ ...buildStore.state, pending: undefined, running: true, error: undefined });
-      setRunning(true);
-      const abort = new AbortController();
-      abortRef.current = abort;
-      jobRef.current = job_id;
-      followingRef.current = true;
-      let finished = false;
-      try {
-        const res = await api.workflowEvents(job_id, abort.signal);
-        if (!res.body) throw new Error("The server sent no events.");
-        for await (const frames of frameBatches(res.body)) {
-          for (const f of frames as BuildEvent[]) {
-            if (!f || typeof f.event !== "string") continue;
-            if (f.event === "cancelled") buildStore.apply({ event: "error", data: { text: "Run stopped." } });
-            else buildStore.apply({ event: f.event, data: f.data ?? {} });
-            if (f.event === "suspended") pausedJobRef.current = job_id;
-            if (END_EVENTS.has(f.event)) finished = true;
-          }
-          if (finished) break;
-        }
-        if (!finished && !abort.signal.aborted) buildStore.apply({ event: "error", data: { text: "The event stream ended before the run finished." } });
-        const err = buildStore.state.error;
-        if (err) notify("error", `Run failed: ${err}`);
-      } catch (e) {
-        if ((e as Error).name === "AbortError") buildStore.apply({ event: "error", data: { text: "Run stopped." } });
-        else {
-          buildStore.apply({ event: "error", data: { text: (e as Error).message } });
-          notifyError(e, "Could not follow the resumed run");
-        }
-      } finally {
-        jobRef.current = null;
-        abortRef.current = null;
-        followingRef.current = false;
-        if (buildStore.state.running) buildStore.set({ ...buildStore.state, running: false });
-        setRunning(false);
-      }
-    },
-    [buildStore],
-  );
-
-  const stopBuild = useCallback(async () => {
-    const job = jobRef.current;
-    if (job) {
-      try {
-        if (followingRef.current) await api.stopWorkflow(job);
-        else await api.cancelBuild(job);
-      } catch (e) {
-        notifyError(e, "Could not stop the build");
-      }
-    }
-    abortRef.current?.abort();
-  }, []);
-
-  const runUpTo = useCallback((nodeId: string) => void runBuild({ stopId: nodeId }), [runBuild]);
 
   // ---- clipboard & keyboard ----------------------------------------------------------------------------
   const copy = useCallback(() => {
@@ -834,7 +746,12 @@ function EditorInner({
       if (isEditable(e.target) || document.querySelector(".modal-backdrop")) return;
       if (k === "z" && !e.shiftKey) (e.preventDefault(), undo());
       else if ((k === "z" && e.shiftKey) || k === "y") (e.preventDefault(), redo());
-      else if (k === "c") copy() && e.preventDefault();
+      else if (k === "g" && !e.shiftKey) (e.preventDefault(), groupSelection());
+      else if (k === "g" && e.shiftKey) {
+        e.preventDefault();
+        const g = nodesRef.current.find((n) => n.selected && isGroup(n));
+        if (g) ungroup(g.id);
+      } else if (k === "c") copy() && e.preventDefault();
       else if (k === "v") (e.preventDefault(), paste());
       else if (k === "d") {
         e.preventDefault();
@@ -843,7 +760,7 @@ function EditorInner({
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [save, undo, redo, copy, paste]);
+  }, [save, undo, redo, copy, paste, groupSelection, ungroup]);
 
   // ---- view --------------------------------------------------------------------------------------------
   const styledEdges = useMemo(
@@ -866,11 +783,14 @@ function EditorInner({
       openActions: (nodeId) => setActionsFor(nodeId),
       duplicateNode,
       deleteNode,
+      ungroup,
+      openNodeDialog: (kind, nodeId) => setNodeDialog({ kind, nodeId }),
+      keyConnect,
       variables,
       variablesLoaded,
       refreshVariables,
     }),
-    [setField, runUpTo, setNodeData, toggleToolMode, duplicateNode, deleteNode, variables, variablesLoaded, refreshVariables],
+    [setField, runUpTo, setNodeData, toggleToolMode, duplicateNode, deleteNode, ungroup, keyConnect, variables, variablesLoaded, refreshVariables],
   );
 
   const known = useMemo(() => {
@@ -879,6 +799,7 @@ function EditorInner({
     return new Set(cats.flatMap(([, entries]) => entries.map(([k]) => k)));
   }, [catalog]);
   const missing = useMemo(() => (catalog ? unknownComponents(nodes, known) : []), [catalog, nodes, known]);
+  const selectedComponents = useMemo(() => nodes.reduce((k, n) => k + (n.selected && n.type === "genericNode" ? 1 : 0), 0), [nodes]);
   const hasChatInput = useMemo(() => nodes.some((n) => n.data?.type === "ChatInput"), [nodes]);
   const flowUsesModel = useMemo(() => usesModel(nodes), [nodes]);
   // null while the server is asked whether it has a provider from its environment
@@ -914,8 +835,8 @@ function EditorInner({
                 Published {published}
               </span>
             )}
-            <span className={`save-state save-${saveState}`} role="status" data-testid="save-state" title={autoSaving ? "Changes save automatically" : "Press Ctrl+S to save"}>
-              {statusText}
+            <span className={`save-state save-${saveState}`} role="status" data-testid="save-state" title={`${statusText}: ${autoSaving ? "changes save automatically" : "press Ctrl+S to save"}`}>
+              <span className="save-text">{statusText}</span>
             </span>
             <div className="toolbar" role="toolbar" aria-label="Editor">
               <button className="btn btn-ghost" onClick={undo} disabled={!historyFlags.undo} title="Undo (Ctrl+Z)">
@@ -942,6 +863,9 @@ function EditorInner({
               <button className="btn" onClick={() => setShowApi(true)}>
                 API
               </button>
+              <Link to={`/flow/${flowId}/activity`} className="btn" title="Runs of this flow: status, duration, tokens and each run's spans" data-testid="activity-button">
+                Activity
+              </Link>
               <button className="btn btn-automation" onClick={() => setShowAutomation(true)} title="Automation: executions, schedules, signed webhooks and the retry policy" aria-label="Automation">
                 <Icon name="clock" size={16} />
                 <span className="btn-label">Automation</span>
@@ -1031,6 +955,10 @@ function EditorInner({
                 deleteKeyCode={locked ? null : ["Delete", "Backspace"]}
                 multiSelectionKeyCode={["Shift", "Meta", "Control"]}
                 onlyRenderVisibleElements={nodes.length > 60}
+                // while the view pans or zooms, the canvas is one composited layer that moves as a whole: no
+                // repaint of every node and edge per frame (set on the element, not in React state: no render)
+                onMoveStart={() => wrapper.current?.classList.add("canvas-moving")}
+                onMoveEnd={() => wrapper.current?.classList.remove("canvas-moving")}
                 proOptions={{ hideAttribution: true }}
                 aria-label="Flow canvas"
               >
@@ -1038,6 +966,14 @@ function EditorInner({
                 <Controls showInteractive={false} fitViewOptions={{ maxZoom: 1, padding: 0.15 }} />
                 <MiniMap pannable zoomable nodeColor={(n) => ((n as Node).type === "noteNode" ? "#fde68a" : "#c7d2fe")} />
               </ReactFlow>
+              {selectedComponents >= 2 && !locked && (
+                <div className="selection-bar" role="toolbar" aria-label="Selection" data-testid="selection-bar">
+                  <span>{selectedComponents} selected</span>
+                  <button className="btn btn-small btn-primary" onClick={groupSelection} title="Group the selected components (Ctrl+G)">
+                    Group
+                  </button>
+                </div>
+              )}
               {nodes.length === 0 && (
                 <div className="canvas-empty" aria-hidden>
                   Drag components from the left onto the canvas (or select one and press Enter).
@@ -1105,10 +1041,7 @@ function EditorInner({
             flowId={flowId}
             versionToken={tokenRef.current}
             onPublication={(p: Publication) => setPublished(p.published && p.version ? p.version.version_tag : null)}
-            onRestored={() => {
-              clearDraft(flowId);
-              window.location.reload();
-            }}
+            onRestored={reloadFromServer}
             onClose={() => setShowHistory(false)}
           />
         )}
@@ -1116,17 +1049,17 @@ function EditorInner({
           <ConflictDialog
             flowId={flowId}
             conflict={conflict}
+            base={baseRef.current}
+            onMerged={reloadFromServer}
             onOverwritten={(updated) => {
               tokenRef.current = updated.version_token ?? null;
+              baseRef.current = conflict.submitted;
               savedVersion.current = versionRef.current;
               setSaveState("saved");
               clearDraft(flowId);
               setConflict(null);
             }}
-            onReload={() => {
-              clearDraft(flowId);
-              window.location.reload();
-            }}
+            onReload={reloadFromServer}
             onClose={() => setConflict(null)}
           />
         )}
@@ -1134,6 +1067,7 @@ function EditorInner({
         {showApi && (
           <ApiPanel
             flowId={flowId}
+            flowName={flow.name}
             endpointName={flow.endpoint_name}
             tweaks={tweaks}
             hasWebhook={hasWebhook}
@@ -1159,6 +1093,40 @@ function EditorInner({
           />
         )}
         {bigEditor && <BigEditor {...bigEditor} nodes={nodes} onClose={() => setBigEditor(null)} />}
+        {nodeDialog && (() => {
+          const n = nodes.find((x) => x.id === nodeDialog.nodeId);
+          if (!n) return null;
+          const close = () => setNodeDialog(null);
+          if (nodeDialog.kind === "code") return <CodeView node={n} onClose={close} />;
+          return (
+            <ControlsDialog
+              node={n}
+              onClose={close}
+              onSave={(advanced) => {
+                const template = { ...n.data.node.template };
+                for (const [k, adv] of Object.entries(advanced)) {
+                  const f = template[k];
+                  if (isTemplateField(f) && Boolean(f.advanced) !== adv) template[k] = { ...f, advanced: adv };
+                }
+                setNodeData(n.id, { node: { ...n.data.node, template } });
+                close();
+              }}
+            />
+          );
+        })()}
+        {keyOrigin && (
+          <KeyConnectDialog
+            origin={keyOrigin}
+            nodes={nodes}
+            edges={edges}
+            onConnect={(c) => {
+              endKeyConnect();
+              onConnect(c);
+              notify("success", "Connected.");
+            }}
+            onClose={endKeyConnect}
+          />
+        )}
         {actionsFor && (
           <ToolActionsDialog
             node={nodes.find((n) => n.id === actionsFor) ?? null}
@@ -1173,94 +1141,5 @@ function EditorInner({
       </ConnectedContext.Provider>
       </BuildContext.Provider>
     </EditorContext.Provider>
-  );
-}
-
-function BigEditor({ nodeId, field, nodes, onClose }: { nodeId: string; field: string; nodes: FlowNode[]; onClose: () => void }) {
-  const node = nodes.find((n) => n.id === nodeId);
-  const f = node?.data.node.template[field];
-  const ctx = useEditor();
-  const isJson = isTemplateField(f) && (f.type === "dict" || f.type === "NestedDict" || f.type === "table");
-  const initial = !isTemplateField(f) ? "" : typeof f.value === "string" ? f.value : JSON.stringify(f.value ?? (isJson ? {} : ""), null, 2);
-  const [text, setText] = useState(initial);
-  const [err, setErr] = useState<string | null>(null);
-  if (!node || !isTemplateField(f)) return null;
-  const mono = f.type === "code" || isJson;
-  return (
-    <Modal
-      title={`${node.data.node.display_name ?? node.data.type} › ${f.display_name ?? field}`}
-      onClose={onClose}
-      wide
-      footer={
-        <>
-          <button className="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button
-            className="btn btn-primary"
-            onClick={() => {
-              let value: unknown = text;
-              if (isJson) {
-                try {
-                  value = text.trim() ? JSON.parse(text) : {};
-                } catch (e) {
-                  return setErr(`Not valid JSON: ${(e as Error).message}`);
-                }
-              }
-              ctx.setField(nodeId, field, { value });
-              onClose();
-            }}
-          >
-            Apply
-          </button>
-        </>
-      }
-    >
-      {f.info && <p className="muted">{f.info}</p>}
-      {f.type === "prompt" && <p className="muted small">Write {"{variable}"} to add an input field for it.</p>}
-      {err && (
-        <p className="form-error" role="alert">
-          {err}
-        </p>
-      )}
-      <textarea className={`big-editor${mono ? " mono" : ""}`} aria-label={f.display_name ?? field} value={text} onChange={(e) => setText(e.target.value)} autoFocus spellCheck={!mono} />
-    </Modal>
-  );
-}
-
-
-const SHORTCUTS: [string, string][] = [
-  ["Ctrl+S", "Save"],
-  ["Ctrl+Z", "Undo"],
-  ["Ctrl+Shift+Z or Ctrl+Y", "Redo"],
-  ["Ctrl+C / Ctrl+V", "Copy / paste the selected components"],
-  ["Ctrl+D", "Duplicate the selection"],
-  ["Delete or Backspace", "Delete the selection"],
-  ["Shift+drag", "Select several components"],
-  ["Enter (in the component list)", "Add the focused component"],
-  ["Escape", "Close a dialog"],
-  ["?", "Show this sheet"],
-];
-
-/** The keyboard shortcut sheet (``?``): on a Mac, Ctrl is Cmd. */
-function ShortcutSheet({ onClose }: { onClose: () => void }) {
-  return (
-    <Modal title="Keyboard shortcuts" onClose={onClose} testId="shortcuts">
-      <table className="shortcuts">
-        <tbody>
-          {SHORTCUTS.map(([keys, what]) => (
-            <tr key={keys}>
-              <td>
-                {keys.split(/( or | \/ |\+)/).map((part, i) =>
-                  part === "+" ? "+" : part === " or " || part === " / " ? part : <kbd key={i}>{part}</kbd>,
-                )}
-              </td>
-              <td>{what}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <p className="muted small">On a Mac, use Cmd instead of Ctrl.</p>
-    </Modal>
   );
 }
