@@ -48,7 +48,7 @@ def _run(args: argparse.Namespace) -> int:
     from core.engine import RunEvent, simplified_run_response
     from core.engine.errors import RunRefused
     from core.engine.execution import failure_text
-    from service_exec import wire
+    from service_exec import telemetry, wire
     from service_exec.engine import Executor, FlowError, InvalidRun, Refused, read_flow
 
     tweaks: Any = None
@@ -69,6 +69,11 @@ def _run(args: argparse.Namespace) -> int:
     except (FlowError, InvalidRun, Refused, RunRefused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:
+        telemetry.configure()  # OTEL_*: the run's span continues TRACEPARENT when the caller set it
+    except telemetry.TelemetryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     out = sys.stdout
     value = args.input if args.input is not None else ""
 
@@ -84,7 +89,10 @@ def _run(args: argparse.Namespace) -> int:
         input_type=args.input_type,
         session_id=args.session_id,
         emit=emit if args.stream else None,
+        api="cli",
+        carrier=telemetry.env_carrier(),
     )
+    telemetry.shutdown()  # exports the run's spans before the process ends
     body = simplified_run_response(result, input_value=value, output_type=args.output_type)
     if args.stream:
         out.write(
@@ -103,12 +111,14 @@ def _serve(args: argparse.Namespace) -> int:
 
     monkey.patch_all()  # before the engine's thread pools and sockets exist, as the full service does
 
+    from service_exec import telemetry
     from service_exec.engine import Executor, FlowError
     from service_exec.server import create_app, serve
 
     try:
         executor = Executor.from_files(args.flows)
-    except FlowError as exc:
+        telemetry.configure()
+    except (FlowError, telemetry.TelemetryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not executor.settings.api_key:

@@ -45,6 +45,7 @@ from core.engine.execution import failure_text
 from core.engine.nodes import node_types
 from core.engine.ports import RunPorts
 from core.engine.tweaks import parse_policy
+from service_exec import telemetry
 
 log = logging.getLogger(__name__)
 
@@ -262,8 +263,14 @@ class Executor:
         request_vars: Mapping[str, str] | None = None,
         emit: Callable[[RunEvent], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
+        api: str = "run",
+        carrier: Mapping[str, str] | None = None,
     ) -> RunResult:
-        """Run the flow (built with ``tweaks`` unless ``graph`` is given); never raises for component errors."""
+        """Run the flow (built with ``tweaks`` unless ``graph`` is given); never raises for component errors.
+
+        With tracing on (:mod:`service_exec.telemetry`) the run is a ``flow.execute`` span labelled with ``api``
+        (the surface that asked: ``run``, ``workflows``, ``cli``), a child of the current span or of the W3C
+        ``carrier``'s context."""
         if graph is None:
             graph = self.build(flow, tweaks, [(input_value, input_type)])
         else:
@@ -278,9 +285,31 @@ class Executor:
             request_vars=request_vars,
             registry=self.registry,
         )
-        return execution.execute(
-            graph, ctx, self.ports, input_value=input_value, input_type=input_type or "chat", registry=self.registry
+        traced = (
+            telemetry.start_run(
+                flow_id=flow.id,
+                flow_name=flow.name,
+                run_id=ctx.run_id,
+                session_id=ctx.session_id,
+                api=api,
+                carrier=carrier,
+            )
+            if telemetry.tracer() is not None
+            else None
         )
+        if traced is None:
+            return execution.execute(
+                graph, ctx, self.ports, input_value=input_value, input_type=input_type or "chat", registry=self.registry
+            )
+        ctx.watch = traced
+        result: RunResult | None = None
+        try:
+            result = execution.execute(
+                graph, ctx, self.ports, input_value=input_value, input_type=input_type or "chat", registry=self.registry
+            )
+            return result
+        finally:
+            traced.end(result, failure_text)
 
     def stream(
         self, flow: Flow, input_value: str | None, *, keep: frozenset[str], **options: Any

@@ -26,7 +26,7 @@ from werkzeug.exceptions import HTTPException
 from core.engine import RunEvent, RunResult, simplified_run_response
 from core.engine.errors import RunRefused
 from core.engine.execution import failure_text
-from service_exec import wire
+from service_exec import telemetry, wire
 from service_exec.engine import Executor, Flow, InvalidRun, Refused
 
 log = logging.getLogger(__name__)
@@ -63,6 +63,8 @@ def _invalid(loc: list[str], msg: str, type_: str = "value_error") -> Problem:
 def create_app(executor: Executor) -> Flask:
     app = Flask("service_exec")
     app.json.sort_keys = False  # type: ignore[attr-defined]
+    telemetry.configure()  # OTEL_* (TelemetryError when this install cannot export as asked)
+    telemetry.install_http(app)
     key = executor.settings.api_key
 
     @app.errorhandler(Problem)
@@ -108,6 +110,8 @@ def create_app(executor: Executor) -> Flask:
             "input_type": input_type,
             "session_id": body.get("session_id"),
             "request_vars": _request_vars(),
+            "api": "run",
+            "carrier": request.headers,
         }
 
         def respond(result: RunResult) -> dict[str, Any]:
@@ -183,7 +187,12 @@ def create_app(executor: Executor) -> Flask:
         tweaks = _tweaks(body.get("tweaks"))
         session_id = body.get("session_id")
         graph = _build(executor, flow, tweaks, [(input_value, "chat")])
-        options: dict[str, Any] = {"session_id": session_id, "request_vars": _request_vars()}
+        options: dict[str, Any] = {
+            "session_id": session_id,
+            "request_vars": _request_vars(),
+            "api": "workflows",
+            "carrier": request.headers,
+        }
         if mode == "stream":
             items = executor.stream(flow, input_value, graph=graph, keep=wire.V2_STREAM_EVENTS, **options)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from tests.observability.conftest import ClosingClient
 from tests.observability.otlp_receiver import Receiver
 
 HERE = Path(__file__).resolve()
@@ -54,6 +55,7 @@ def rq_env(tmp_path_factory, service_database_url):
         config["database_url"] = service_database_url
     app = create_app(config=config)
     app.testing = True
+    app.test_client_class = ClosingClient
     svc = state(app)
     svc.jobs = RQQueue(app, svc.settings, svc.job_registry, queue_name=queue)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
@@ -76,7 +78,7 @@ def rq_env(tmp_path_factory, service_database_url):
     try:
         from rq import Queue, Worker
 
-        end = time.monotonic() + 30
+        end = time.monotonic() + 90  # a loaded machine starts a worker slowly
         while Worker.count(connection=client, queue=Queue(queue, connection=client)) < 1:
             if worker.poll() is not None or time.monotonic() > end:
                 pytest.fail(f"worker did not start:\n{log_path.read_text()[-3000:]}")

@@ -4,8 +4,9 @@ Usage is what ``observability_usage`` holds (written with each run's native trac
 it starts (``check_run``: 429 with ``Retry-After``, the seconds until the period ends) when a budget that
 applies to it is spent; a run that spends one while it goes is stopped at its next model call
 (``before_model_call``: the component fails with the budget's message). Periods are calendar UTC days and
-months. The budgets are few: each process keeps them in memory for ``CACHE_SECONDS`` (its own changes clear
-it at once).
+months. The budgets are few: each process keeps them in memory for ``CACHE_SECONDS``, and a change in any
+process bumps a generation in the deployment's shared state (``core.shared``), which every read compares: a
+budget set on one web worker applies on every worker from their next run.
 """
 
 from __future__ import annotations
@@ -29,7 +30,18 @@ _USAGE = cast(sa.Table, Usage.__table__)
 _BUDGET = cast(sa.Table, Budget.__table__)
 
 _lock = threading.Lock()
-_cache: dict[int, tuple[float, list[BudgetRow]]] = {}
+#: per engine: (valid until, the shared generation read, the budgets)
+_cache: dict[int, tuple[float, str | None, list[BudgetRow]]] = {}
+GENERATION = "observability:budgets:generation"
+
+
+def _shared() -> Any:
+    """The deployment's shared state, when an app is at hand (runs and requests), else None."""
+    from flask import current_app, has_app_context
+
+    from core import appstate
+
+    return appstate.shared(current_app) if has_app_context() else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,23 +68,29 @@ def period_bounds(period: str, now: dt.datetime | None = None) -> tuple[dt.datet
 def all_budgets(engine: sa.Engine) -> list[BudgetRow]:
     """Every budget (cached per process for ``CACHE_SECONDS``)."""
     now = time.monotonic()
+    shared = _shared()
+    generation = shared.get(GENERATION) if shared is not None else None
     with _lock:
         hit = _cache.get(id(engine))
-        if hit is not None and hit[0] > now:
-            return hit[1]
+        if hit is not None and hit[0] > now and hit[1] == generation:
+            return hit[2]
     with db.connection(engine) as conn:
         rows = [
             BudgetRow(r.id, r.scope, r.scope_id, r.metric, r.period, r.limit) for r in conn.execute(sa.select(_BUDGET))
         ]
     with _lock:
-        _cache[id(engine)] = (now + CACHE_SECONDS, rows)
+        _cache[id(engine)] = (now + CACHE_SECONDS, generation, rows)
     return rows
 
 
 def forget() -> None:
-    """Clear the cache (a budget changed in this process)."""
+    """Clear the cache after a budget changed: this process's at once, every other's from its next read (the
+    shared generation)."""
     with _lock:
         _cache.clear()
+    shared = _shared()
+    if shared is not None:
+        shared.incr(GENERATION)
 
 
 def applying(engine: sa.Engine, user_id: str, flow_id: str, project_id: str | None) -> list[BudgetRow]:

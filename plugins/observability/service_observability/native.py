@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from core import db, groupcommit
 from core.contracts import RunEnded, RunStarted
 from core.engine.observe import ComponentEnd, ModelCall
+from core.jobs import at_exit
 from service_observability.models import Trace, Usage
 
 log = logging.getLogger(__name__)
@@ -91,16 +92,8 @@ class NativeTrace:
 
     def model_call(self, call: ModelCall) -> None:
         stack = self.open.get(threading.get_ident())
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": call.provider,
-            "gen_ai.request.model": call.model,
-            "gen_ai.response.model": call.model,
-        }
-        if call.input_tokens is not None:
-            attributes["gen_ai.usage.input_tokens"] = call.input_tokens
-        if call.output_tokens is not None:
-            attributes["gen_ai.usage.output_tokens"] = call.output_tokens
+        # the one GenAI mapping every exporter uses (texts withheld: native traces never keep them)
+        attributes: dict[str, Any] = call.genai_attributes()
         self.spans.append(
             {
                 "id": _span_id(),
@@ -233,6 +226,7 @@ class Writer:
         self.busy = False
         self.thread: threading.Thread | None = None
         self.pid = os.getpid()  # a forked worker starts its own (its copy of a parent's queue is the parent's)
+        at_exit(self.flush)  # what is queued is written as the process ends (a forked RQ job process too)
 
     def put(self, row: dict[str, Any], usage: list[dict[str, Any]], retention_days: int) -> None:
         with self.cond:

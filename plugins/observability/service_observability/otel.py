@@ -1,9 +1,13 @@
 """OpenTelemetry tracing: the tracer provider from the standard ``OTEL_*`` variables, run spans, propagation.
 
-Off until an OTLP endpoint is set (``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``);
-``OTEL_SDK_DISABLED=true`` or ``OTEL_TRACES_EXPORTER=none`` keep it off. The exporter is the official
-OTLP/HTTP (protobuf) one, which reads the rest of the ``OTEL_EXPORTER_OTLP_*`` variables itself (headers,
-timeout, compression, certificate); the resource reads ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``.
+Off until an OTLP endpoint is set (``OTEL_EXPORTER_OTLP_ENDPOINT``, or the per-signal
+``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``_METRICS_ENDPOINT``); ``OTEL_SDK_DISABLED=true`` or
+``OTEL_TRACES_EXPORTER=none`` / ``OTEL_METRICS_EXPORTER=none`` keep a signal off. The exporters are the
+official OTLP ones, ``http/protobuf`` by default or ``grpc`` (``OTEL_EXPORTER_OTLP_PROTOCOL``; the plugin's
+``grpc`` extra), which read the rest of the ``OTEL_EXPORTER_OTLP_*`` variables themselves (headers, timeout,
+compression, certificate); the resource reads ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``.
+The metrics (``http.server.request.duration`` and the database client's) come from the HTTP and database
+instrumentations (``instrument.py``).
 
 The provider is process-wide (one per configuration: a test that points the variables elsewhere gets a new
 one); it is this plugin's own, not the API's global, so an app built twice in one process never fights over
@@ -34,61 +38,118 @@ SCOPE = "service_observability"
 
 _propagator = TraceContextTextMapPropagator()
 _lock = threading.Lock()
-_config: tuple[str, ...] | None = None
+_config: tuple[object, ...] | None = None
 _provider: Any = None
 _tracer: trace.Tracer | None = None
+_meter_provider: Any = None
 
 
 def _env(name: str) -> str:
     return os.environ.get(name, "").strip()
 
 
-def wanted() -> tuple[str, ...] | None:
-    """The exporter configuration the variables ask for, or None when tracing is off."""
-    if _env("OTEL_SDK_DISABLED").lower() == "true":
-        return None
-    exporters = [e.strip().lower() for e in (_env("OTEL_TRACES_EXPORTER") or "otlp").split(",")]
+#: the OTLP protocols served, and the exporter modules they need (gRPC: the ``grpc`` extra)
+PROTOCOLS = {
+    "http/protobuf": "opentelemetry.exporter.otlp.proto.http",
+    "grpc": "opentelemetry.exporter.otlp.proto.grpc",
+}
+GRPC_MISSING = (
+    "OTEL_EXPORTER_OTLP_PROTOCOL=grpc needs the observability plugin's grpc extra: "
+    "pip install 'service-observability[grpc]' (or export with http/protobuf)"
+)
+
+
+def _protocol(signal: str) -> str:
+    protocol = _env(f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL") or _env("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf"
+    return protocol.lower()
+
+
+def _signal(signal: str) -> tuple[str, str] | None:
+    """``(endpoint, protocol)`` of one signal (``TRACES``, ``METRICS``), or None while it is off."""
+    exporters = [e.strip().lower() for e in (_env(f"OTEL_{signal}_EXPORTER") or "otlp").split(",")]
     if "otlp" not in exporters:
         return None
-    traces_endpoint = _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    endpoint = _env("OTEL_EXPORTER_OTLP_ENDPOINT")
-    if not traces_endpoint and not endpoint:
+    endpoint = _env(f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT") or _env("OTEL_EXPORTER_OTLP_ENDPOINT")
+    if not endpoint:
         return None
-    protocol = _env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or _env("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf"
+    return endpoint, _protocol(signal)
+
+
+def wanted() -> tuple[object, ...] | None:
+    """The exporter configuration the variables ask for, or None when nothing is exported."""
+    if _env("OTEL_SDK_DISABLED").lower() == "true":
+        return None
+    traces, metrics = _signal("TRACES"), _signal("METRICS")
+    if traces is None and metrics is None:
+        return None
     return (
-        traces_endpoint,
-        endpoint,
-        protocol,
+        traces,
+        metrics,
         _env("OTEL_SERVICE_NAME"),
         _env("OTEL_RESOURCE_ATTRIBUTES"),
         _env("OTEL_BSP_SCHEDULE_DELAY"),
+        _env("OTEL_METRIC_EXPORT_INTERVAL"),
     )
 
 
+def _exporter_module(protocol: str, signal: str) -> Any:
+    """The official exporter module of a protocol and signal (``trace_exporter``, ``metric_exporter``)."""
+    import importlib
+
+    package = PROTOCOLS.get(protocol)
+    if package is None:
+        supported = ", ".join(PROTOCOLS)
+        raise ValueError(f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r} is not supported (use one of: {supported})")
+    try:
+        return importlib.import_module(f"{package}.{signal}")
+    except ImportError:
+        if protocol == "grpc":
+            raise ValueError(GRPC_MISSING) from None
+        raise
+
+
 def configure() -> trace.Tracer | None:
-    """Build (or keep) the provider the variables ask for; the tracer, or None when tracing is off."""
-    global _config, _provider, _tracer
+    """Build (or keep) the providers the variables ask for; the tracer, or None when tracing is off.
+
+    ``ValueError`` (a start-up error) names an unsupported protocol, or gRPC asked for without its extra.
+    """
+    global _config, _provider, _tracer, _meter_provider
     config = wanted()
     with _lock:
         if config == _config:
             return _tracer
-        old = _provider
-        _config, _provider, _tracer = config, None, None
+        old, old_meters = _provider, _meter_provider
+        _config, _provider, _tracer, _meter_provider = None, None, None, None
         if old is not None:
             old.shutdown()
+        if old_meters is not None:
+            old_meters.shutdown()
         if config is None:
             return None
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-        if config[2] != "http/protobuf":
-            log.warning("OTLP protocol %r is not supported: exporting with http/protobuf", config[2])
-        defaults = {} if config[3] or "service.name=" in config[4] else {"service.name": SERVICE_NAME}
-        provider = TracerProvider(resource=Resource.create(defaults))
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-        _provider, _tracer = provider, provider.get_tracer(SCOPE)
+        traces, metrics = config[0], config[1]
+        # the stable HTTP and database conventions (``http.server.request.duration``, ``http.route``...) unless
+        # the operator chose others: read once per process by the instrumentations
+        os.environ.setdefault("OTEL_SEMCONV_STABILITY_OPT_IN", "http,database")
+        defaults = {} if config[2] or "service.name=" in str(config[3]) else {"service.name": SERVICE_NAME}
+        resource = Resource.create(defaults)
+        span_exporter = _exporter_module(traces[1], "trace_exporter") if isinstance(traces, tuple) else None
+        metric_exporter = _exporter_module(metrics[1], "metric_exporter") if isinstance(metrics, tuple) else None
+        if span_exporter is not None:
+            from opentelemetry.sdk.trace import TracerProvider
+            from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+            provider = TracerProvider(resource=resource)
+            provider.add_span_processor(BatchSpanProcessor(span_exporter.OTLPSpanExporter()))
+            _provider, _tracer = provider, provider.get_tracer(SCOPE)
+        if metric_exporter is not None:
+            from opentelemetry.sdk.metrics import MeterProvider
+            from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+
+            reader = PeriodicExportingMetricReader(metric_exporter.OTLPMetricExporter())
+            _meter_provider = MeterProvider(metric_readers=[reader], resource=resource)
+        _config = config
         return _tracer
 
 
@@ -97,10 +158,26 @@ def tracer() -> trace.Tracer | None:
     return _tracer
 
 
+def tracer_provider() -> Any:
+    """The SDK tracer provider in force (None when tracing is off)."""
+    return _provider
+
+
+def meter_provider() -> Any:
+    """The SDK meter provider exporting OTLP metrics (None when no metrics endpoint is set)."""
+    return _meter_provider
+
+
+def exporting() -> bool:
+    """Whether spans or OTLP metrics are exported (the HTTP and database instrumentations are installed)."""
+    return _provider is not None or _meter_provider is not None
+
+
 def flush(timeout_ms: int = 10000) -> bool:
-    """Export every finished span now (tests, shutdown)."""
-    provider = _provider
-    return bool(provider.force_flush(timeout_ms)) if provider is not None else True
+    """Export every finished span and the metrics recorded so far now (tests, shutdown)."""
+    provider, meters = _provider, _meter_provider
+    done = bool(provider.force_flush(timeout_ms)) if provider is not None else True
+    return (bool(meters.force_flush(timeout_ms)) if meters is not None else True) and done
 
 
 # --- propagation ----------------------------------------------------------------------------------------
@@ -208,24 +285,7 @@ def model_call_span(call: ModelCall, content: bool) -> None:
     tracer = _tracer
     if tracer is None:
         return
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": call.provider,
-        "gen_ai.request.model": call.model,
-        "gen_ai.response.model": call.model,
-        "gen_ai.request.stream": call.streamed,
-    }
-    if call.input_tokens is not None:
-        attributes["gen_ai.usage.input_tokens"] = call.input_tokens
-    if call.output_tokens is not None:
-        attributes["gen_ai.usage.output_tokens"] = call.output_tokens
-    if call.finish_reason:
-        attributes["gen_ai.response.finish_reasons"] = (call.finish_reason,)
-    if content:
-        if call.prompt is not None:
-            attributes["gen_ai.prompt"] = call.prompt
-        if call.completion is not None:
-            attributes["gen_ai.completion"] = call.completion
+    attributes = call.genai_attributes(content)
     start_ns = int(call.started_at * 1e9)
     span = tracer.start_span(f"chat {call.model}", kind=SpanKind.CLIENT, attributes=attributes, start_time=start_ns)
     if call.error:

@@ -38,12 +38,25 @@ def on_app_created(app: Any) -> None:
     from core import appstate
     from core.engine import egress
     from core.errors import StartupError
-    from service_observability import http, logs, metrics, native, otel, runs
+    from service_observability import http, instrument, logs, metrics, native, otel, runs
     from service_observability.config import parse_prices, settings
 
-    if otel.configure() is not None:
+    try:
+        traced = otel.configure() is not None
+    except ValueError as exc:  # an unsupported OTLP protocol, or gRPC without its extra
+        raise StartupError(str(exc)) from None
+    if traced:
+        from core.jobs import at_work_horse_exit
+
         egress.add_header_source(otel.current_headers)
         logs.install()
+        at_work_horse_exit(otel.flush)  # a forked RQ job process exports its spans before it ends
+    if otel.exporting():
+        providers = (otel.tracer_provider(), otel.meter_provider())
+        instrument.install_http(app, *providers)
+        instrument.install_database(appstate.engine(app), *providers)
+    else:
+        instrument.detach_database(appstate.engine(app))
     conf = settings(app)
     if conf.metrics_enabled:
         config_dir = appstate.settings(app).resolved_config_dir
@@ -55,7 +68,7 @@ def on_app_created(app: Any) -> None:
         native.prices = parse_prices(conf.token_prices)
     except ValueError as exc:
         raise StartupError(str(exc)) from None
-    if otel.tracer() is not None or metrics.current() is not None:
+    if metrics.current() is not None:
         http.install(app)
 
 

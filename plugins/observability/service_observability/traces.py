@@ -1,4 +1,6 @@
-"""``/api/v1/monitor/traces``: native run traces in the reference's shapes (camelCase), owner-scoped.
+"""``/api/v1/monitor/traces``: native run traces in the reference's shapes (camelCase), owner-scoped; the
+traces of another user's flow shared with the caller follow the flow's roles (``read`` to list and open them,
+``delete`` to delete them; 404 for a flow the caller may not see, 403 when they may not delete).
 
 ``GET ""`` lists a page of trace summaries (filters ``flow_id``, ``session_id``, ``status``, ``query``,
 ``start_time``, ``end_time``; ``page`` from 1, a 0 reads as 1; ``size`` 1-200): ``{traces, total, pages}``.
@@ -17,7 +19,7 @@ import sqlalchemy as sa
 from flask import Blueprint, Response, jsonify, request
 
 from core import db
-from core.auth import authenticated, current_actor
+from core.auth import authenticated, check_access, current_actor, flow_ref, foreign_flow
 from core.errors import ApiError, ValidationFailed
 from service_observability.models import Trace
 
@@ -140,8 +142,10 @@ def _tree(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def list_traces() -> Response:
     q = _query_args()
     _flush()
-    owner = str(current_actor().id)
-    where = [_TABLE.c.user_id == owner]
+    actor = current_actor()
+    shared = foreign_flow(actor, q["flow_id"], "read") if "flow_id" in q else None
+    # a flow shared with the caller: every user's runs of it (its team's view); else the caller's own
+    where = [] if shared is not None else [_TABLE.c.user_id == str(actor.id)]
     if "flow_id" in q:
         where.append(_TABLE.c.flow_id == q["flow_id"])
     if q["session_id"]:
@@ -177,12 +181,29 @@ def _flush() -> None:
     writer(appstate.engine()).flush()
 
 
-def _owned(trace_id: str) -> Trace:
+def _owned(trace_id: str, verb: str = "read") -> Trace:
+    """The caller's trace, or another user's trace of a flow shared with the caller that lets them ``verb``
+    it (``core.auth.check_access`` on the flow: 404 when they may not see it, 403 when they may not ``verb``)."""
     _flush()
     found = db.session().get(Trace, trace_id)
-    if found is None or found.user_id != str(current_actor().id):
+    actor = current_actor()
+    if found is None:
         raise ApiError(404, "Trace not found")
+    if found.user_id != str(actor.id):
+        flow = _flow_of(found)
+        if flow is None:
+            raise ApiError(404, "Trace not found")
+        check_access(actor, verb, flow_ref(flow), not_found="Trace not found")
     return found
+
+
+def _flow_of(trace: Trace) -> Any:
+    from core import appstate
+
+    if not trace.flow_id:
+        return None
+    found = appstate.hooks().find_flow(user_id=None, flow_id_or_name=str(trace.flow_id), public=False, draft=True)
+    return found if found is not None and found.id == str(trace.flow_id) else None
 
 
 @traces_blp.get("/<trace_id>")
@@ -202,7 +223,7 @@ def get_trace(trace_id: str) -> Response:
 @authenticated()
 def delete_trace(trace_id: str) -> Response:
     s = db.session()
-    s.delete(_owned(trace_id))
+    s.delete(_owned(trace_id, "delete"))
     s.commit()
     return Response(status=204)
 
@@ -217,8 +238,10 @@ def delete_flow_traces() -> Response:
         msg, type_ = ("Field required", "missing") if not raw else ("Input should be a valid UUID", "uuid_parsing")
         raise ValidationFailed([{"loc": ["query", "flow_id"], "msg": msg, "type": type_}]) from None
     _flush()
+    shared = foreign_flow(current_actor(), flow_id, "delete")
+    where = [] if shared is not None else [_TABLE.c.user_id == str(current_actor().id)]
     s = db.session()
-    s.execute(sa.delete(_TABLE).where(_TABLE.c.user_id == str(current_actor().id), _TABLE.c.flow_id == flow_id))
+    s.execute(sa.delete(_TABLE).where(*where, _TABLE.c.flow_id == flow_id))
     s.commit()
     return Response(status=204)
 
