@@ -72,14 +72,16 @@ def test_a_killed_worker_fails_its_execution_and_the_policy_retries_it_once(app,
         while not [e for e in executions(client, alice) if e["job_id"]]:
             assert time.monotonic() < deadline
             time.sleep(0.05)
-        time.sleep(1.0)  # the run is under way in the worker (it lasts four seconds)
+        while executions(client, alice)[0]["status"] != "running":  # the run is under way in the worker
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
         os.kill(worker.pid, signal.SIGKILL)
         worker.wait(10)
     finally:
         if worker.poll() is None:
             worker.kill()
     [lost] = executions(client, alice)
-    assert lost["status"] == "queued"  # nobody ended it yet
+    assert lost["status"] == "running"  # nobody ended it yet
     time.sleep(2.5)  # past the reaper's grace
     tick(app)  # fails it, schedules the retry (no backoff)
     tick(app)  # starts the retry here
@@ -114,3 +116,27 @@ def test_an_execution_committed_but_never_enqueued_is_started_once(app, client, 
     settle(app)
     [done] = executions(client, alice)
     assert done["id"] == row["id"] and done["status"] == "ok" and done["output"].startswith("left|")
+
+
+def test_a_run_in_a_request_is_listed_running_while_it_goes(app, client, alice):
+    import threading
+
+    flow = create_flow(client, alice, slow_flow(2), name="slow")
+    answers: list[int] = []
+
+    def run() -> None:
+        answer = app.test_client().post(f"/api/v1/run/{flow['id']}", json={"input_value": "x"}, headers=alice.key)
+        answers.append(answer.status_code)
+
+    caller = threading.Thread(target=run)
+    caller.start()
+    deadline = time.monotonic() + 60
+    while not (going := executions(client, alice, status="running")):
+        assert time.monotonic() < deadline and caller.is_alive()
+        time.sleep(0.05)
+    assert [(e["flow_id"], e["trigger"], e["ended_at"]) for e in going] == [(flow["id"], "run", None)]
+    caller.join(60)
+    assert answers == [200]
+    [ended] = executions(client, alice)
+    assert ended["id"] == going[0]["id"] and ended["status"] == "ok"
+    assert executions(client, alice, status="running") == []

@@ -12,7 +12,7 @@ import sys
 import textwrap
 
 import sqlalchemy as sa
-from service_triggers.ticker import tick
+from service_triggers.ticker import anything_due, tick
 
 from core import appstate
 from tests.run.runkit import chat_echo, create_flow
@@ -75,6 +75,23 @@ def test_an_interval_schedule_fires_once_per_tick_with_its_input_and_tweaks(app,
     assert len(executions(client, alice)) == 2
 
 
+def test_an_idle_tick_is_one_read_and_a_due_schedule_is_seen(app, client, alice):
+    """The tick's probe (``anything_due``): nothing due before the fire time, a due schedule at it; an idle tick
+    runs no chore and answers zeros."""
+    flow = create_flow(client, alice, chat_echo())
+    created = schedule(client, alice, flow_id=flow["id"], interval_s=60).get_json()
+    due = dt.datetime.fromisoformat(created["next_fire_at"]).timestamp()
+    assert anything_due(app, due - 1) is False
+    assert tick(app, now=due - 1) == {"fired": 0, "retried": 0, "reaped": 0, "restarted": 0}
+    assert executions(client, alice) == []
+    assert anything_due(app, due) is True
+    assert tick(app, now=due)["fired"] == 1
+    settle(app)
+    assert anything_due(app, due + 1) is False  # fired, ended: nothing left to do until the next minute
+    client.patch(f"/api/v1/schedules/{created['id']}", json={"enabled": False}, headers=alice.key)
+    assert anything_due(app, due + 3600) is False  # paused
+
+
 def test_missed_ticks_are_skipped_or_run_once(app, client, alice):
     flow = create_flow(client, alice, chat_echo())
     skip = schedule(client, alice, flow_id=flow["id"], interval_s=60, input_value="skip").get_json()
@@ -93,7 +110,7 @@ SCRIPT = textwrap.dedent(
     import json, sys, time
     from core.app import create_app
     from core import appstate
-    from service_triggers.ticker import tick
+    from service_triggers.ticker import anything_due, tick
     cfg = json.loads(sys.argv[1])
     app = create_app(config=cfg, plugins=cfg.pop("_plugins"))
     fired = 0

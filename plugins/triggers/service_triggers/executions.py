@@ -25,7 +25,7 @@ from core.runs import RunRequest
 from core.runs import jobs as run_jobs
 from service_triggers.dbx import tx
 from service_triggers.models import Execution, Policy
-from service_triggers.recorder import clip, flush, input_text
+from service_triggers.recorder import LIVE, clip, input_text, live_row
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ def out(row: Any) -> dict[str, Any]:
 
 def list_executions(
     app: Flask,
-    user_id: str,
+    user_id: str | None,
     *,
     flow_id: str | None = None,
     status: str | None = None,
@@ -167,8 +167,7 @@ def list_executions(
     limit: int = 50,
     offset: int = 0,
 ) -> list[dict[str, Any]]:
-    flush(app)
-    query = sa.select(_T).where(_T.c.user_id == user_id)
+    query = sa.select(_T) if user_id is None else sa.select(_T).where(_T.c.user_id == user_id)
     if flow_id:
         query = query.where(_T.c.flow_id == flow_id)
     if status:
@@ -181,28 +180,70 @@ def list_executions(
         query = query.where(_T.c.started_at < until)
     query = query.order_by(_T.c.started_at.desc(), _T.c.id).limit(limit).offset(offset)
     with tx() as conn:
-        return [out(r) for r in conn.execute(query)]
+        stored = [out(r) for r in conn.execute(query)]
+    going = _live(user_id, flow_id, status, trigger, since, until) if offset == 0 else []
+    if not going:
+        return stored
+    known = {r["id"] for r in stored}
+    rows = [r for r in going if r["id"] not in known] + stored
+    rows.sort(key=lambda r: -float(r["started_at"] or 0))
+    return rows[:limit]
 
 
-def read(app: Flask, user_id: str, execution_id: str) -> Any:
-    flush(app)
+def _live(
+    user_id: str | None,
+    flow_id: str | None,
+    status: str | None,
+    trigger: str | None,
+    since: float | None,
+    until: float | None,
+) -> list[dict[str, Any]]:
+    """The runs in a request of this process that are going now, filtered as the stored ones."""
+    if status not in (None, "", "running"):
+        return []
+    found = []
+    for run in list(LIVE.values()):
+        row = live_row(run)
+        if (user_id is not None and row["user_id"] != user_id) or (flow_id and row["flow_id"] != flow_id):
+            continue
+        if (trigger and row["trigger"] != trigger) or (since is not None and row["started_at"] < since):
+            continue
+        if until is not None and row["started_at"] >= until:
+            continue
+        found.append(out(row))
+    return found
+
+
+def read(app: Flask, user_id: str | None, execution_id: str) -> Any:
+    """The row ``execution_id`` of ``user_id`` (None: of any user; the caller checks access to its flow)."""
     with tx() as conn:
-        row = conn.execute(sa.select(_T).where(_T.c.id == execution_id, _T.c.user_id == user_id)).first()
+        query = sa.select(_T).where(_T.c.id == execution_id)
+        if user_id is not None:
+            query = query.where(_T.c.user_id == user_id)
+        row = conn.execute(query).first()
     if row is None:
         raise NotFound()
     return row
 
 
-def retry(app: Flask, user_id: str, execution_id: str) -> dict[str, Any]:
-    """Run a finished execution again with the same inputs: a new execution linked to it (``retry_of``)."""
+def retry(app: Flask, user_id: str, execution_id: str, *, as_user: str | None = None) -> dict[str, Any]:
+    """Run a finished execution again with the same inputs: a new execution linked to it (``retry_of``).
+
+    ``as_user``: a team member retrying another user's execution of a shared flow (the caller checked that they
+    may run it): the new execution is theirs and runs as them, with their variables, never the first run's
+    request variables (its caller's ``X-SERVICE-GLOBAL-VAR-*`` values)."""
     old = read(app, user_id, execution_id)._mapping
     if old["request"] is None:
         raise ApiError(409, "This execution kept no request to run again (an unsaved graph or a too large input)")
     if old["status"] in ("queued", "running", "scheduled"):
         raise ApiError(409, "This execution has not ended yet")
     request = {k: v for k, v in old["request"].items() if k not in ("run_id",)}
+    runner = str(old["user_id"])
+    if as_user is not None and as_user != runner:
+        runner = as_user
+        request.update(user_id=as_user, principal=None, messages_as=None, request_vars={})
     row = new_row(
-        user_id=old["user_id"],
+        user_id=runner,
         flow_id=old["flow_id"],
         flow_name=old["flow_name"],
         trigger="retry",

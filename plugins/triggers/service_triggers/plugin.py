@@ -45,11 +45,16 @@ def register_commands():
 
 @hookimpl
 def observe_run(run: Any) -> Any:
-    from flask import current_app
+    from service_triggers.recorder import observe  # a loaded module's lookup: the first run imports it
 
-    from service_triggers.recorder import Observer
+    return observe(run)
 
-    return Observer(current_app._get_current_object())  # type: ignore[attr-defined]
+
+@hookimpl
+def on_run_queued(run: Any) -> None:
+    from service_triggers.recorder import queued
+
+    queued(run)
 
 
 @hookimpl

@@ -146,16 +146,21 @@ def create(app: Flask, user_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
     return out(values)
 
 
-def read(app: Flask, user_id: str, schedule_id: str) -> Any:
+def read(app: Flask, user_id: str | None, schedule_id: str) -> Any:
+    """The row ``schedule_id`` of ``user_id`` (None: of any user; the caller checks access to its flow)."""
     with tx() as conn:
-        row = conn.execute(sa.select(_S).where(_S.c.id == schedule_id, _S.c.user_id == user_id)).first()
+        query = sa.select(_S).where(_S.c.id == schedule_id)
+        if user_id is not None:
+            query = query.where(_S.c.user_id == user_id)
+        row = conn.execute(query).first()
     if row is None:
         raise NotFound()
     return row
 
 
-def list_for(app: Flask, user_id: str, flow_id: str | None = None) -> list[dict[str, Any]]:
-    query = sa.select(_S).where(_S.c.user_id == user_id)
+def list_for(app: Flask, user_id: str | None, flow_id: str | None = None) -> list[dict[str, Any]]:
+    """``user_id``'s rows, or (None) every user's of ``flow_id`` (the caller may read that flow)."""
+    query = sa.select(_S) if user_id is None else sa.select(_S).where(_S.c.user_id == user_id)
     if flow_id:
         query = query.where(_S.c.flow_id == flow_id)
     with tx() as conn:

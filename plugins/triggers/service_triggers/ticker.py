@@ -10,18 +10,61 @@ import os
 import threading
 import time
 
+import sqlalchemy as sa
 from flask import Flask
 
-from core import db
+from core import appstate, db
 from service_triggers import executions, schedules
 from service_triggers.config import settings
+from service_triggers.models import Execution, Schedule
 
 log = logging.getLogger(__name__)
 
 
+def _due_probe() -> db.Prepared:
+    """One read answering whether any chore has work now: the four chores' own conditions, each an ``EXISTS``
+    on an index (a due schedule, a due retry, a queued or running job's execution old enough to be reaped, a
+    stranded ``queued`` row). Compiled once, run on the driver (``core.db.Prepared``)."""
+    s: sa.Table = Schedule.__table__  # type: ignore[assignment]
+    t: sa.Table = Execution.__table__  # type: ignore[assignment]
+    now: sa.BindParameter[object] = sa.bindparam("now")
+    reap_before: sa.BindParameter[object] = sa.bindparam("reap")
+    stranded_before: sa.BindParameter[object] = sa.bindparam("stranded")
+    queued = t.c.status == "queued"
+    return db.Prepared(
+        sa.select(
+            sa.or_(
+                sa.exists().where(s.c.enabled.is_(True), s.c.next_fire_at <= now),
+                sa.exists().where(t.c.status == "scheduled", t.c.due_at <= now),
+                sa.exists().where(
+                    sa.or_(queued, t.c.status == "running"),
+                    t.c.job_id.is_not(None),
+                    t.c.job_id != executions.CLAIMED,
+                    t.c.started_at < reap_before,
+                ),
+                sa.exists().where(queued, t.c.job_id.is_(None), t.c.started_at < stranded_before),
+            )
+        )
+    )
+
+
+_PROBE = _due_probe()
+IDLE = {"fired": 0, "retried": 0, "reaped": 0, "restarted": 0}
+
+
+def anything_due(app: Flask, now: float) -> bool:
+    """Whether a chore has work at ``now``: the idle tick (the common one) is this one read, no session."""
+    params = {"now": now, "reap": now - executions.REAP_AFTER, "stranded": now - executions.STRANDED_AFTER}
+    row = _PROBE.first(params, engine=appstate.engine(app))
+    return bool(row and row[0])
+
+
 def tick(app: Flask, now: float | None = None) -> dict[str, int]:
-    """One tick of every chore (what the thread runs; tests and ``service schedules tick`` call it)."""
+    """One tick of every chore (what the thread runs; tests and ``service schedules tick`` call it). A tick
+    with nothing due (:func:`anything_due`) reads once and returns."""
     now = time.time() if now is None else now
+    if not anything_due(app, now):
+        return dict(IDLE)
     with app.app_context():
         try:
             return {
@@ -40,12 +83,16 @@ class Ticker:
         self.pid = -1
         self.apps: dict[int, Flask] = {}
         self.stop = threading.Event()
+        #: the app this process's ticking was settled for (every request after the first checks only this;
+        #: a forked child forgets it, so its first request starts its own thread)
+        self.ready: Flask | None = None
 
     def ensure(self, app: Flask) -> None:
         """Follow ``app`` (the newest of the process); start this process's thread unless it runs or is off."""
-        if self.pid == os.getpid() and id(app) in self.apps:  # every request after the first: nothing to do
+        if self.ready is app:  # every request after the first: nothing to do
             return
         with self.lock:
+            self.ready = app
             if settings(app).tick_s <= 0:  # off for this app: the thread, if any, ticks nothing
                 self.apps = {}
                 return
@@ -56,10 +103,17 @@ class Ticker:
             self.stop = threading.Event()
             threading.Thread(target=self._loop, args=(self.stop,), name="triggers-ticker", daemon=True).start()
 
+    def forked(self) -> None:
+        """In a forked child: no thread runs here yet (the next request starts one)."""
+        self.ready = None
+        self.pid = -1
+        self.lock = threading.Lock()
+
     def halt(self) -> None:
         with self.lock:
             self.stop.set()
             self.pid = -1
+            self.ready = None
 
     def _loop(self, stop: threading.Event) -> None:
         while True:
@@ -76,3 +130,4 @@ class Ticker:
 
 
 TICKER = Ticker()
+os.register_at_fork(after_in_child=TICKER.forked)

@@ -9,6 +9,11 @@ nothing; the reason goes to the log. A delivery is deduplicated by its ``Idempot
 ``X-Service-Event-Id``) header, else by the digest of its timestamp and body (a retried delivery of the
 same bytes is the same event). ``202`` is answered once the execution row is committed, with the run id
 and a status URL; a duplicate answers ``202`` with the first delivery's execution and ``duplicate: true``.
+
+Each trigger takes at most ``SERVICE_TRIGGERS_INGRESS_PER_MINUTE`` deliveries a minute (a fixed window in the
+rate limiter's shared storage: every process counts together); past it ``429`` with ``Retry-After`` (the
+seconds left in the window). Only deliveries whose signature verified are counted: a sender without the
+secret can neither spend a trigger's allowance nor tell a limited trigger from an unknown one (it gets 404).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import math
 import re
 import secrets as pysecrets
 import time
@@ -44,6 +50,33 @@ NOT_FOUND = {"detail": "Not found"}
 
 _W: sa.Table = Webhook.__table__  # type: ignore[assignment]
 _T: sa.Table = Execution.__table__  # type: ignore[assignment]
+
+
+class Limited(Exception):
+    """A verified delivery over its trigger's allowance: 429, ``Retry-After: retry_after`` seconds."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"retry after {retry_after} s")
+        self.retry_after = retry_after
+
+
+#: the rate limiter's namespace of the per-trigger counts
+LIMIT_SCOPE = "triggers-ingress"
+
+
+def check_allowance(app: Flask, public_id: str, now: float | None = None) -> None:
+    """Count one verified delivery of trigger ``public_id``; :class:`Limited` past its allowance."""
+    per_minute = settings(app).ingress_per_minute
+    limiter = app.extensions.get("service.limiter")
+    if per_minute <= 0 or limiter is None or not limiter.enabled:
+        return
+    from limits import RateLimitItemPerMinute
+
+    item = RateLimitItemPerMinute(per_minute)
+    if limiter.limiter.hit(item, "service", LIMIT_SCOPE, public_id):
+        return
+    reset = limiter.limiter.get_window_stats(item, "service", LIMIT_SCOPE, public_id).reset_time
+    raise Limited(max(1, math.ceil(reset - (time.time() if now is None else now))))
 
 
 class Refused(Exception):
@@ -126,16 +159,21 @@ def create(app: Flask, user_id: str, body: dict[str, Any]) -> dict[str, Any]:
     return out(values, secret)
 
 
-def read(app: Flask, user_id: str, webhook_id: str) -> Any:
+def read(app: Flask, user_id: str | None, webhook_id: str) -> Any:
+    """The row ``webhook_id`` of ``user_id`` (None: of any user; the caller checks access to its flow)."""
     with tx() as conn:
-        row = conn.execute(sa.select(_W).where(_W.c.id == webhook_id, _W.c.user_id == user_id)).first()
+        query = sa.select(_W).where(_W.c.id == webhook_id)
+        if user_id is not None:
+            query = query.where(_W.c.user_id == user_id)
+        row = conn.execute(query).first()
     if row is None:
         raise ApiError(404, "Trigger not found")
     return row
 
 
-def list_for(app: Flask, user_id: str, flow_id: str | None = None) -> list[dict[str, Any]]:
-    query = sa.select(_W).where(_W.c.user_id == user_id)
+def list_for(app: Flask, user_id: str | None, flow_id: str | None = None) -> list[dict[str, Any]]:
+    """``user_id``'s rows, or (None) every user's of ``flow_id`` (the caller may read that flow)."""
+    query = sa.select(_W) if user_id is None else sa.select(_W).where(_W.c.user_id == user_id)
     if flow_id:
         query = query.where(_W.c.flow_id == flow_id)
     with tx() as conn:
@@ -179,6 +217,7 @@ def receive(app: Flask, public_id: str, headers: Any, body: bytes | None) -> dic
         raise Refused("unknown_trigger")
     secret = fernet(appstate.settings(app)).decrypt(hook.secret.encode()).decode()
     timestamp = verify(secret, headers, body, int(hook.tolerance_s))
+    check_allowance(app, public_id)
     try:
         payload = body.decode("utf-8")
     except UnicodeDecodeError:
