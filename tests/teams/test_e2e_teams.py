@@ -1,5 +1,6 @@
 """In a browser: a superuser makes a team, adds a member and shares a project with it as run-only on the
-Teams page; the member then finds the project marked shared. ``service run`` driven by Debian's chromium."""
+Teams page; the member then finds the project marked shared, with their role. ``service run`` driven by
+Debian's chromium."""
 
 from __future__ import annotations
 
@@ -63,5 +64,5 @@ def test_share_a_project_with_a_team_in_the_editor(tmp_path):
             maria.set_default_timeout(15_000)
             _sign_in(maria, MEMBER, MEMBER_PASSWORD)
             shared = maria.get_by_role("navigation", name="Projects").get_by_role("link", name="Support desk")
-            expect(shared).to_contain_text("shared")
+            expect(shared).to_contain_text("shared · run-only")  # the caller's role, from shared_role
             browser.close()

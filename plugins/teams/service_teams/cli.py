@@ -14,7 +14,8 @@ import sqlalchemy as sa
 from flask.cli import with_appcontext
 from sqlalchemy.exc import IntegrityError
 
-from core import db
+from core import audit, db
+from service_teams.access import bump
 from service_teams.models import Share, Team, TeamMember
 
 
@@ -27,6 +28,11 @@ def _team(s, name_or_id: str) -> Team:
     if team is None:
         raise click.ClickException(f"no team {name_or_id!r}")
     return team
+
+
+def _member_audit(action: str, team: Team, user_id: uuid.UUID) -> None:
+    details = {"team_id": str(team.id), "member_user_id": str(user_id), "source": "manual"}
+    audit.record(action, "team", team.id, name=team.team_name, details=details)
 
 
 @click.group("teams", help="Manage teams and their members.")
@@ -55,6 +61,7 @@ def create_team(adom_name: str, team_name: str | None, description: str | None) 
             team = Team(adom_name=adom_name, team_name=team_name or adom_name, description=description)
             s.add(team)
             s.flush()
+            audit.record("team:create", "team", team.id, name=team.team_name, details={"adom_name": adom_name})
             click.echo(str(team.id))
     except IntegrityError:
         raise click.ClickException(f"a team {adom_name!r} already exists") from None
@@ -69,6 +76,8 @@ def delete_team(team: str) -> None:
         s.execute(sa.delete(Share).where(Share.scope == "team", Share.target_id == found.id))
         s.execute(sa.delete(TeamMember).where(TeamMember.team_id == found.id))
         s.delete(found)
+        audit.record("team:delete", "team", found.id, name=found.team_name)
+        bump(s)
     click.echo("deleted")
 
 
@@ -79,7 +88,11 @@ def delete_team(team: str) -> None:
 def add_member(team: str, user_id: uuid.UUID) -> None:
     try:
         with db.transaction() as s:
-            s.add(TeamMember(team_id=_team(s, team).id, user_id=user_id, source="manual"))
+            found = _team(s, team)
+            s.add(TeamMember(team_id=found.id, user_id=user_id, source="manual"))
+            s.flush()
+            _member_audit("team:member:create", found, user_id)
+            bump(s)
     except IntegrityError:
         raise click.ClickException("already a member") from None
     click.echo("added")
@@ -92,7 +105,11 @@ def add_member(team: str, user_id: uuid.UUID) -> None:
 def remove_member(team: str, user_id: uuid.UUID) -> None:
     with db.transaction() as s:
         found = _team(s, team)
-        s.execute(sa.delete(TeamMember).where(TeamMember.team_id == found.id, TeamMember.user_id == user_id))
+        gone = s.execute(sa.delete(TeamMember).where(TeamMember.team_id == found.id, TeamMember.user_id == user_id))
+        if not gone.rowcount:  # type: ignore[attr-defined]
+            raise click.ClickException("not a member")
+        _member_audit("team:member:delete", found, user_id)
+        bump(s)
     click.echo("removed")
 
 

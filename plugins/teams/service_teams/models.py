@@ -75,3 +75,13 @@ class Share(Base):
     permission_level: Mapped[str] = mapped_column(sa.String(16), default="read")
     created_by: Mapped[uuid.UUID | None] = mapped_column(sa.Uuid, default=None)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Generation(Base):
+    """One row (``id`` 1): bumped by every change of memberships, roles and shares, read once per request
+    by each process to drop its cached answers (``access.verbs``) when another process changed them."""
+
+    __tablename__ = "teams_generation"
+
+    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=False)
+    value: Mapped[int] = mapped_column(sa.BigInteger, default=0)

@@ -40,17 +40,25 @@ def on_app_created(app):
         access.ensure_system_roles(s)
 
 
+_GRANTED = Permission(True, "shared with the caller or their team")
+_access: Any = None  # service_teams.access, imported on the first check (the plugin module stays light)
+
+
 @hookimpl
 def permission_allowed(actor: Any, action: str, resource: Any) -> Permission | None:
     """Allow what a share or a role assignment grants on a :class:`ResourceRef` (never denies)."""
     if actor is None or not isinstance(resource, ResourceRef):
         return None
-    from core import db
-    from service_teams import access
+    user = actor.owner_id
+    if user == str(resource.owner_id):
+        return None  # owners need no grant (core.auth.can)
+    global _access
+    if _access is None:
+        from service_teams import access
 
-    _, _, verb = action.partition(":")
-    if verb in access.verbs(db.session(), actor.owner_id, resource):
-        return Permission(True, "shared with the caller or their team")
+        _access = access
+    if action.partition(":")[2] in _access.verbs(None, user, resource):
+        return _GRANTED
     return None
 
 
@@ -72,20 +80,38 @@ def on_user_deleted(user_id: str) -> None:
     import sqlalchemy as sa
 
     from core import db
+    from service_teams.access import bump
     from service_teams.models import RoleAssignment, Share, TeamMember
 
     s, key = db.session(), uuid.UUID(user_id)
     s.execute(sa.delete(TeamMember).where(TeamMember.user_id == key))
     s.execute(sa.delete(RoleAssignment).where(RoleAssignment.user_id == key))
     s.execute(sa.delete(Share).where(Share.scope == "user", Share.target_id == key))
+    bump(s)
 
 
-@hookimpl(optionalhook=True)
+@hookimpl
 def shared_with(user_id: str, kind: str) -> list[str] | None:
-    """Projects shared with the user (directly or through a team) or where they hold a role."""
+    """Resources of ``kind`` shared with the user (directly or through a team), or projects where they hold a role."""
     import uuid
 
     from core import db
     from service_teams import access
 
     return access.shared_ids(db.session(), uuid.UUID(user_id), kind)
+
+
+@hookimpl
+def settings_export() -> dict[str, Any]:
+    from core import db
+    from service_teams import settings_file
+
+    return settings_file.export(db.session())
+
+
+@hookimpl
+def settings_apply(sections: Any, dry_run: bool) -> list[str]:
+    from core import db
+    from service_teams import settings_file
+
+    return settings_file.apply(db.session(), sections, dry_run)

@@ -16,11 +16,12 @@ import sqlalchemy as sa
 from flask_smorest import Blueprint
 from sqlalchemy.exc import IntegrityError
 
-from core import appstate, db
-from core.auth import Actor, authenticated, can, current_actor, forget_access
+from core import appstate, audit, db
+from core.auth import Actor, authenticated, can, current_actor
 from core.contracts import ResourceRef
 from core.errors import ApiError
 from service_teams import hookspecs, schemas
+from service_teams.access import bump
 from service_teams.models import Role, RoleAssignment, Share, Team, TeamMember
 
 authz_blp = Blueprint("authz", __name__, url_prefix="/api/v1/authz", description="Teams, roles and shares")
@@ -87,6 +88,7 @@ def create_team(body):
         team = Team(**body)
         s.add(team)
         _flush(s, "A team with this adom_name already exists")
+        audit.record("team:create", "team", team.id, name=team.team_name, details={"adom_name": team.adom_name})
     return team
 
 
@@ -102,6 +104,8 @@ def update_team(body, team_id):
                 setattr(team, name, value)
         team.updated_at = db.utcnow()
         _flush(s, "A team with this adom_name already exists")
+        audit.record("team:write", "team", team.id, name=team.team_name, details={"fields": sorted(body)})
+    bump()
     return team
 
 
@@ -114,6 +118,8 @@ def delete_team(team_id):
         s.execute(sa.delete(Share).where(Share.scope == "team", Share.target_id == team.id))
         s.execute(sa.delete(TeamMember).where(TeamMember.team_id == team.id))
         s.delete(team)
+        audit.record("team:delete", "team", team.id, name=team.team_name)
+    bump()
 
 
 @authz_blp.route("/teams/<team_id>/members", methods=["GET"])
@@ -135,7 +141,8 @@ def add_member(body, team_id):
         member = TeamMember(team_id=team.id, user_id=body["user_id"], source=body["source"])
         s.add(member)
         _flush(s, "The user is already a member of this team")
-    forget_access()
+        _member_audit("team:member:create", team, member.user_id, member.source)
+    bump()
     return member
 
 
@@ -150,7 +157,13 @@ def remove_member(team_id, user_id):
         )
         if not gone.rowcount:  # type: ignore[attr-defined]
             raise ApiError(404, "Member not found")
-    forget_access()
+        _member_audit("team:member:delete", team, user_id, None)
+    bump()
+
+
+def _member_audit(action: str, team: Team, user_id: Any, source: str | None) -> None:
+    details = {"team_id": str(team.id), "member_user_id": str(user_id), **({"source": source} if source else {})}
+    audit.record(action, "team", team.id, name=team.team_name, details=details)
 
 
 # --- roles ---------------------------------------------------------------------------------------------
@@ -184,6 +197,7 @@ def create_role(body):
         role = Role(**body, is_system=False, created_by=current_actor().id)
         s.add(role)
         _flush(s, "A role with this name already exists")
+        audit.record("role:create", "role", role.id, name=role.name, details={"permissions": list(role.permissions)})
     return role
 
 
@@ -201,6 +215,9 @@ def update_role(body, role_id):
                 setattr(role, name, value)
         role.updated_at = db.utcnow()
         _flush(s, "A role with this name already exists")
+        details = {"fields": sorted(body), "permissions": list(role.permissions or ())}
+        audit.record("role:write", "role", role.id, name=role.name, details=details)
+    bump()
     return role
 
 
@@ -214,6 +231,8 @@ def delete_role(role_id):
             raise ApiError(400, "Built-in roles cannot be deleted")
         s.execute(sa.delete(RoleAssignment).where(RoleAssignment.role_id == role.id))
         s.delete(role)
+        audit.record("role:delete", "role", role.id, name=role.name)
+    bump()
 
 
 # --- role assignments ----------------------------------------------------------------------------------
@@ -254,7 +273,9 @@ def create_assignment(body):
         s.add(assignment)
         s.flush()
         out = _assignment_out(assignment)
-    forget_access()
+        details = _assignment_details(assignment)
+        audit.record("role_assignment:create", "role_assignment", assignment.id, details=details)
+    bump()
     return out
 
 
@@ -263,10 +284,22 @@ def create_assignment(body):
 @authenticated("superuser")
 def delete_assignment(assignment_id):
     with db.transaction() as s:
-        gone = s.execute(sa.delete(RoleAssignment).where(RoleAssignment.id == _key(assignment_id, "Role assignment")))
-        if not gone.rowcount:  # type: ignore[attr-defined]
+        assignment = s.get(RoleAssignment, _key(assignment_id, "Role assignment"))
+        if assignment is None:
             raise ApiError(404, "Role assignment not found")
-    forget_access()
+        details = _assignment_details(assignment)
+        s.delete(assignment)
+        audit.record("role_assignment:delete", "role_assignment", assignment.id, details=details)
+    bump()
+
+
+def _assignment_details(a: RoleAssignment) -> dict[str, Any]:
+    return {
+        "member_user_id": str(a.user_id),
+        "role_id": str(a.role_id),
+        "domain_type": a.domain_type,
+        "domain_id": None if a.domain_id is None else str(a.domain_id),
+    }
 
 
 # --- shares --------------------------------------------------------------------------------------------
@@ -290,6 +323,17 @@ def _share_out(s: Any, share: Share) -> dict[str, Any]:
         name = s.scalar(sa.select(Team.team_name).where(Team.id == share.target_id))
     cols = ("id", "resource_type", "resource_id", "scope", "target_id", "permission_level", "created_by", "created_at")
     return {**{c: getattr(share, c) for c in cols}, "target_name": name}
+
+
+def _share_audit(action: str, share: Share) -> None:
+    details = {
+        "resource_type": share.resource_type,
+        "resource_id": str(share.resource_id),
+        "scope": share.scope,
+        "target_id": None if share.target_id is None else str(share.target_id),
+        "permission_level": share.permission_level,
+    }
+    audit.record(action, "authz_share", share.id, details=details)
 
 
 @authz_blp.route("/shares", methods=["POST"])
@@ -318,7 +362,8 @@ def create_share(body):
         s.add(share)
         s.flush()
         out = _share_out(s, share)
-    forget_access()
+        _share_audit("authz_share:write" if existing else "authz_share:create", share)
+    bump()
     return out
 
 
@@ -370,7 +415,8 @@ def update_share(body, share_id):
         share.permission_level = body["permission_level"]
         s.flush()
         out = _share_out(s, share)
-    forget_access()
+        _share_audit("authz_share:write", share)
+    bump()
     return out
 
 
@@ -379,8 +425,10 @@ def update_share(body, share_id):
 @authenticated("user")
 def delete_share(share_id):
     with db.transaction() as s:
-        s.delete(_share(s, current_actor(), share_id, "share"))
-    forget_access()
+        share = _share(s, current_actor(), share_id, "share")
+        s.delete(share)
+        _share_audit("authz_share:delete", share)
+    bump()
 
 
 # --- the caller's permissions ------------------------------------------------------------------------------
