@@ -188,3 +188,39 @@ def test_a_publication_made_by_another_process_is_seen_within_the_refresh(app, c
         )
     time.sleep(1.1)  # SERVICE_FLOW_PUBLICATION_REFRESH_SECONDS
     assert _run(client, alice, flow_id) == "published A"
+
+
+def test_a_draft_saved_after_a_publish_elsewhere_never_reaches_api_callers(make_app):
+    """Another process publishes; this one's snapshot is not told and trusts itself for an hour. A run still
+    answers the (unchanged) draft until then, but once the draft is saved again (in any process) the next run
+    here reads the publications before answering: an edit made after publishing never reaches API callers,
+    not even for the refresh interval (the browser walkthrough met it: two web workers, publish, edit, run)."""
+    import uuid
+
+    import sqlalchemy as sa
+    from service_versions.models import FlowVersion, Publication
+
+    from core import appstate
+    from tests.conftest import make_user, superuser
+
+    app = make_app(plugins=SURFACE_PLUGINS, SERVICE_FLOW_PUBLICATION_REFRESH_SECONDS="3600")
+    client = app.test_client()
+    alice = make_user(client, superuser(client), username="alice")
+    created = client.post("/api/v1/flows/", json={"name": "f", "data": text_flow("published A")}, headers=alice.bearer)
+    flow_id = created.get_json()["id"]
+    _save(client, alice, flow_id, text_flow("draft B"))
+    assert _run(client, alice, flow_id) == "draft B"  # the snapshot is read: nothing published
+    with appstate.engine(app).begin() as conn:  # another process publishes v1: this one is not told
+        v1 = conn.execute(
+            sa.select(FlowVersion.id).where(FlowVersion.flow_id == uuid.UUID(flow_id), FlowVersion.version_number == 1)
+        ).scalar_one()
+        conn.execute(
+            sa.insert(Publication).values(
+                flow_id=uuid.UUID(flow_id), version_id=v1, user_id=uuid.UUID(alice.id), published_at=sa.func.now()
+            )
+        )
+    assert _run(client, alice, flow_id) == "draft B"  # within the interval: the draft, as published then
+    _save(client, alice, flow_id, text_flow("draft C"))
+    assert _run(client, alice, flow_id) == "published A"
+    _save(client, alice, flow_id, text_flow("draft D"))
+    assert _run(client, alice, flow_id) == "published A"

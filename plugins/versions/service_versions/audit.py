@@ -10,7 +10,6 @@ deletes an entry (``SERVICE_AUDIT_RETENTION_DAYS`` alone removes old ones).
 
 from __future__ import annotations
 
-import atexit
 import collections
 import datetime as dt
 import logging
@@ -24,6 +23,7 @@ import sqlalchemy as sa
 
 from core import db
 from core.contracts import AuditEntry
+from core.jobs import at_exit
 from service_versions.models import AuditEvent
 
 log = logging.getLogger(__name__)
@@ -143,10 +143,12 @@ def prune(engine: sa.Engine, days: int) -> int:
     return int(getattr(result, "rowcount", 0) or 0)
 
 
-@atexit.register
 def _flush_all() -> None:  # pragma: no cover - exit path
     for w in list(_writers.values()):
         try:
             w.flush()
         except Exception:  # the database may be gone at exit
             log.warning("audit: %d entries not written at exit", len(w._queue))
+
+
+at_exit(_flush_all)

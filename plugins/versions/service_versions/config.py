@@ -5,7 +5,8 @@
 * ``SERVICE_FLOW_VERSION_COALESCE_SECONDS`` (60): saves by one author within this many seconds of the
   newest automatic version replace it instead of adding one (the editor's autosave); 0 keeps every save.
 * ``SERVICE_FLOW_PUBLICATION_REFRESH_SECONDS`` (1.0): how soon another process sees a publish, rollback
-  or unpublish (the process that made it sees it at once); runs read no row to learn what is published.
+  or unpublish (the process that made it sees it at once, and every process once the flow's draft is saved
+  again); runs read no row to learn what is published.
 * ``SERVICE_AUDIT_RETENTION_DAYS`` (0: forever): audit entries older than this are removed by the
   writer; the log is otherwise append-only.
 """

@@ -76,7 +76,7 @@ def on_flow_changed(
 
 
 @hookimpl(optionalhook=True)
-def published_version(flow_id: str) -> PublishedVersion | None:
+def published_version(flow_id: str, changed_at: str | None) -> PublishedVersion | None:
     from service_versions import store
 
-    return store.published_version(flow_id)
+    return store.published_version(flow_id, changed_at)

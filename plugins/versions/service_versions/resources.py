@@ -19,12 +19,12 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from flask import request
+from flask import g, request
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
 from core import appstate, audit, db
-from core.auth import authenticated, current_actor
+from core.auth import authenticated, current_actor, flow_access
 from core.contracts import FlowRecord
 from core.errors import ApiError
 from core.openapi import no_body
@@ -61,7 +61,7 @@ class PublishBody(Schema):
 VERSION_MEMBERS = ("id", "flow_id", "user_id", "version_number", "description", "retained", "retained_reason",
                    "created_at", "username", "version_tag", "auto", "size")  # fmt: skip
 FLOW_MEMBERS = ("id", "name", "data", "updated_at", "version_token", "user_id", "folder_id")
-PUBLICATION_MEMBERS = ("flow_id", "published", "version", "published_at", "published_by")
+PUBLICATION_MEMBERS = ("flow_id", "published", "version", "published_at", "published_by", "published_by_username")
 DIFF_MEMBERS = ("from", "to", "added", "removed", "moved", "changed", "edges", "unchanged")
 
 
@@ -71,37 +71,46 @@ def response_doc(description: str, *members: str, mimetype: str = "application/j
     return {"description": description, "content": {mimetype: {"schema": schema}}}
 
 
-def _flow(flow_id: str) -> FlowRecord:
-    """The caller's flow (its draft), or 404."""
-    key = store._uuid(flow_id)
-    found = (
-        appstate.hooks().find_flow(user_id=current_actor().owner_id, flow_id_or_name=str(key), public=False, draft=True)
-        if key is not None
-        else None
-    )
-    if found is None or found.id != str(key):
-        raise ApiError(404, "Flow not found")
-    return found
+def _flow(flow_id: str, verb: str = "read") -> FlowRecord:
+    """The flow (its draft) when the caller may ``verb`` it (its owner, or shared: ``core.auth``): 404/403."""
+    flow = flow_access(current_actor(), flow_id, verb)
+    g._versions_owner = uuid.UUID(str(flow.user_id))
+    return flow
 
 
 def _owner() -> uuid.UUID:
-    return current_actor().id
+    """The owner of the flow :func:`_flow` found (versions are stored under the flow's owner)."""
+    return g.get("_versions_owner") or current_actor().id
 
 
-def version_out(entry: FlowVersion, *, with_data: bool = False) -> dict[str, Any]:
-    """The reference's FlowVersionRead (``version_tag``, ``created_at`` to the second), plus our members."""
+def author_names(entries: list[FlowVersion]) -> dict[str, str]:
+    """The authors' usernames, one ``user_names`` call for a page of versions.
+
+    Each author saved this flow (its owner, or a member it is shared with), so its owner may see who.
+    """
+    ids = {str(e.author_id or e.user_id) for e in entries if (e.author_id or e.user_id)}
     actor = current_actor()
+    known = {str(actor.id): actor.username} if actor.username else {}
+    missing = [i for i in ids if i not in known]
+    return {**known, **appstate.hooks().user_names(user_ids=missing)}
+
+
+def version_out(entry: FlowVersion, *, with_data: bool = False, names: dict[str, str] | None = None) -> dict[str, Any]:
+    """The reference's FlowVersionRead (``version_tag``, ``created_at`` to the second), plus our members."""
     created = store._aware(entry.created_at).replace(microsecond=0)
+    author = str(entry.author_id or entry.user_id) if (entry.author_id or entry.user_id) else None
+    if names is None:
+        names = author_names([entry])
     out: dict[str, Any] = {
         "id": str(entry.id),
         "flow_id": str(entry.flow_id),
-        "user_id": str(entry.author_id or entry.user_id) if (entry.author_id or entry.user_id) else None,
+        "user_id": author,
         "version_number": entry.version_number,
         "description": entry.description,
         "retained": False,
         "retained_reason": None,
         "created_at": created.isoformat(),
-        "username": actor.username or None if entry.author_id in (None, actor.id) else None,
+        "username": names.get(author) if author else None,
         "version_tag": f"v{entry.version_number}",
         "auto": entry.auto,
         "size": entry.size,
@@ -138,8 +147,9 @@ def list_versions(query: dict[str, Any], flow_id: str):
     """The flow's versions, newest first (without their graphs)."""
     flow = _flow(flow_id)
     entries = store.list_versions(db.session(), _owner(), uuid.UUID(flow.id), query["limit"], query["offset"])
+    names = author_names(entries)
     return {
-        "entries": [version_out(e) for e in entries],
+        "entries": [version_out(e, names=names) for e in entries],
         "max_entries": settings().max_flow_version_entries_per_flow,
     }
 
@@ -151,7 +161,7 @@ def list_versions(query: dict[str, Any], flow_id: str):
 @authenticated("user")
 def create_version(body: dict[str, Any], flow_id: str):
     """An explicit, named version of the stored graph (or of the given ``data``)."""
-    flow = _flow(flow_id)
+    flow = _flow(flow_id, "write")
     with db.transaction() as s:
         entry = store.snapshot(s, flow, current_actor().owner_id, body["description"], body["data"])
         out = version_out(entry)
@@ -205,7 +215,7 @@ def diff_version(query: dict[str, Any], flow_id: str, version_id: str):
 @authenticated("user")
 def activate_version(query: dict[str, Any], flow_id: str, version_id: str):
     """Restore a version as the flow's graph (the replaced graph stays a version: every save is one)."""
-    flow = _flow(flow_id)
+    flow = _flow(flow_id, "write")
     with db.transaction() as s:
         entry = store.get_version(s, _owner(), uuid.UUID(flow.id), version_id)
         if query["save_draft"]:
@@ -214,7 +224,7 @@ def activate_version(query: dict[str, Any], flow_id: str, version_id: str):
             )
         written = appstate.hooks().first(
             hookspecs.restore_flow,
-            user_id=current_actor().owner_id,
+            user_id=str(flow.user_id),  # the owner's flow: the caller's right to write it was checked
             flow_id=flow.id,
             data=store.unpack(entry.data_z),
             expected_token=request.headers.get("If-Match"),
@@ -230,7 +240,7 @@ def activate_version(query: dict[str, Any], flow_id: str, version_id: str):
 @versions_blp.response(204)
 @authenticated("user")
 def delete_version(flow_id: str, version_id: str):
-    flow = _flow(flow_id)
+    flow = _flow(flow_id, "write")
     with db.transaction() as s:
         entry = store.get_version(s, _owner(), uuid.UUID(flow.id), version_id)
         number = entry.version_number
@@ -243,14 +253,21 @@ def delete_version(flow_id: str, version_id: str):
 def _publication_out(flow: FlowRecord) -> dict[str, Any]:
     found = store.publication(db.session(), uuid.UUID(flow.id))
     if found is None:
-        return {"flow_id": flow.id, "published": False, "version": None, "published_at": None, "published_by": None}
+        return {"flow_id": flow.id, "published": False, "version": None, "published_at": None, "published_by": None,
+                "published_by_username": None}  # fmt: skip
     pub, entry = found
+    # who published it could write this flow, as each version's author: whoever may read it may see who
+    publisher = str(pub.published_by) if pub.published_by else None
+    names = author_names([entry])
+    if publisher and publisher not in names:
+        names = {**names, **appstate.hooks().user_names(user_ids=[publisher])}
     return {
         "flow_id": flow.id,
         "published": True,
-        "version": version_out(entry),
+        "version": version_out(entry, names=names),
         "published_at": store._aware(pub.published_at).isoformat(),
-        "published_by": str(pub.published_by) if pub.published_by else None,
+        "published_by": publisher,
+        "published_by_username": names.get(publisher) if publisher else None,
     }
 
 
@@ -269,11 +286,11 @@ def read_publication(flow_id: str):
 @authenticated("user")
 def publish(body: dict[str, Any], flow_id: str):
     """Publish a version (rolling back when it is older than the published one), or the draft when none is named."""
-    flow = _flow(flow_id)
+    flow = _flow(flow_id, "write")
     actor = current_actor()
     with db.transaction() as s:
         if body["version_id"] is not None:
-            entry = store.get_version(s, actor.id, uuid.UUID(flow.id), body["version_id"])
+            entry = store.get_version(s, _owner(), uuid.UUID(flow.id), body["version_id"])
         else:
             entry = store.snapshot(s, flow, actor.owner_id, body["description"], None)
         previous = store.publication(s, uuid.UUID(flow.id))
@@ -290,7 +307,7 @@ def publish(body: dict[str, Any], flow_id: str):
 @authenticated("user")
 def unpublish(flow_id: str):
     """API callers run the draft again."""
-    flow = _flow(flow_id)
+    flow = _flow(flow_id, "write")
     with db.transaction() as s:
         done = store.unpublish(s, uuid.UUID(flow.id))
     if done:

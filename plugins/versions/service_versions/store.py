@@ -302,22 +302,34 @@ class Publications:
     """Every published flow's ``(version id, number, saved_at)`` in this process, re-read at most every
     ``SERVICE_FLOW_PUBLICATION_REFRESH_SECONDS`` (as the policies plugin's snapshot): a run of a flow
     reads no row to learn whether it is published. A publish, rollback or unpublish in this process is
-    seen at once (:meth:`invalidate`); other processes see it within the refresh interval.
+    seen at once (:meth:`invalidate`); other processes see it within the refresh interval, and at once for a
+    flow whose draft was saved after their last read (``changed_at``): a publish is committed before any
+    later save of the draft begins, so a snapshot read before that save may miss it, and is read again.
     """
 
     def __init__(self) -> None:
         self._value: dict[uuid.UUID, tuple[uuid.UUID, int, str]] = {}
         self._checked = 0.0
+        #: wall-clock time (epoch seconds) the last read began: what it saw was committed before then
+        self._read_from = 0.0
         self._lock = threading.Lock()
 
-    def get(self, flow_id: uuid.UUID) -> tuple[uuid.UUID, int, str] | None:
+    def _stale(self, every: float, changed_at: float | None) -> bool:
+        return (
+            not self._checked
+            or time.monotonic() - self._checked >= every
+            or (changed_at is not None and changed_at >= self._read_from)
+        )
+
+    def get(self, flow_id: uuid.UUID, changed_at: float | None = None) -> tuple[uuid.UUID, int, str] | None:
+        """The flow's published pointer; ``changed_at``: when its draft was last saved (epoch seconds)."""
         every = settings().flow_publication_refresh_seconds
-        now = time.monotonic()
-        if not self._checked or now - self._checked >= every:
+        if self._stale(every, changed_at):
             with self._lock:
-                if not self._checked or time.monotonic() - self._checked >= every:
+                if self._stale(every, changed_at):
+                    started = time.time()
                     self._refresh()
-                    self._checked = time.monotonic()
+                    self._checked, self._read_from = time.monotonic(), started
         return self._value.get(flow_id)
 
     def invalidate(self) -> None:
@@ -352,13 +364,24 @@ def publications() -> Publications:
     return found
 
 
-def published_version(flow_id: str) -> PublishedVersion | None:
-    """The ``published_version`` hook: the snapshot's pointer (no read), the graph decoded once per version."""
+def _epoch(stamp: str | None) -> float | None:
+    """An ISO 8601 time (naive: UTC) as epoch seconds, None when absent or unreadable."""
+    if not stamp:
+        return None
+    try:
+        return _aware(dt.datetime.fromisoformat(stamp)).timestamp()
+    except (TypeError, ValueError):
+        return None
+
+
+def published_version(flow_id: str, changed_at: str | None = None) -> PublishedVersion | None:
+    """The ``published_version`` hook: the snapshot's pointer (no read, unless the draft was saved since the
+    snapshot was read), the graph decoded once per version."""
     global _blob
     key = _uuid(flow_id)
     if key is None:
         return None
-    pointer = publications().get(key)
+    pointer = publications().get(key, _epoch(changed_at))
     if pointer is None:
         return None
     vid, number, saved_at = pointer
