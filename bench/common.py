@@ -30,7 +30,9 @@ def free_port() -> int:
 
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
-    env.update(SERVICE_ENV_FILE=os.devnull, PYTHONPATH=str(ROOT), **extra)
+    # this checkout first, then the caller's path (a worktree whose plugins are not the installed ones)
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env.update(SERVICE_ENV_FILE=os.devnull, PYTHONPATH=path, **extra)
     return env
 
 
@@ -101,6 +103,13 @@ class Client:
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
 
     def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        status, answer, _ = self.call_headers(method, path, body, headers)
+        return status, answer
+
+    def call_headers(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any, dict[str, str]]:
+        """:meth:`call` and the response's headers (names in lower case)."""
         data = json.dumps(body).encode() if body is not None else None
         hdrs = {"Content-Type": "application/json", **(headers or {})}
         try:
@@ -112,10 +121,11 @@ class Client:
             self.conn.request(method, path, body=data, headers=hdrs)
             response = self.conn.getresponse()
         raw = response.read()
+        got = {k.lower(): v for k, v in response.getheaders()}
         try:
-            return response.status, json.loads(raw)
+            return response.status, json.loads(raw), got
         except ValueError:
-            return response.status, raw
+            return response.status, raw, got
 
 
 def catalog_node(catalog: dict[str, Any], key: str, node_id: str) -> dict[str, Any]:
@@ -318,7 +328,10 @@ class Service:
             "SERVICE_JOB_BACKEND": "inprocess",
             "SERVICE_LOG_LEVEL": "warning",
         }
-        env.update({k if k.startswith("SERVICE_") else f"SERVICE_{k.upper()}": v for k, v in settings.items()})
+        # ``OTEL_*`` (the OpenTelemetry variables) as given; the others are the service's settings
+        env.update(
+            {k if k.startswith(("SERVICE_", "OTEL_")) else f"SERVICE_{k.upper()}": v for k, v in settings.items()}
+        )
         self.env = clean_env(**env)
         if code is not None:
             self.env["PYTHONPATH"] = code_path(code)
@@ -327,7 +340,7 @@ class Service:
         self.proc = start([*(wrap or []), *service_command()], self.env, self.log, cwd=code)
         self.ready_s = 0.0
 
-    def wait(self, timeout: float = 60.0) -> float:
+    def wait(self, timeout: float = 180.0) -> float:
         """Seconds from process start to the first healthy ``/health`` answer."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:

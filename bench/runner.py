@@ -36,10 +36,12 @@ ALL = (
     "catalog",
     "agent",
     "responses",
+    "otel",
 )
-BENCH_DB = "service_bench"
+#: overridable so two checkouts on one machine do not share (and drop) each other's bench database
+BENCH_DB = os.environ.get("SERVICE_BENCH_DB", "service_bench")
 PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-REDIS_DB = 9
+REDIS_DB = int(os.environ.get("SERVICE_BENCH_REDIS_DB", "9"))
 
 TARGETS: list[tuple[str, str, Any]] = [
     # (name, how it is read from the results, target)
@@ -59,6 +61,8 @@ TARGETS: list[tuple[str, str, Any]] = [
     ("memory growth < 10% over 10,000 runs", "memory.growth", ("<", 0.10)),
     ("GET /api/v1/all p50 < 5 ms (full catalog, gzip)", "catalog.all_gzip.p50_ms", ("<", 5.0)),
     ("start-up growth of the catalog bundles < 100 ms (min)", "catalog.startup.difference_min_ms", ("<", 100.0)),
+    ("run c=16 with OTLP export >= 90% of without", "otel.export_fraction", (">=", 0.90)),
+    ("tracing off: instructions within 1% of no plugin", "otel.instructions.difference", ("<", 0.01)),
 ]
 
 
@@ -185,6 +189,7 @@ def derive(r: dict[str, Any]) -> None:
         st["idle_rss_mib_max"] = round(max(st["idle_rss_kib_per_worker"]) / 1024, 1)
     ds = r.get("datascale", {})
     p50s = [v["p50_ms"] for v in ds.values() if isinstance(v, dict) and "p50_ms" in v]
+    p50s += [v["p50_ms"] for v in ds.get("postgresql", {}).values() if isinstance(v, dict) and "p50_ms" in v]
     if p50s:
         ds["worst_p50_ms"] = max(p50s)
     r["targets"] = {}
@@ -399,7 +404,7 @@ def section_datascale(r: dict[str, Any]) -> list[str]:
     if not d or "error" in d:
         return [f"### Data scale\n\n{d}\n"] if d else []
     out = [
-        "### Data scale (SQLite)",
+        "### Data scale (SQLite; PostgreSQL with --scale-out)",
         "",
         f"{d['flows']:,} flows in one project and {d['messages']:,} messages of one flow (1,000 sessions), "
         f"inserted with SQL in {d['fill_s']} s; pages of 50, one client, 30 requests each (random pages).",
@@ -407,9 +412,19 @@ def section_datascale(r: dict[str, Any]) -> list[str]:
         "| read | p50 ms | p99 ms |",
         "|---|---|---|",
     ]
+    pg = d.get("postgresql") if isinstance(d.get("postgresql"), dict) else {}
+    if pg:
+        out[-2:] = [
+            "| read | SQLite p50 ms | SQLite p99 ms | PostgreSQL p50 ms | PostgreSQL p99 ms |",
+            "|---|---|---|---|---|",
+        ]
     for k, v in d.items():
         if isinstance(v, dict) and "p50_ms" in v:
-            out.append(f"| {k} | {v['p50_ms']:.2f} | {v['p99_ms']:.2f} |")
+            row = f"| {k} | {v['p50_ms']:.2f} | {v['p99_ms']:.2f} |"
+            if pg:
+                w = pg.get(k) or {}
+                row += f" {w.get('p50_ms', float('nan')):.2f} | {w.get('p99_ms', float('nan')):.2f} |"
+            out.append(row)
     return [*out, ""]
 
 

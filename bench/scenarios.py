@@ -316,10 +316,37 @@ def memory(b: Bench) -> dict[str, Any]:
 
 # --- data scale ---------------------------------------------------------------------------------------------
 def datascale(b: Bench, flows_n: int = 10_000, messages_n: int = 1_000_000) -> dict[str, Any]:
-    """Bulk-insert 10,000 flows and 1,000,000 messages (SQL, not HTTP), then time the paginated reads."""
+    """Bulk-insert 10,000 flows and 1,000,000 messages (SQL, not HTTP), then time the paginated reads; on SQLite,
+    and with ``--scale-out`` on PostgreSQL too (a database of its own, dropped after)."""
+    svc = run_service(b)
+    sqlite_url = f"sqlite:///{svc.env['SERVICE_CONFIG_DIR']}/service.db"
+    if not (Path(svc.env["SERVICE_CONFIG_DIR"]) / "service.db").exists():
+        raise RuntimeError(f"no SQLite database at {sqlite_url}")
+    out = datascale_on(svc, sqlite_url, flows_n, messages_n)
+    if b.scale_out:
+        import psycopg
+
+        admin = "postgresql://postgres@127.0.0.1:5432/postgres"
+        name = b.scale_out["database_url"].rsplit("/", 1)[1] + "_reads"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {name}")
+        url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+        pg = Service(b.work, name="reads-pg", SERVICE_DATABASE_URL=url)
+        try:
+            pg.wait()
+            pg.setup()
+            out["postgresql"] = datascale_on(pg, url, flows_n, messages_n)
+        finally:
+            pg.stop()
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    return out
+
+
+def datascale_on(svc: Service, url: str, flows_n: int, messages_n: int) -> dict[str, Any]:
     import sqlalchemy as sa
 
-    svc = run_service(b)
     status, me = svc.api.call("GET", "/api/v1/users/whoami", headers=svc.bearer)
     assert status == 200, me
     user_id = uuid.UUID(me["id"])
@@ -327,21 +354,34 @@ def datascale(b: Bench, flows_n: int = 10_000, messages_n: int = 1_000_000) -> d
     assert status == 200 and echo["folder_id"], echo
     folder_id = uuid.UUID(echo["folder_id"])
     msg_flow = uuid.UUID(svc.create_flow("bench-messages", {"nodes": [], "edges": []}))
-    url = f"sqlite:///{svc.env['SERVICE_CONFIG_DIR']}/service.db"
-    db_file = Path(svc.env["SERVICE_CONFIG_DIR"]) / "service.db"
-    if not db_file.exists():
-        raise RuntimeError(f"no SQLite database at {db_file}")
+    postgres = url.startswith("postgresql")
     t0 = time.perf_counter()
-    insert_flows_messages(url, user_id, folder_id, msg_flow, flows_n, messages_n)
+    (insert_flows_messages_pg if postgres else insert_flows_messages)(
+        url, user_id, folder_id, msg_flow, flows_n, messages_n
+    )
     fill_s = time.perf_counter() - t0
-    print(f"data     inserted {flows_n} flows and {messages_n} messages in {fill_s:.1f} s", flush=True)
-    engine = sa.create_engine(url)
+    where = "PostgreSQL" if postgres else "SQLite"
+    print(f"data     {where}: inserted {flows_n} flows and {messages_n} messages in {fill_s:.1f} s", flush=True)
+    engine = sa.create_engine(url, isolation_level="AUTOCOMMIT")
     with engine.connect() as conn:
-        conn.exec_driver_sql("ANALYZE")
+        # PostgreSQL: the visibility map too, as autovacuum leaves it after a bulk load (index-only scans)
+        conn.exec_driver_sql("VACUUM ANALYZE" if postgres else "ANALYZE")
     engine.dispose()
 
     api = Client(svc.port)
     pages = (flows_n + 1) // 50
+    random.seed(7)
+    # cursors of random pages (each from an untimed offset request): the keyset form of the random page
+    cursors = []
+    for _ in range(40):
+        offset = random.randrange(0, messages_n - 50, 50)
+        status, _body, headers = api.call_headers(
+            "GET", f"/api/v1/monitor/messages?flow_id={msg_flow}&limit=50&offset={offset}", headers=svc.bearer
+        )
+        cursor = headers.get("x-next-cursor")
+        if status != 200 or not cursor:
+            break  # code without cursors
+        cursors.append(cursor)
     cases = {
         "flows_first_page": lambda: f"/api/v1/flows/?get_all=false&folder_id={folder_id}&page=1&size=50",
         "flows_random_page": lambda: (
@@ -361,8 +401,11 @@ def datascale(b: Bench, flows_n: int = 10_000, messages_n: int = 1_000_000) -> d
             f"/api/v1/monitor/messages?flow_id={msg_flow}&session_id=s-{random.randrange(1000)}&limit=50"
         ),
     }
+    if cursors:
+        cases["messages_random_page_cursor"] = lambda: (
+            f"/api/v1/monitor/messages?flow_id={msg_flow}&limit=50&cursor={random.choice(cursors)}"
+        )
     out: dict[str, Any] = {"flows": flows_n, "messages": messages_n, "fill_s": round(fill_s, 1)}
-    random.seed(7)
     for name, path in cases.items():
         times = []
         deadline = time.monotonic() + 20
@@ -375,7 +418,10 @@ def datascale(b: Bench, flows_n: int = 10_000, messages_n: int = 1_000_000) -> d
             if time.monotonic() > deadline:
                 break
         out[name] = summary(times)
-        print(f"data     {name:<26} p50 {out[name]['p50_ms']:.2f} ms  p99 {out[name]['p99_ms']:.2f} ms", flush=True)
+        print(
+            f"data     {where:<10} {name:<28} p50 {out[name]['p50_ms']:.2f} ms  p99 {out[name]['p99_ms']:.2f} ms",
+            flush=True,
+        )
     return out
 
 
@@ -428,6 +474,39 @@ def insert_flows_messages(
                 ),
             )
     conn.close()
+
+
+def insert_flows_messages_pg(
+    url: str, user_id: uuid.UUID, folder_id: uuid.UUID, msg_flow: uuid.UUID, flows_n: int, messages_n: int
+) -> None:
+    """The same rows into PostgreSQL with ``COPY``."""
+    import datetime as dt
+
+    import psycopg
+
+    base = dt.datetime(2026, 1, 1)
+    data = json.dumps(linear(3))
+    with psycopg.connect(url.replace("postgresql+psycopg", "postgresql")) as conn, conn.cursor() as cur:
+        with cur.copy(
+            "COPY flows_flow (id, user_id, folder_id, name, description, data, is_component, locked, webhook, "
+            "mcp_enabled, access_type, flow_type, a2a_enabled, created_at, updated_at) FROM STDIN"
+        ) as copy:
+            for i in range(flows_n):
+                stamp = base + dt.timedelta(seconds=i)
+                flags = (False, False, False, False)  # is_component, locked, webhook, mcp_enabled
+                rest = ("PRIVATE", "workflow", False, stamp, stamp)
+                copy.write_row((uuid.uuid4(), user_id, folder_id, f"bulk flow {i}", "bulk", data, *flags, *rest))
+        with cur.copy(
+            "COPY monitor_message (id, user_id, flow_id, timestamp, sender, sender_name, session_id, context_id, "
+            "text, category, files, edit, error, properties, content_blocks, session_metadata) FROM STDIN"
+        ) as copy:
+            for i in range(messages_n):
+                user = i % 2 == 0
+                sender = ("User", "User") if user else ("Machine", "AI")
+                text = (f"s-{i % 1000}", "", f"message number {i}", "message", "[]")
+                rest = (False, False, "{}", "[]", "{}")  # edit, error, properties, content_blocks, session_metadata
+                copy.write_row((uuid.uuid4(), user_id, msg_flow, base + dt.timedelta(seconds=i), *sender, *text, *rest))
+        conn.commit()
 
 
 # --- build jobs -----------------------------------------------------------------------------------------------
@@ -647,3 +726,4 @@ def _wait_done(r: Any, stats: str, target: int, budget_s: float) -> int:
 
 
 from bench.models import agent, responses  # noqa: E402, F401  (scenarios of the models bundle and responses plugin)
+from bench.otel_export import otel  # noqa: E402, F401  (issue 30: OTLP export and tracing-off cost)

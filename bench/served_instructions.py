@@ -8,7 +8,11 @@ the worker's instructions over ``--runs`` runs sent by 8 keep-alive clients: gun
 monitor's recorder thread and the group commit included.
 
 ``--code DIR``: a checkout of other code to count (a ``git worktree``; see ``bench.common.Service``).
-About a minute per count.
+``--set NAME=VALUE`` (repeatable): a setting of the counted service (``SERVICE_`` is added when missing),
+e.g. ``--set DISABLED_PLUGINS=observability`` or ``--set NATIVE_TRACING=false``.
+``--keep DIR``: copy the counted worker's callgrind output to DIR (``callgrind_annotate --inclusive=yes``).
+``--published``: publish the flow first (the versions plugin, issue 31), so every counted run resolves
+its published version. About a minute per count.
 """
 
 from __future__ import annotations
@@ -26,15 +30,26 @@ from pathlib import Path
 from bench import common
 
 
-def count(code: Path | None, runs: int, clients: int = 8) -> float:
+def count(
+    code: Path | None,
+    runs: int,
+    clients: int = 8,
+    published: bool = False,
+    settings: dict[str, str] | None = None,
+    keep: Path | None = None,
+) -> float:
     """Millions of instructions per served run."""
     out = Path(tempfile.mkdtemp(prefix="served-cg-"))
     wrap = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--trace-children=yes"]
     wrap.append(f"--callgrind-out-file={out}/cg.%p")
-    svc = common.Service(out, workers=1, wrap=wrap, code=code)
+    svc = common.Service(out, workers=1, wrap=wrap, code=code, **(settings or {}))
     try:
         svc.wait(timeout=600)
         svc.setup()
+        if published:
+            status, answer = svc.api.call("POST", f"/api/v1/flows/{svc.echo}/publish", {}, svc.bearer)
+            if status != 200:
+                raise RuntimeError(f"publish answered {status}: {answer}")
         path = f"/api/v1/run/{svc.echo}"
         headers = {**svc.key, "Content-Type": "application/json"}
 
@@ -65,6 +80,10 @@ def count(code: Path | None, runs: int, clients: int = 8) -> float:
         for name in glob.glob(f"{out}/cg.{worker}*"):
             with open(name, errors="replace") as handle:
                 total += next((int(line.split()[1]) for line in handle if line.startswith("totals:")), 0)
+        if keep is not None:  # for ``callgrind_annotate``: where the instructions went, by C function
+            keep.mkdir(parents=True, exist_ok=True)
+            for name in glob.glob(f"{out}/cg.{worker}*"):
+                shutil.copy(name, keep)
         return total / (runs - runs % clients) / 1e6
     finally:
         common.stop(svc.proc)
@@ -75,9 +94,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.served_instructions", description=__doc__.split("\n\n")[0])
     parser.add_argument("--code", type=Path, help="a checkout of other code to count (default: this one)")
     parser.add_argument("--runs", type=int, default=400)
+    parser.add_argument("--published", action="store_true", help="publish the flow first (a published version runs)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a service setting")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="copy the counted worker's callgrind output here")
     args = parser.parse_args()
-    label = str(args.code) if args.code else "this checkout"
-    figure = count(args.code.resolve() if args.code else None, args.runs)
+    settings = dict(item.split("=", 1) for item in args.set)
+    label = (str(args.code) if args.code else "this checkout") + (", published flow" if args.published else "")
+    label += "".join(f" {k}={v}" for k, v in settings.items())
+    figure = count(
+        args.code.resolve() if args.code else None,
+        args.runs,
+        published=args.published,
+        settings=settings,
+        keep=args.keep,
+    )
     print(f"{label}: {figure:.2f} M instructions per served run ({args.runs} runs, 8 clients)")
 
 

@@ -298,6 +298,7 @@ def _cors(app: Flask, settings: Settings) -> None:
         supports_credentials=settings.cors_allow_credentials and not wildcard,
         methods=methods,
         allow_headers=headers,
+        expose_headers=["X-Next-Cursor"],  # a list's next-page cursor (the monitor's messages)
         send_wildcard=wildcard,
         vary_header=True,
     )

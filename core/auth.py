@@ -53,8 +53,9 @@ class Actor:
     via: str = ""  # "bearer", "cookie", "api_key", "env_api_key", "auto_login"
     api_key_id: uuid.UUID | None = None
 
-    @property
+    @functools.cached_property
     def owner_id(self) -> str:
+        """``str(id)``, computed once per actor (every permission check compares it)."""
         return str(self.id)
 
 
@@ -121,7 +122,8 @@ def can(actor: Actor | None, verb: str, resource: ResourceRef) -> bool:
     plugin answers for team shares and role assignments). Answers are cached for the request.
     """
     cache: dict[tuple[Any, ...], bool] = g.setdefault("_service_access", {}) if has_request_context() else {}
-    key = (actor.owner_id if actor else None, verb, resource.kind, resource.id)
+    caller = actor.owner_id if actor is not None else None
+    key = (caller, verb, resource.kind, resource.id)
     found = cache.get(key)
     if found is not None:
         return found
@@ -130,7 +132,7 @@ def can(actor: Actor | None, verb: str, resource: ResourceRef) -> bool:
         for v in appstate.hooks().permission_allowed(actor=actor, action=f"{resource.kind}:{verb}", resource=resource)
         if v
     ]
-    owner = actor is not None and actor.owner_id == str(resource.owner_id)
+    owner = caller is not None and caller == str(resource.owner_id)
     result = all(v.allow for v in verdicts) and (owner or any(v.allow for v in verdicts))
     cache[key] = result
     return result
@@ -143,6 +145,76 @@ def check_access(actor: Actor | None, verb: str, resource: ResourceRef, *, not_f
     if verb != "read" and can(actor, "read", resource):
         raise ApiError(403, NOT_ENOUGH_PRIVILEGES)
     raise ApiError(404, not_found)
+
+
+def flow_ref(flow: Any) -> ResourceRef:
+    """The :class:`ResourceRef` of a flow record (``FlowRecord`` or a row with id, user_id, folder_id)."""
+    folder = getattr(flow, "folder_id", None)
+    return ResourceRef("flow", str(flow.id), str(flow.user_id), str(folder) if folder else None)
+
+
+def flow_access(actor: Actor, flow_id: Any, verb: str, *, draft: bool = True, not_found: str = "Flow not found") -> Any:
+    """The flow ``flow_id`` (a ``FlowRecord``: its draft, or with ``draft`` False its published version)
+    when ``actor`` may ``verb`` it: their own, or one a plugin lets them (teams' shares). 404 (``not_found``)
+    when they may not even read it, 403 when they may read but not ``verb`` it. For the plugins' flow-scoped
+    routes (versions, schedules, webhooks, executions, messages), and for another user's row of a flow
+    (a schedule, an execution, a message: ``not_found`` names the row): one rule, :func:`check_access`."""
+    try:
+        key = flow_id if isinstance(flow_id, uuid.UUID) else uuid.UUID(str(flow_id))
+    except ValueError:
+        raise ApiError(404, not_found) from None
+    found = appstate.hooks().find_flow(user_id=None, flow_id_or_name=str(key), public=False, draft=draft)
+    if found is None or found.id != str(key):
+        raise ApiError(404, not_found)
+    if str(found.user_id) != actor.owner_id:
+        check_access(actor, verb, flow_ref(found), not_found=not_found)
+    return found
+
+
+def foreign_flow(actor: Actor, flow_id: Any, verb: str) -> Any:
+    """For the rows a caller keeps of a flow (messages, traces), filtered by ``flow_id``: None when it names
+    no stored flow or one of the caller's own (their own rows, as before); the flow (a ``FlowRecord``) when it
+    is another user's that the caller may ``verb``, whose rows of every user they may then see; 404 when they
+    may not even read it, 403 when they may read but not ``verb`` it (:func:`check_access`)."""
+    try:
+        key = flow_id if isinstance(flow_id, uuid.UUID) else uuid.UUID(str(flow_id))
+    except ValueError:
+        return None
+    found = appstate.hooks().find_flow(user_id=None, flow_id_or_name=str(key), public=False, draft=True)
+    if found is None or found.id != str(key) or str(found.user_id) == actor.owner_id:
+        return None
+    check_access(actor, verb, flow_ref(found), not_found="Flow not found")
+    return found
+
+
+#: the built-in role a caller's verbs on a shared resource amount to, strongest first (the editor's badge)
+ROLE_BY_VERB = (("share", "admin"), ("write", "developer"), ("execute", "run-only"), ("read", "viewer"))
+
+
+def shared_role(actor: Actor, ref: ResourceRef) -> str | None:
+    """``admin``, ``developer``, ``run-only`` or ``viewer`` for another user's resource (None: not shared)."""
+    return next((role for verb, role in ROLE_BY_VERB if can(actor, verb, ref)), None)
+
+
+def shared_ids(user_id: Any, kind: str) -> list[str]:
+    """Ids of other users' resources of ``kind`` shared with ``user_id`` (the ``shared_with`` hook; the teams
+    plugin answers). A candidate list: check each with :func:`can` (or :func:`shared_role`) before showing it."""
+    return appstate.hooks().shared_with(user_id=str(user_id), kind=kind)
+
+
+def shared_rows(s: Any, actor: Actor, model: Any, kind: str, ref_of: Callable[[Any], ResourceRef]) -> list[Any]:
+    """Other users' rows of ``model`` (an owned table with ``id``, ``user_id`` and ``name``) shared with the caller
+    as ``kind``, by name, each as ``(row, role)`` with the caller's role on it (:func:`shared_role`)."""
+    keys = []
+    for found in shared_ids(actor.id, kind):
+        try:
+            keys.append(uuid.UUID(found))
+        except ValueError:
+            continue
+    if not keys:
+        return []
+    query = sa.select(model).where(model.id.in_(keys), model.user_id != actor.id).order_by(model.name, model.id)
+    return [(row, role) for row in s.scalars(query) if (role := shared_role(actor, ref_of(row))) is not None]
 
 
 def forget_access() -> None:

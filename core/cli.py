@@ -114,6 +114,9 @@ def main() -> None:
     )
     group.params = [p for p in group.params if p.name not in FLASK_OPTIONS]
     group.add_command(run_command)
+    from core.settings_file import settings_group
+
+    group.add_command(settings_group)
     from flask.cli import routes_command, shell_command
 
     group.add_command(shell_command)

@@ -414,6 +414,26 @@ class RunStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class RunQueued:
+    """A run of a flow was put on the job queue (``on_run_queued``); a worker starts it later.
+
+    ``run_id`` is the id the run will have when it starts (``RunStarted.run_id``), ``job_id`` its job's;
+    ``surface`` the run surface (``webhook``, ``workflows``, ``a2a``...); ``flow_name`` None when the
+    surface did not resolve the flow; ``request`` the run request's JSON (read it, never change it);
+    ``queued_at`` is ``time.time()``.
+    """
+
+    run_id: str
+    flow_id: str
+    flow_name: str | None
+    user_id: str
+    surface: str
+    job_id: str
+    queued_at: float
+    request: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class RunEnded:
     """How a run ended (``RunObserver.end``).
 

@@ -482,10 +482,12 @@ def script_heads(path: Path) -> frozenset[str] | None:
     """
     import ast
 
+    from core.engine import pyparse
+
     parents: dict[str, tuple[str, ...]] = {}
     for script in sorted(path.glob("*.py")):
         found: dict[str, Any] = {}
-        for node in ast.parse(script.read_bytes()).body:
+        for node in pyparse.parse(script.read_bytes()).body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 target, value = node.targets[0], node.value
             elif isinstance(node, ast.AnnAssign) and node.value is not None:

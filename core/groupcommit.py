@@ -219,6 +219,20 @@ def flush(engine: sa.Engine) -> None:
     submit(engine, [])
 
 
+def flush_pending() -> None:
+    """Write what this request deferred for any engine (the run service, as a run returns: an observer's row
+    that no message store took); nothing to do, the common case, costs one lookup."""
+    from flask import g, has_app_context
+
+    if not has_app_context():
+        return
+    pending = g.get(_DEFERRED)
+    if not pending:
+        return
+    for engine in {id(eng): eng for eng, _write in pending}.values():
+        flush(engine)
+
+
 def discard() -> None:
     """Forget this request's deferred writes (its run failed before they could be committed)."""
     from flask import g, has_app_context

@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
         McpServerConfig,
         MessageRecord,
         RunObserver,
+        RunQueued,
         RunStarted,
         VertexRecord,
     )
@@ -122,6 +123,17 @@ class Hooks:
             self._relay.message_history(user_id=user_id, flow_id=flow_id, session_id=session_id, limit=limit),
         )
 
+    def user_names(self, *, user_ids: Sequence[str]) -> dict[str, str]:
+        """``{id: username}`` for the known ids (empty when no plugin answers)."""
+        if not user_ids:
+            return {}
+        return cast("dict[str, str] | None", self._relay.user_names(user_ids=list(user_ids))) or {}
+
+    def shared_with(self, *, user_id: str, kind: str) -> list[str]:
+        """Every answer's ids, merged (empty when no plugin answers)."""
+        answers = cast("list[list[str] | None]", self._relay.shared_with(user_id=user_id, kind=kind))
+        return sorted({str(i) for answer in answers for i in answer or ()})
+
     def on_messages(self, *, user_id: str, messages: Sequence[MessageRecord]) -> None:
         self._relay.on_messages(user_id=user_id, messages=messages)
 
@@ -145,6 +157,19 @@ class Hooks:
 
     def on_audit(self, *, entry: AuditEntry) -> None:
         self._relay.on_audit(entry=entry)
+
+    def settings_export(self) -> list[dict[str, Any]]:
+        return [a for a in self._relay.settings_export() if a is not None]
+
+    def settings_apply(self, *, sections: Mapping[str, Any], dry_run: bool) -> list[list[str]]:
+        return [a for a in self._relay.settings_apply(sections=sections, dry_run=dry_run) if a is not None]
+
+    def queueing(self) -> bool:
+        """Whether any plugin implements ``on_run_queued`` (nothing is built or told otherwise)."""
+        return bool(self._relay.on_run_queued.get_hookimpls())
+
+    def on_run_queued(self, *, run: RunQueued) -> None:
+        self._relay.on_run_queued(run=run)
 
     def propagating(self) -> bool:
         """Whether any plugin implements ``propagation_headers`` (nothing is asked otherwise)."""

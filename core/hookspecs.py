@@ -13,8 +13,10 @@ Plugins implement hooks with :data:`core.hookimpl` and call them through the typ
 :class:`core.hookcalls.Hooks` (``appstate.hooks().find_flow(...)``). A hook that only plugins call is
 published by the plugin that calls it (its own ``hookspecs.py``, see :mod:`core.plugins`); the two
 catalog-policy hooks ``blocked_components`` / ``blocked_templates`` stay here because several plugins
-(flows, catalog) ask them through :meth:`core.hookcalls.Hooks.blocked_components`. What crosses a boundary
-is a record of :mod:`core.contracts`. ``docs/hooks.md`` is checked against this module and every
+(flows, catalog) ask them through :meth:`core.hookcalls.Hooks.blocked_components`, and ``user_names`` for
+the same reason (the flows plugin's 409 and ``/version-state``, the versions plugin's authors: a spec
+published by its answerer, the accounts plugin, could be called typed only by importing that plugin).
+What crosses a boundary is a record of :mod:`core.contracts`. ``docs/hooks.md`` is checked against this module and every
 published one by ``tests/core/test_docs.py``.
 """
 
@@ -37,6 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
         McpServerConfig,
         MessageRecord,
         RunObserver,
+        RunQueued,
         RunStarted,
         VertexRecord,
     )
@@ -58,6 +61,7 @@ __all__ = [
     "on_app_created",
     "on_audit",
     "on_messages",
+    "on_run_queued",
     "on_user_deleted",
     "on_vertex_built",
     "permission_allowed",
@@ -71,6 +75,10 @@ __all__ = [
     "register_migrations",
     "register_run_shapers",
     "register_settings",
+    "settings_apply",
+    "settings_export",
+    "shared_with",
+    "user_names",
     "write_user_file",
 ]
 
@@ -277,6 +285,16 @@ def observe_run(run: RunStarted) -> RunObserver | None:
 
 
 @hookspec
+def on_run_queued(run: RunQueued) -> None:
+    """A run was put on the job queue (``core.runs.jobs.enqueue``), before a worker starts it.
+
+    ``run`` is a :class:`core.contracts.RunQueued`; its ``run_id`` is the id the run's ``observe_run`` will
+    tell. Called in the request that queued it, after the job is queued (a worker may have started it
+    already). Never called when no plugin implements it (and then a run's id is chosen as it starts).
+    """
+
+
+@hookspec
 def propagation_headers() -> dict[str, str] | None:
     """The current trace context as the headers that carry it (W3C ``traceparent``, ``tracestate``).
 
@@ -293,6 +311,25 @@ def on_app_created(app: Flask) -> None:
     Raise :class:`core.errors.StartupError` to refuse to start (the CLI then
     exits with status 3 and the message).
     """
+
+
+@hookspec(firstresult=True)
+def user_names(user_ids: Sequence[str]) -> dict[str, str] | None:
+    """The usernames of these accounts (``{id: username}``; unknown and deleted ids left out), or None.
+
+    Asked where a person's name is shown for an id the caller already sees on one of their things (the
+    last writer of a flow in a 409 and ``/version-state``, a version's author, an audit entry's actor),
+    one call per response. The accounts plugin answers with one indexed read.
+    """
+
+
+@hookspec
+def shared_with(user_id: str, kind: str) -> list[str] | None:
+    """Ids of other users' resources of ``kind`` (``project``, ``flow``, ``knowledge_base``, ``variable``...)
+    shared with ``user_id`` (directly, through a team, or for projects by a role assignment there); every
+    answer is merged. Asked through :func:`core.auth.shared_ids` by the lists that show shared things after
+    the caller's own (projects, flows, knowledge bases, variables) and by a run's variable lookup; the teams
+    plugin answers. Each listed resource is still checked with ``core.auth.can`` before it is shown."""
 
 
 @hookspec
@@ -370,3 +407,19 @@ def write_user_file(user_id: str, name: str, content: bytes, append: bool) -> Fi
     replaced. Answer None when no storage is installed. Bytes are written before the row, so a
     failure never leaves a half-written readable file.
     """
+
+
+@hookspec
+def settings_export() -> dict[str, Any] | None:
+    """``service settings export``: this plugin's part of the deployment's reviewable settings file, as
+    ``{section: JSON value}`` (names and flags, sorted; never a secret, a password or a key). A section is
+    owned by one plugin (``users``: accounts; ``teams``, ``roles``, ``role_assignments``: teams;
+    ``policies``: policies)."""
+
+
+@hookspec
+def settings_apply(sections: Mapping[str, Any], dry_run: bool) -> list[str] | None:
+    """``service settings diff/apply``: make the sections this plugin owns (see :func:`settings_export`)
+    match ``sections`` (a section that is absent is left alone) and return one line per change, such as
+    ``"teams: add member <id> to support"``; with ``dry_run`` change nothing, only tell. Raise
+    ``click.ClickException`` with a clear message for a bad value. Called inside one transaction."""

@@ -265,8 +265,11 @@ def publish_reload(shared: appstate.SharedStatePort, bundle: str) -> int:
     return gen
 
 
-def sync_components(app: Flask, *, force: bool = False) -> bool:
-    """Catch up with reloads other processes published; True when the registry changed here."""
+def sync_components(app: Flask, *, force: bool = False, current: int | None = None) -> bool:
+    """Catch up with reloads other processes published; True when the registry changed here.
+
+    ``current``: the component generation the caller has just read (a worker reads it with the
+    plugin generation in one round trip)."""
     svc = appstate.state_or_none(app)
     if svc is None:
         return False
@@ -275,7 +278,7 @@ def sync_components(app: Flask, *, force: bool = False) -> bool:
     if not force and now - svc.components_checked < CHECK_INTERVAL:
         return False
     svc.components_checked = now
-    gen = generation(svc.shared, COMPONENTS_GEN)
+    gen = generation(svc.shared, COMPONENTS_GEN) if current is None else current
     if gen <= sources.generation:
         return False
     with sources.lock:

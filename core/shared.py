@@ -57,6 +57,10 @@ class SharedState:
     def get(self, key: str) -> str | None:
         raise NotImplementedError
 
+    def get_many(self, keys: list[str]) -> list[str | None]:
+        """The values of ``keys``, in order (Redis: one ``MGET``, one round trip)."""
+        return [self.get(key) for key in keys]
+
     def put(self, key: str, value: str, ttl: float | None = None, *, only_if_exists: bool = False) -> bool:
         """Set ``key``; with ``only_if_exists`` only when it is there. True when written."""
         raise NotImplementedError
@@ -330,6 +334,10 @@ class RedisState(SharedState):
     def get(self, key: str) -> str | None:
         value: str | None = self.r.get(self._k(key))
         return value
+
+    def get_many(self, keys: list[str]) -> list[str | None]:
+        values: list[str | None] = self.r.mget([self._k(key) for key in keys])
+        return values
 
     def put(self, key: str, value: str, ttl: float | None = None, *, only_if_exists: bool = False) -> bool:
         px = int(ttl * 1000) if ttl else None

@@ -101,3 +101,65 @@ def alice(client, admin) -> Caller:
 @pytest.fixture
 def bob(client, admin) -> Caller:
     return make_user(client, admin, username="bob")
+
+
+# --- the PostgreSQL pass runs what can reach PostgreSQL -------------------------------------------------------
+#: the only ways a test reaches the PostgreSQL database: core.testing's fixture, or the variable itself
+_DATABASE_FIXTURE = "service_database_url"
+_DATABASE_ENV = "SERVICE_TEST_DATABASE_URL"
+#: run every test in the PostgreSQL pass too (for a check of the rule below)
+_ALL_ENV = "SERVICE_TEST_POSTGRES_ALL"
+_mentions: dict[str, bool] = {}
+
+
+def _mentions_database(path: str | None) -> bool:
+    """Whether a source file names the test database variable (core.testing, which defines the fixture
+    and keeps the variable in the test's environment, is covered by the fixture's name)."""
+    if not path or path.endswith(("core/testing.py", "tests/conftest.py")):
+        return False
+    if path not in _mentions:
+        try:
+            with open(path, encoding="utf-8") as source:
+                _mentions[path] = _DATABASE_ENV in source.read()
+        except OSError:
+            _mentions[path] = True  # unreadable: keep the test
+    return _mentions[path]
+
+
+def reaches_database(item: pytest.Item) -> bool:
+    """True when the test can run on PostgreSQL: it uses the database fixture (directly or through any
+    fixture it depends on: ``app``, ``client``, ``make_app``...), or its module or one of its fixtures'
+    modules reads ``SERVICE_TEST_DATABASE_URL``. Every other test (the browser tests against a live
+    server on SQLite, Vitest, pure functions, CLI parsing, the sandbox, ...) runs the same code with or
+    without the variable, so the SQLite pass already proves it."""
+    import inspect
+
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None or _DATABASE_FIXTURE in getattr(item, "fixturenames", ()):
+        return True
+    if _mentions_database(str(getattr(item, "path", "")) or None):
+        return True
+    for definitions in info.name2fixturedefs.values():
+        for definition in definitions:
+            try:
+                where = inspect.getsourcefile(definition.func)
+            except TypeError:
+                continue
+            if _mentions_database(where):
+                return True
+    return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In the PostgreSQL pass (``SERVICE_TEST_DATABASE_URL`` set), deselect the tests that cannot reach
+    PostgreSQL (see :func:`reaches_database`): they ran the same code in the SQLite pass. Set
+    ``SERVICE_TEST_POSTGRES_ALL=1`` to run them anyway."""
+    import os
+
+    if not os.environ.get(_DATABASE_ENV) or os.environ.get(_ALL_ENV):
+        return
+    keep = [item for item in items if reaches_database(item)]
+    if len(keep) < len(items):
+        kept = set(map(id, keep))
+        config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept])
+        items[:] = keep

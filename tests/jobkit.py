@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.jobs import END_EVENTS
+from tests.serverkit import START_SECONDS
 
 
 # --- jobs the queue tests register (RQ workers import them from here too) ---------------------
@@ -87,24 +88,42 @@ def redis_or_skip(url: str, *, decode: bool = True) -> Any:
     return client
 
 
+def describe_processes(procs: Iterable[subprocess.Popen[Any]]) -> str:
+    """``pid 12 running, pid 13 exited with 1``: what a failed start's message says of its processes."""
+    return ", ".join(
+        f"pid {p.pid} " + ("running" if p.poll() is None else f"exited with {p.returncode}") for p in procs
+    )
+
+
 def wait_rq_workers(
     conn: Any,
     queues: Iterable[str],
     procs: Iterable[subprocess.Popen[Any]],
     describe: Callable[[], str],
     count: int = 1,
-    timeout: float = 30.0,
+    timeout: float | None = None,
 ) -> None:
-    """Wait until ``count`` RQ workers listen on each queue; fail with ``describe()`` if a process ends first."""
+    """Poll until ``count`` RQ workers listen on each queue (ready: registered and listening).
+
+    Fails at once when a process ends first, or after ``timeout`` (default :data:`START_SECONDS`); the
+    message names the queue still waiting, the workers it has, each process's state, then ``describe()``
+    (the processes' logs).
+    """
     import pytest
     from rq import Queue, Worker
 
     procs = list(procs)
-    end = time.monotonic() + timeout
+    bound = START_SECONDS if timeout is None else timeout
+    started = time.monotonic()
     for name in queues:
-        while Worker.count(connection=conn, queue=Queue(name, connection=conn)) < count:
-            if any(p.poll() is not None for p in procs) or time.monotonic() > end:
-                pytest.fail(describe())
+        while (listening := Worker.count(connection=conn, queue=Queue(name, connection=conn))) < count:
+            ended = any(p.poll() is not None for p in procs)
+            if ended or time.monotonic() - started > bound:
+                why = "a worker process ended" if ended else f"not ready after {bound:g} s"
+                pytest.fail(
+                    f"RQ workers did not start ({why}): queue {name} has {listening} of {count} worker(s); "
+                    f"{describe_processes(procs)}\n{describe() or '(no output)'}"
+                )
             time.sleep(0.05)
 
 
@@ -136,7 +155,7 @@ def rq_worker_process(raw: Any, queue: str, args: list[str], env: dict[str, str]
     with open(log, "w") as out:
         proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
-        wait_rq_workers(raw, [queue], [proc], lambda: f"worker did not start:\n{log.read_text()[-3000:]}")
+        wait_rq_workers(raw, [queue], [proc], lambda: log.read_text()[-3000:])
         yield proc
     finally:
         stop_processes([proc])

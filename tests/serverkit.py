@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -13,6 +14,33 @@ from typing import Any
 import pytest
 import requests
 
+#: how long a child process (a web server, an RQ worker) may take to become ready: generous, because on a
+#: loaded machine (2 cores, load 20) an import-heavy start-up takes tens of seconds. Readiness is polled, a
+#: process that dies is reported at once and a hang still fails; ``SERVICE_TEST_START_SECONDS`` sets it.
+START_SECONDS = float(os.environ.get("SERVICE_TEST_START_SECONDS") or 180)
+
+
+def shared_database_url(where: Path, name: str) -> str:
+    """The database several processes of one test share: in the PostgreSQL pass (``SERVICE_TEST_DATABASE_URL``)
+    the ``<base>_<name>`` database, emptied of an earlier run's rows; else an SQLite file under ``where``."""
+    pg = os.environ.get("SERVICE_TEST_DATABASE_URL")
+    if not pg:
+        return f"sqlite:///{where / 'service.db'}"
+    import sqlalchemy as sa
+
+    from core import db
+    from core.testing import _worker_database
+
+    database_url = _worker_database(pg, name)
+    engine = sa.create_engine(database_url)
+    try:
+        db.truncate_all(engine)
+    except sa.exc.SQLAlchemyError:
+        pass  # a new database: no tables yet
+    finally:
+        engine.dispose()
+    return database_url
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -20,12 +48,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_healthy(base: str, proc: subprocess.Popen[Any], describe: Callable[[], str], timeout: float = 60.0) -> None:
-    """Poll ``base/health`` until it answers 200; fail the test with ``describe()`` if ``proc`` ends or time runs out.
+def wait_healthy(
+    base: str, proc: subprocess.Popen[Any], describe: Callable[[], str], timeout: float | None = None
+) -> None:
+    """Poll ``base/health`` until it answers 200; fail the test with ``describe()`` if ``proc`` ends or time
+    (``timeout``, default :data:`START_SECONDS`) runs out.
 
     A server still running when time runs out is stopped first, so a failed start leaves no process behind.
     """
-    end = time.monotonic() + timeout
+    bound = START_SECONDS if timeout is None else timeout
+    end = time.monotonic() + bound
     while True:
         try:
             if requests.get(f"{base}/health", timeout=2).status_code == 200:
@@ -33,13 +65,15 @@ def wait_healthy(base: str, proc: subprocess.Popen[Any], describe: Callable[[], 
         except requests.RequestException:
             pass
         if proc.poll() is not None or time.monotonic() > end:
+            why = f"exited with {proc.returncode}" if proc.poll() is not None else f"not healthy after {bound:g} s"
+            why = f"{base}: pid {proc.pid} {why}"
             if proc.poll() is None:
                 proc.terminate()
                 try:
                     proc.wait(10)
                 except subprocess.TimeoutExpired:
                     proc.kill()
-            pytest.fail(describe())
+            pytest.fail(f"{why}\n{describe() or '(no output)'}")
         time.sleep(0.1)
 
 

@@ -53,13 +53,15 @@ def state_app() -> Any:
 
 
 def _switch(name: str, enabled: bool) -> None:
-    from core import plugin_state
+    from core import audit, plugin_state
 
     try:
         done = plugin_state.switch(state_app(), name, enabled, by="cli")
     except plugin_state.SwitchError as exc:
         raise click.ClickException(str(exc)) from None
     word = "enabled" if enabled else "disabled"
+    # a system actor (no request): the versions plugin's writer flushes at exit
+    audit.record(f"plugin:{'enable' if enabled else 'disable'}", "plugin", name, name=name, details={"via": "cli"})
     click.echo(f"{name} {word}: every process rebuilds (generation {done['generation']})")
 
 

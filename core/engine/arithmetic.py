@@ -12,6 +12,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from core.engine import pyparse
+
 #: the binary operators safe arithmetic allows (the safe lambda language too)
 BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -30,7 +32,7 @@ def safe_arithmetic(expression: str) -> float | int:
     if len(expression) > 1000:
         raise ValueError("Expression is too long")
     try:
-        tree = ast.parse(expression.strip(), mode="eval")
+        tree = pyparse.parse(expression.strip(), mode="eval")
     except SyntaxError:
         raise ValueError("Invalid expression syntax") from None
 

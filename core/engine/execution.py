@@ -25,6 +25,7 @@ from typing import Any
 
 from core.engine import tweaks as tweak_rules
 from core.engine.events import RunEvent, VertexFinished
+from core.engine.frozen import FROZEN_RESULTS
 from core.engine.graph import Graph
 from core.engine.ports import MessageStore, RunPorts, transaction_record, vertex_record
 from core.engine.registry import Registry
@@ -145,6 +146,7 @@ def context_for(
         provider_allowed=bind(ports.provider_allowed) if ports.provider_allowed is not None else None,
         shared=ports.shared,
         bind_callback=ports.bind,
+        frozen_cache=FROZEN_RESULTS,
     )
 
 

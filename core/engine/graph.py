@@ -2,6 +2,7 @@
 
 Rules (reference-api.md section 2):
 
+* a group node (``data.node.flow``) runs as its inner nodes (:mod:`core.engine.groups`);
 * nodes of ``type: "noteNode"`` are skipped; others resolve ``data.type`` in the registry;
 * template fields ``_type``, ``code`` (never executed), ``type: "other"`` and
   ``show: false`` (unless ``override_skip: true``) are skipped, so the class
@@ -26,6 +27,7 @@ from typing import Any, cast
 from core.engine.catalog import not_installed_message
 from core.engine.component import Component
 from core.engine.errors import GraphValidationError
+from core.engine.groups import ungroup
 from core.engine.registry import Registry
 from core.engine.tools import TOOL_OUTPUT
 
@@ -185,6 +187,7 @@ class Graph:
         """Validate ``flow_data`` (``{nodes, edges}``) and build the graph; raise :class:`GraphValidationError`."""
         if not isinstance(flow_data, Mapping):
             raise GraphValidationError([_err(["data"], "Flow data must be an object", "invalid_flow")])
+        flow_data = ungroup(flow_data)  # grouped components run as their inner nodes
         graph = cls()
         errors: list[dict[str, Any]] = []
         nodes = flow_data.get("nodes") or []

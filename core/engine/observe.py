@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 __all__ = ["ComponentEnd", "ModelCall", "RunWatch"]
 
@@ -39,6 +39,30 @@ class ModelCall:
     finish_reason: str | None = None
     prompt: str | None = None
     completion: str | None = None
+
+    def genai_attributes(self, content: bool = False) -> dict[str, Any]:
+        """The call's OpenTelemetry attributes (GenAI semantic conventions: operation, provider, models, stream,
+        token usage, finish reason), the prompt and completion texts only when ``content`` allows them; one
+        mapping for every exporter of model-call spans (the observability plugin's, the executor's)."""
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": self.provider,
+            "gen_ai.request.model": self.model,
+            "gen_ai.response.model": self.model,
+            "gen_ai.request.stream": self.streamed,
+        }
+        if self.input_tokens is not None:
+            attributes["gen_ai.usage.input_tokens"] = self.input_tokens
+        if self.output_tokens is not None:
+            attributes["gen_ai.usage.output_tokens"] = self.output_tokens
+        if self.finish_reason:
+            attributes["gen_ai.response.finish_reasons"] = (self.finish_reason,)
+        if content:
+            if self.prompt is not None:
+                attributes["gen_ai.prompt"] = self.prompt
+            if self.completion is not None:
+                attributes["gen_ai.completion"] = self.completion
+        return attributes
 
 
 class RunWatch(Protocol):

@@ -47,7 +47,7 @@ from core.engine.registry import Registry
 from core.engine.results import RunResult, VertexResult, end_vertex_payload, format_elapsed_time
 from core.engine.run_context import RunContext
 from core.engine.tools import TOOL_OUTPUT, component_toolkit
-from core.engine.types import Message, jsonable
+from core.engine.types import Message, jsonable, new_id
 
 __all__ = ["run_flow", "run_graph"]
 
@@ -431,8 +431,11 @@ class _Run:
             vr = failed.vr
             self.result.status = "failed"
             self.result.error = {"vertex_id": vr.id, "display_name": vr.display_name, "message": vr.error}
+            error = _error_event(vr, ctx)
+            if ctx.store_message is not None and ctx.session_id:
+                ctx.store_message(error)  # kept with the session, as the reference's ErrorMessage is
             if self.emit:
-                ctx.send_event(RunFailed(vr.error or "Error", vr.id, vr.display_name, data=_error_event(vr, ctx)))
+                ctx.send_event(RunFailed(vr.error or "Error", vr.id, vr.display_name, data=error))
         except SuspendRun as pause:
             vid = pause.vertex_id or ""
             self.result.status = "suspended"
@@ -483,12 +486,22 @@ def _error_event(vr: VertexResult, ctx: RunContext) -> dict[str, Any]:
         session_id=ctx.session_id,
         flow_id=ctx.flow_id,
         run_id=ctx.run_id,
+        id=new_id(),
         error=True,
         category="error",
         properties={
             "source": {"id": vr.id, "display_name": vr.display_name, "source": vr.display_name},
             "text_color": "red",
         },
+        # the reference's ErrorMessage: one "Error" block holding an ``error`` content
+        content_blocks=[
+            {
+                "title": "Error",
+                "allow_markdown": False,
+                "media_url": None,
+                "contents": [{"type": "error", "component": vr.display_name, "reason": text, "solution": None}],
+            }
+        ],
     )
     payload = msg.to_dict()
     payload["error"] = True

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +70,10 @@ class JobSuspended(Exception):
 
 class UnknownJob(LookupError):
     """No job of that name is registered."""
+
+
+class QueueClosed(RuntimeError):
+    """The queue was closed (its app is finished: shut down, or replaced in a test): nothing is enqueued."""
 
 
 #: seconds a client is told to wait (``Retry-After``) when the job backend is unreachable
@@ -267,6 +271,37 @@ class JobQueue(abc.ABC):
         """Release resources (threads, connections)."""
 
 
+#: what must be done before a forked work horse ends (RQ ends it with ``os._exit``, which skips ``atexit``)
+_horse_exits: list[Callable[[], object]] = []
+
+
+def at_work_horse_exit(fn: Callable[[], object]) -> None:
+    """Call ``fn`` (once registered, whatever the number of calls) in a forked job process after its job, before
+    the process ends: export what a background thread still holds (spans). A failing ``fn`` is logged."""
+    if fn not in _horse_exits:
+        _horse_exits.append(fn)
+
+
+def at_exit(fn: Callable[[], object]) -> None:
+    """Call ``fn`` when this process ends, normally (``atexit``) or as a forked RQ job process after its job:
+    what a writer thread still queues (vertex builds, traces, audit entries, key usage) is written either way."""
+    import atexit
+
+    atexit.register(fn)
+    at_work_horse_exit(fn)
+
+
+def work_horse_exiting() -> None:
+    """The job process is about to end (the forking RQ worker calls this after each job)."""
+    import logging
+
+    for fn in list(_horse_exits):
+        try:
+            fn()
+        except Exception:
+            logging.getLogger(__name__).warning("a work horse exit handler failed", exc_info=True)
+
+
 __all__ = [
     "END_EVENTS",
     "Ending",
@@ -278,8 +313,12 @@ __all__ = [
     "JobQueue",
     "JobState",
     "JobSuspended",
+    "QueueClosed",
     "UnknownJob",
+    "at_exit",
+    "at_work_horse_exit",
     "error_message",
     "run_to_end",
     "time_limit_message",
+    "work_horse_exiting",
 ]

@@ -48,6 +48,7 @@ from core.jobs import (
     JobInfo,
     JobQueue,
     JobState,
+    QueueClosed,
     UnknownJob,
     error_message,
     run_to_end,
@@ -147,7 +148,7 @@ class InProcessQueue(JobQueue):
         if job is None:
             raise UnknownJob(name)
         if self._closed:
-            raise RuntimeError("the job queue is closed")
+            raise QueueClosed("the job queue is closed")
         args = to_json_value(dict(kwargs or {}), "job kwargs")
         job_id = job_id or str(uuid.uuid4())
         if not valid_id(job_id):
@@ -556,8 +557,10 @@ class InProcessQueue(JobQueue):
         """Wait for the jobs this queue started; True if none is left running."""
         end = None if timeout is None else time.monotonic() + timeout
         for thread in list(self._threads):
+            if thread.ident is None:  # enqueued by another thread this instant, not started yet: left running
+                continue
             thread.join(None if end is None else max(0.0, end - time.monotonic()))
-        return not any(t.is_alive() for t in list(self._threads))
+        return not any(t.is_alive() or t.ident is None for t in list(self._threads))
 
     def close(self) -> None:
         """Refuse new jobs; running ones finish (the store outlives the app)."""

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from flask import Flask
 
 from core.appstate import state
+from core.jobs import QueueClosed
 
 log = logging.getLogger(__name__)
 
@@ -62,5 +63,8 @@ class PeriodicJob:
                 try:
                     with app.app_context():
                         self.tick(app)
-                except Exception:  # a closed queue or a database hiccup: the next tick tries again
+                except QueueClosed:  # the app is finished (shut down, or a test's): follow it no more
+                    with self.lock:
+                        self.apps.pop(id(app), None)
+                except Exception:  # a database hiccup: the next tick tries again
                     log.warning("%s could not be scheduled", self.name, exc_info=True)

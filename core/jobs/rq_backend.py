@@ -18,7 +18,6 @@ outcome is in our hash, never a traceback.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -33,7 +32,7 @@ from rq.serializers import JSONSerializer
 
 from core.errors import StartupError
 from core.jobs import Event, JobInfo, JobQueue, JobState, UnknownJob, error_message
-from core.jobs.inprocess_store import to_json_value
+from core.jobs.inprocess_store import json_text
 from core.jobs.rq_redis import blocking_xread, redis_client, unavailable_on_outage
 from core.jobs.rq_store import HEARTBEAT_INTERVAL, TERMINAL_STATES, RedisJobStore, events_of, info_of
 from core.jobs.rq_worker import execute, run_job, set_worker_app, worker_app, worker_classes
@@ -87,8 +86,9 @@ class RQQueue(JobQueue):
     ) -> str:
         if name not in self.registry:
             raise UnknownJob(name)
-        args = json.dumps(to_json_value(dict(kwargs or {}), "job kwargs"))
-        meta_json = json.dumps(to_json_value(dict(meta or {}), "job meta"))
+        # one encoding, which also refuses what is not JSON (it is what the worker reads back: no copy needed)
+        args = json_text(dict(kwargs or {}), "job kwargs")
+        meta_json = json_text(dict(meta or {}), "job meta")
         chosen = job_id is not None
         job_id = job_id or str(uuid.uuid4())
         key = self.store.job_key(job_id)

@@ -42,14 +42,25 @@ _DEAD_RQ_STATUSES = {"failed", "stopped", "canceled", "finished"}
 
 
 # --- Lua: atomic state transitions -------------------------------------------------------
+# KEYS: job, cancel, hb, stats; ARGV: now, worker, kind, heartbeat ttl.
+# Returns {outcome, field, value, ...}: outcome '' (no record), the state it is in when not queued,
+# 'cancel' or 'running'; with the record's fields (as they were before the start) for the last two, so
+# a worker reads and starts a job in one round trip.
 _START = """
+local f = redis.call('HGETALL', KEYS[1])
 local st = redis.call('HGET', KEYS[1], 'state')
-if st ~= 'queued' then return st or '' end
-if redis.call('EXISTS', KEYS[2]) == 1 then return 'cancel' end
-redis.call('HSET', KEYS[1], 'state', 'running', 'started_at', ARGV[1], 'worker', ARGV[2], 'worker_kind', ARGV[3])
-redis.call('SET', KEYS[3], ARGV[1], 'EX', ARGV[4])
-redis.call('HINCRBY', KEYS[4], 'started', 1)
-return 'running'
+if (not st) or (not redis.call('HGET', KEYS[1], 'name')) then return {''} end
+if st ~= 'queued' then return {st} end
+local outcome = 'cancel'
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  outcome = 'running'
+  redis.call('HSET', KEYS[1], 'state', 'running', 'started_at', ARGV[1], 'worker', ARGV[2], 'worker_kind', ARGV[3])
+  redis.call('SET', KEYS[3], ARGV[1], 'EX', ARGV[4])
+  redis.call('HINCRBY', KEYS[4], 'started', 1)
+end
+local out = {outcome}
+for i = 1, #f do out[i + 1] = f[i] end
+return out
 """
 # KEYS: job, events, cancel, hb, active, stats
 # ARGV: state, ended_at, error, result, ttl, event name, event data, maxlen, job id, expected state ('' any)
@@ -114,12 +125,19 @@ class RedisJobStore:
         return f"{self.ns}hb:{job_id}"
 
     def start(self, job_id: str, worker: str, kind: str) -> str:
-        return str(
-            self._start(
-                keys=[self.job_key(job_id), self.cancel_key(job_id), self.hb_key(job_id), self.stats_key],
-                args=[time.time(), worker, kind, HEARTBEAT_TTL],
-            )
+        """Start a queued job: ``running``, ``cancel`` (asked before it started), its state when it is not
+        queued, or "" (no record)."""
+        return self.start_with_fields(job_id, worker, kind)[0]
+
+    def start_with_fields(self, job_id: str, worker: str, kind: str) -> tuple[str, dict[str, str]]:
+        """:meth:`start` and the job's record (name, kwargs, ttl...) in one round trip; the record is
+        empty unless the outcome is ``running`` or ``cancel``."""
+        reply = self._start(
+            keys=[self.job_key(job_id), self.cancel_key(job_id), self.hb_key(job_id), self.stats_key],
+            args=[time.time(), worker, kind, HEARTBEAT_TTL],
         )
+        values = list(reply or [""])
+        return str(values[0]), dict(zip(values[1::2], values[2::2], strict=True))
 
     def end(
         self,

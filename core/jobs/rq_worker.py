@@ -44,7 +44,8 @@ class WorkerContext(JobContext):
         self.app = app
         self._store = store
         self._deadline = time.monotonic() + time_limit if time_limit else None
-        self._next_poll = 0.0
+        # the start script has just looked at the cancel marker: the first look is one interval later
+        self._next_poll = time.monotonic() + self.cancel_poll_interval
         self._cancelled = False
         self.timed_out = False
         self.cancel_seen = False
@@ -118,14 +119,19 @@ def worker_app() -> Flask:
 
 
 def _caught_up(app: Flask) -> Flask:
-    """The worker's app in step with the deployment: a new plugin set rebuilds it, reloaded bundles swap in."""
+    """The worker's app in step with the deployment: a new plugin set rebuilds it, reloaded bundles swap in.
+
+    Both generations are read in one round trip (``MGET``) before every job."""
     global _worker_app, _worker_plugins_gen
     from core.appstate import state
-    from core.reload import APPS_GEN, generation, sync_components
+    from core.reload import APPS_GEN, COMPONENTS_GEN, sync_components
 
     shared = state(app).shared
+    components: int | None = None
     if shared is not None:
-        gen = generation(shared, APPS_GEN)
+        apps_value, components_value = shared.get_many([APPS_GEN, COMPONENTS_GEN])
+        gen = int(apps_value) if apps_value else 0
+        components = int(components_value) if components_value else 0
         if _worker_plugins_gen is None:  # the generation the app was built for, not the current one
             _worker_plugins_gen = state(app).plugins_generation
         if gen != _worker_plugins_gen:
@@ -134,8 +140,20 @@ def _caught_up(app: Flask) -> Flask:
                 _worker_plugins_gen = gen
             except Exception:  # keep running jobs on the current app
                 log.exception("worker app not rebuilt for plugin generation %s", gen)
-    sync_components(app, force=True)
+    sync_components(app, force=True, current=components)
     return app
+
+
+_stores: dict[tuple[int, str], RedisJobStore] = {}
+
+
+def _store(client: Any, queue_name: str) -> RedisJobStore:
+    """The job store of ``queue_name`` on ``client``, built once per process (it registers four scripts)."""
+    key = (id(client), queue_name)
+    store = _stores.get(key)
+    if store is None or store.r is not client:
+        store = _stores[key] = RedisJobStore(client, queue_name)
+    return store
 
 
 def execute(job_id: str) -> None:
@@ -149,31 +167,29 @@ def execute(job_id: str) -> None:
     worker_name = (rq_job.worker_name if rq_job is not None else None) or f"pid-{os.getpid()}"
     app = _caught_up(worker_app())
     service = app_state(app)
-    store = RedisJobStore(redis_client(service.settings.redis_url or ""), queue_name)
+    store = _store(redis_client(service.settings.redis_url or ""), queue_name)
     run_job(store, app, service.job_registry, job_id, worker_name, _worker_kind)
 
 
 def run_job(store: RedisJobStore, app: Flask, registry: Mapping[str, Job], job_id: str, worker: str, kind: str) -> None:
-    fields = store.r.hgetall(store.job_key(job_id))
-    if not fields or "name" not in fields:
+    # the record and the start in one round trip (the start script also looks at the cancel marker)
+    started, fields = store.start_with_fields(job_id, worker, kind)
+    if not started:
         log.warning("job %s: no record (expired or deleted); skipping", job_id)
         return
     ttl = int(fields.get("ttl") or 3600)
     limit = float(fields.get("time_limit") or 0)
-    started = store.start(job_id, worker, kind)
     if started == "cancel":
         store.end(job_id, JobState.CANCELLED, ttl=ttl)
         return
     if started != "running":
-        log.info("job %s is %s; not running it", job_id, started or "gone")
+        log.info("job %s is %s; not running it", job_id, started)
         return
     job = registry.get(fields["name"])
     if job is None:
         store.end(job_id, JobState.FAILED, ttl=ttl, error=f"job {fields['name']!r} is not registered on this worker")
         return
-    stop = threading.Event()
-    beat = threading.Thread(target=_heartbeat, args=(store, job_id, stop), daemon=True, name=f"hb-{job_id[:8]}")
-    beat.start()
+    _beats.add(store, job_id)
 
     ctx = WorkerContext(store, app, job_id, fields.get("owner", ""), limit)
 
@@ -201,15 +217,50 @@ def run_job(store: RedisJobStore, app: Flask, registry: Mapping[str, Job], job_i
             ),
         )
     finally:
-        stop.set()
+        _beats.discard(job_id)
 
 
-def _heartbeat(store: RedisJobStore, job_id: str, stop: threading.Event) -> None:
-    while not stop.wait(HEARTBEAT_INTERVAL):
-        try:
-            store.beat(job_id)
-        except Exception:
-            log.warning("job %s: heartbeat failed", job_id, exc_info=True)
+class _Beats:
+    """The heartbeats of the jobs this process runs, from one thread per process.
+
+    Every running job's ``hb`` key is renewed each :data:`HEARTBEAT_INTERVAL` seconds (the start script
+    set it first). One thread for the process's life instead of a thread started and stopped per job
+    (most jobs end long before their first beat); a forked work horse starts its own on its first job.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[str, tuple[RedisJobStore, float]] = {}
+        self._pid = 0
+
+    def add(self, store: RedisJobStore, job_id: str) -> None:
+        with self._lock:
+            self._jobs[job_id] = (store, time.monotonic() + HEARTBEAT_INTERVAL)
+            if self._pid != os.getpid():  # first job of this process (or of a forked child)
+                self._pid = os.getpid()
+                threading.Thread(target=self._run, daemon=True, name="job-heartbeats").start()
+
+    def discard(self, job_id: str) -> None:
+        with self._lock:
+            self._jobs.pop(job_id, None)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                due = [(job_id, store) for job_id, (store, at) in self._jobs.items() if at <= now]
+                for job_id, store in due:
+                    self._jobs[job_id] = (store, now + HEARTBEAT_INTERVAL)
+                nearest = min((at for _, at in self._jobs.values()), default=now + HEARTBEAT_INTERVAL)
+            for job_id, store in due:
+                try:
+                    store.beat(job_id)
+                except Exception:
+                    log.warning("job %s: heartbeat failed", job_id, exc_info=True)
+            time.sleep(max(0.05, min(1.0, nearest - time.monotonic())))
+
+
+_beats = _Beats()
 
 
 def on_rq_failure(rq_job: Any, reason: str) -> None:
@@ -245,6 +296,25 @@ def worker_classes() -> tuple[type, type]:
                 log.warning("job %s failed in RQ: %s", job.id, exc_string.strip().splitlines()[-1])
             on_rq_failure(job, "The worker running this job stopped unexpectedly")
 
+        #: seconds between two of RQ's default worker heartbeats (its TTL is minutes: ``worker_ttl`` + 60)
+        beat_every = 1.0
+        _next_beat = 0.0
+
+        def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
+            """RQ beats before and after every dequeue, three commands each (a ``HSET`` and two ``EXPIRE``):
+            its default beat goes at most once a second and in one round trip; a beat with a timeout of
+            its own (a job's) or inside RQ's pipeline goes as RQ sends it."""
+            if pipeline is not None or timeout is not None:
+                super().heartbeat(timeout, pipeline=pipeline)  # type: ignore[misc]
+                return
+            now = time.monotonic()
+            if now < self._next_beat:
+                return
+            with self.connection.pipeline(transaction=False) as pipe:  # type: ignore[attr-defined]
+                super().heartbeat(None, pipeline=pipe)  # type: ignore[misc]
+                pipe.execute()
+            self._next_beat = now + self.beat_every
+
         def work(self, *args: Any, **kwargs: Any) -> bool:
             """RQ's loop, with a thread beating for each queue (metrics count live workers from these)."""
             from core.appstate import state as app_state
@@ -278,7 +348,14 @@ def worker_classes() -> tuple[type, type]:
                         log.debug("worker %s: could not deregister", self.name, exc_info=True)  # type: ignore[attr-defined]
 
     class ServiceWorker(_Mixin, Worker):
-        pass
+        def perform_job(self, *args: Any, **kwargs: Any) -> bool:
+            try:
+                return bool(super().perform_job(*args, **kwargs))
+            finally:
+                if getattr(self, "_is_horse", False):  # RQ ends the horse with os._exit: no atexit runs
+                    from core.jobs import work_horse_exiting
+
+                    work_horse_exiting()
 
     class ServiceSimpleWorker(_Mixin, SimpleWorker):
         pass

@@ -26,6 +26,7 @@ from core.runs.service import (
     prepare,
     resolve,
     stream,
+    trace_context,
 )
 
 __all__ = [
@@ -46,4 +47,5 @@ __all__ = [
     "resolve",
     "shared_flow_id",
     "stream",
+    "trace_context",
 ]

@@ -33,8 +33,9 @@ from typing import Any
 
 from flask import Flask, current_app
 
+from core import groupcommit
 from core.appstate import state
-from core.contracts import FlowRecord, RunEnded, RunObserver, RunStarted
+from core.contracts import FlowRecord, RunEnded, RunStarted
 from core.engine import (
     Graph,
     GraphValidationError,
@@ -46,12 +47,12 @@ from core.engine import (
 )
 from core.engine import execution as engine_run
 from core.engine.errors import RunRefused
-from core.engine.observe import ComponentEnd, ModelCall, RunWatch
-from core.engine.results import last_chat_text
+from core.engine.observe import RunWatch
 from core.errors import ApiError, ValidationFailed, validation_error
 from core.requests import NUL_MSG, refuse_nul
 from core.runs import tweaks as tweak_rules
 from core.runs.hook_ports import hook_ports, make_context, registry
+from core.runs.observing import RequestJson, Watch, ended_of, ending_hook, tell_end
 from core.runs.subflows import check_subflows
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,19 @@ class RunRequest:
     trace_context: dict[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """Plain JSON of the request, a deep copy: a job's request must share nothing with its caller's (an
+        in-process job reads it in another thread while the caller's graph data may change; a one-level copy
+        here left the Playground's paused agent runs without their approval card)."""
         return dataclasses.asdict(self)
+
+    def to_job_json(self) -> dict[str, Any]:
+        """The request as a job's argument: :meth:`to_json` without its deep copy, which the job queue makes
+        anyway (every backend copies a job's kwargs through JSON as it enqueues them)."""
+        out = {name: getattr(self, name) for name in _REQUEST_FIELDS}
+        out["inputs"] = [
+            {"value": i.value, "type": i.type, "components": i.components, "session": i.session} for i in self.inputs
+        ]
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunRequest:
@@ -117,6 +130,10 @@ class RunRequest:
     @property
     def run_user_id(self) -> str:
         return str(self.principal or self.user_id or "")
+
+
+#: the request's field names, once (``dataclasses.fields`` on every call cost a recorded run more than its copy)
+_REQUEST_FIELDS = tuple(f.name for f in dataclasses.fields(RunRequest))
 
 
 class FlowNotFound(ApiError):
@@ -368,119 +385,42 @@ def execute(
         user_id=req.run_user_id,
         owner_id=req.user_id,
         surface=req.surface,
-        session_id=req.session_id,
+        # the run's session as its messages get it: a resumed one, the input's, the request's, else the flow id
+        session_id=(resume.session_id if resume is not None else None)
+        or next((item.session for item in req.inputs if item.session), None)
+        or req.session_id
+        or prepared.flow_id,
         job_id=job_id,
         public=req.public,
         started_at=time.time(),
-        request=_RequestJson(req),
+        request=RequestJson(req),
     )
     observers = hooks.observe_run(run=started)
-    watch = _Watch.of(observers)
+    watch = Watch.of(observers)
     t0 = time.perf_counter()
+    # The observers hear the end once the run returned (its messages stored, a paused input's checkpoint
+    # written). Telling them earlier, as the last result was known, let the native traces' commit run in the
+    # middle of the run's own writes: a Playground agent run after it never reached its approval card. An
+    # observer with the optional ``ending`` hears the same record earlier, as the last input's result is known
+    # and *before* its messages are stored: a row it hands to ``core.groupcommit.defer`` (the triggers'
+    # execution) is written in the messages' commit, or by the flush below when no message was stored.
+    results_to = ending_hook(observers, started, on_result, len(req.inputs), t0)
     try:
         outcome = _run_inputs(
-            prepared, run_id, emit, cancelled, job_id, previous_results, resume, on_result, app, watch=watch
+            prepared, run_id, emit, cancelled, job_id, previous_results, resume, results_to, app, watch=watch
         )
     except BaseException as exc:
         status = "cancelled" if isinstance(exc, (GeneratorExit, KeyboardInterrupt)) else "error"
-        _tell_end(observers, RunEnded(started, status, time.perf_counter() - t0, error="Run failed unexpectedly"))
+        tell_end(observers, RunEnded(started, status, time.perf_counter() - t0, error="Run failed unexpectedly"))
         raise
-    _tell_end(observers, _ended(started, outcome, time.perf_counter() - t0))
+    tell_end(observers, _ended(started, outcome, time.perf_counter() - t0))
+    groupcommit.flush_pending()
     return outcome
 
 
 def _ended(started: RunStarted, outcome: RunOutcome, duration: float) -> RunEnded:
     """The ``RunEnded`` record of a run that returned an outcome."""
-    outputs = tuple(last_chat_text(r) or None for r in outcome.results if r.ok)
-    if outcome.suspended is not None:
-        return RunEnded(started, "paused", duration, outputs=outputs)
-    failed = outcome.failed
-    if failed is None:
-        return RunEnded(started, "ok", duration, outputs=outputs)
-    status = "cancelled" if failed.status == "cancelled" else "error"
-    return RunEnded(started, status, duration, error=failure_text(failed), outputs=outputs)
-
-
-class _RequestJson(Mapping[str, Any]):
-    """``RunStarted.request``: the request's JSON, made on first read (most observers never read it)."""
-
-    __slots__ = ("_data", "_req")
-
-    def __init__(self, req: RunRequest) -> None:
-        self._req = req
-        self._data: dict[str, Any] | None = None
-
-    def _json(self) -> dict[str, Any]:
-        if self._data is None:
-            self._data = self._req.to_json()
-        return self._data
-
-    def __getitem__(self, key: str) -> Any:
-        if self._data is None and key == "inputs":  # the common read, without converting the rest
-            return [dataclasses.asdict(item) for item in self._req.inputs]
-        return self._json()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._json())
-
-    def __len__(self) -> int:
-        return len(self._json())
-
-
-class _Watch:
-    """The observers that watch components and model calls (their optional methods), as one ``RunWatch``."""
-
-    __slots__ = ("calls", "checks", "components")
-
-    def __init__(self, components: list[Any], calls: list[Any], checks: list[Any]) -> None:
-        self.components = components
-        self.calls = calls
-        self.checks = checks
-
-    @classmethod
-    def of(cls, observers: list[RunObserver]) -> _Watch | None:
-        found = [
-            [m for m in (getattr(o, name, None) for o in observers) if callable(m)]
-            for name in ("component", "model_call", "before_model_call")
-        ]
-        return cls(*found) if any(found) else None
-
-    def before_model_call(self, provider: str, model: str) -> None:
-        for check in self.checks:  # a ComponentError (a budget spent) refuses the call: it propagates
-            check(provider, model)
-
-    def component(self, vertex_id: str, display_name: str, component_type: str) -> ComponentEnd:
-        ends = []
-        for start in self.components:
-            try:
-                ends.append(start(vertex_id, display_name, component_type))
-            except Exception:
-                log.exception("a run observer failed at the start of component %s", vertex_id)
-
-        def end(status: str, error: str | None) -> None:
-            for finish in reversed(ends):
-                try:
-                    finish(status, error)
-                except Exception:
-                    log.exception("a run observer failed at the end of component %s", vertex_id)
-
-        return end
-
-    def model_call(self, call: ModelCall) -> None:
-        for hear in self.calls:
-            try:
-                hear(call)
-            except Exception:
-                log.exception("a run observer failed hearing a model call")
-
-
-def _tell_end(observers: list[RunObserver], ended: RunEnded) -> None:
-    """Tell every observer how the run ended; one that raises is logged and never fails the run."""
-    for observer in observers:
-        try:
-            observer.end(ended)
-        except Exception:
-            log.exception("a run observer failed at the end of run %s", ended.run.run_id)
+    return ended_of(started, outcome.results, duration)
 
 
 def _run_inputs(
@@ -575,3 +515,14 @@ def suspended_event(outcome: RunOutcome) -> Suspended | None:
         return None
     s = outcome.suspended
     return Suspended(str(s["vertex_id"]), str(s["request_id"]), dict(s["request"]))
+
+
+def trace_context(app: Flask | None = None) -> dict[str, str] | None:
+    """The current request's trace context (``propagation_headers``) for a run started in another thread or
+    process (``RunRequest.trace_context``); None when no plugin propagates one, or outside an app."""
+    from flask import has_app_context
+
+    if app is None and not has_app_context():
+        return None
+    hooks = state(app).host.hooks
+    return (hooks.propagation_headers() or None) if hooks.propagating() else None

@@ -84,7 +84,25 @@ class AskApproval(Component):
         return Message(text=f"{resumed['state']['text']}:{resumed['answer']}|pid={os.getpid()}")
 
 
-TEST_COMPONENTS = [SlowPass, Boom, AskApproval]
+class FailOnce(Component):
+    """Fails the first time it runs (it leaves the file ``marker``), then forwards its input."""
+
+    key = "FailOnce"
+    display_name = "Fail Once"
+    description = "Test only: fails on its first run, passes afterwards."
+    category = "testing"
+    inputs = [MessageTextInput("input_value", "Input", ""), MessageTextInput("marker", "Marker file", "")]
+    outputs = [Output("message", "Message", "run", ["Message"])]
+
+    def run(self) -> Message:
+        marker = Path(to_text(self.marker))
+        if not marker.exists():
+            marker.write_text("failed once")
+            raise ValueError("the upstream service was not ready (first attempt)")
+        return Message(text=f"done: {to_text(self.input_value)}")
+
+
+TEST_COMPONENTS = [SlowPass, Boom, AskApproval, FailOnce]
 
 
 class SlowBundle:

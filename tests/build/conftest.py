@@ -36,13 +36,13 @@ def redis_or_skip() -> redis.Redis:
     return jobkit.redis_or_skip(REDIS_URL)
 
 
-def wait_workers(
-    conn: Any, queues: list[str], procs: list[subprocess.Popen], logs: Path, count: int = 1, timeout: float = 30.0
-) -> None:
-    def describe() -> str:
-        return "workers did not start:\n" + "".join(p.read_text()[-2000:] for p in logs.glob("*.log"))
+def wait_workers(conn: Any, queues: list[str], procs: list[subprocess.Popen], logs: Path, count: int = 1) -> None:
+    """Poll until the workers listen (:func:`tests.jobkit.wait_rq_workers`); a failure quotes their logs."""
 
-    jobkit.wait_rq_workers(conn, queues, procs, describe, count, timeout)
+    def describe() -> str:
+        return "".join(f"--- {p.name}\n{p.read_text()[-2000:] or '(empty)'}\n" for p in sorted(logs.glob("*.log")))
+
+    jobkit.wait_rq_workers(conn, queues, procs, describe, count)
 
 
 def cleanup_redis(tags: list[str]) -> None:

@@ -4,20 +4,27 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 import pytest
 
-from core.engine import RunContext, run_flow
+from core import hookimpl
+from core.engine import Message, Registry, RunContext, run_flow
+from core.engine.types import to_text
 from core.runs.wire import BUILD_EVENTS
+from tests import flowkit
 from tests.build.buildkit import (
     CHAT_ECHO,
     FIXTURE_INPUT,
     FIXTURES,
     SLOW_FLOW_EVENTS,
+    SlowPass,
     create_flow,
+    edge,
     failing_flow,
     names,
+    node,
     parse,
     poll_all,
     reference_flow,
@@ -118,23 +125,69 @@ def test_framing_and_content_types(app, client, admin):
     assert names(stream_all(client, job_id, admin.bearer)) == CHAT_ECHO
 
 
+#: opened by the test once it saw a poll come back empty: the Gated Pass cannot emit before
+GATE = threading.Event()
+
+
+class GatedPass(SlowPass):
+    """Forwards its input once the test opens :data:`GATE` (it emits nothing while it waits); fails after a
+    minute, so a poll that wrongly waits for the next event fails the test instead of hanging it."""
+
+    key = "GatedPass"
+    display_name = "Gated Pass"
+
+    def run(self) -> Message:
+        end = time.monotonic() + 60
+        while not GATE.wait(0.01):
+            self.context.check()
+            if time.monotonic() > end:
+                raise RuntimeError("the test never opened the gate")
+        return Message(text=to_text(self.input_value))
+
+
+class _GatedBundle:
+    @hookimpl
+    def register_components(self):
+        return [GatedPass]
+
+
 def test_poll_waits_briefly_then_returns_nothing(make_app, monkeypatch):
     monkeypatch.setenv("SERVICE_BUILD_POLL_WAIT_SECONDS", "0.3")
+    from service_bundle_standard.bundle import all_components
+
     from tests.build.buildkit import app_plugins
 
-    app = make_app(plugins=app_plugins())
+    GATE.clear()
+    app = make_app(plugins=[*app_plugins(), ("gated", _GatedBundle())])
     client = app.test_client()
     admin = superuser(client)
-    flow_id = create_flow(client, admin, slow_flow(1.0))
+    gated_registry = Registry.from_classes([*all_components(), GatedPass])
+    chat_in, chat_out = node("ChatInput", "ChatInput-AAAAA"), node("ChatOutput", "ChatOutput-BBBBB")
+    gated = flowkit.node("GatedPass", "GatedPass-GGGGG", registry=gated_registry)
+    data = {
+        "nodes": [chat_in, gated, chat_out],
+        "edges": [edge(chat_in, "message", gated, "input_value"), edge(gated, "message", chat_out, "input_value")],
+        "viewport": {"x": 0, "y": 0, "zoom": 1},
+    }
+    flow_id = create_flow(client, admin, data)
     job_id = client.post(f"/api/v1/build/{flow_id}/flow", json={}, headers=admin.bearer).get_json()["job_id"]
-    seen: list[str] = []
-    empty = 0
-    while not seen or seen[-1] not in ("end", "error"):
+
+    def poll() -> list[str]:
         response = client.get(f"/api/v1/build/{job_id}/events?event_delivery=polling", headers=admin.bearer)
-        batch = names(parse(response.get_data(as_text=True)))
-        empty += not batch
-        seen += batch
-    assert empty >= 1  # the slow vertex ran longer than a poll waits
+        assert response.status_code == 200, response.get_data(as_text=True)
+        return names(parse(response.get_data(as_text=True)))
+
+    try:
+        seen = poll()
+        while "end_vertex" not in seen:  # Chat Input done: the Gated Pass waits, nothing can come
+            seen += poll()
+        started = time.monotonic()
+        assert poll() == []  # nothing arrived: the poll answers an empty body...
+        assert time.monotonic() - started >= 0.3  # ...once it waited its 0.3 s
+    finally:
+        GATE.set()
+    while seen[-1] not in ("end", "error"):
+        seen += poll()
     assert seen == SLOW_FLOW_EVENTS
 
 

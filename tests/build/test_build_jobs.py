@@ -116,11 +116,11 @@ def test_cancel_stops_the_build_with_a_final_event(backend, make_app, request):
     flow_id = create_flow(client, admin, slow_flow(20))
     job_id = start(client, admin, flow_id, {"inputs": {"input_value": "x"}})
     seen = poll_until(client, job_id, admin.bearer, "end_vertex")  # Chat Input done, Slow Pass running
-    t0 = time.monotonic()
     response = client.post(f"/api/v1/build/{job_id}/cancel", headers=admin.bearer)
     assert response.status_code == 200 and response.get_json() == CANCELLED
     rest = poll_all(client, job_id, admin.bearer)
-    assert time.monotonic() - t0 < 5
+    # stopped mid-run (no end_vertex of the 20 s Slow Pass), not after it: wall time proves nothing under load
+    assert names(seen + rest).count("end_vertex") == 1
     assert "end" not in names(seen + rest)
     final = rest[-1]
     assert final["event"] == "error" and final["data"]["text"] == "Flow build cancelled"
@@ -153,23 +153,24 @@ def test_closing_a_direct_stream_cancels_its_build(app, client, admin):
 # --- the polling watchdog -----------------------------------------------------------------------------
 @pytest.mark.parametrize("backend", ["inprocess", "rq"])
 def test_abandoned_polling_build_is_cancelled_with_an_error(backend, make_app, request, monkeypatch):
-    monkeypatch.setenv("SERVICE_BUILD_POLLING_TIMEOUT_SECONDS", "0.6")
+    # the timeout leaves room for the gaps between one client's polls on a loaded machine
+    monkeypatch.setenv("SERVICE_BUILD_POLLING_TIMEOUT_SECONDS", "2")
     monkeypatch.setenv("SERVICE_BUILD_POLL_WAIT_SECONDS", "0.1")
     app = make_app(plugins=app_plugins()) if backend == "inprocess" else request.getfixturevalue("make_rq_app")()
     client = app.test_client()
     admin = superuser(client)
     flow_id = create_flow(client, admin, slow_flow(20))
-    kept = create_flow(client, admin, slow_flow(1.5), name="kept")
+    kept = create_flow(client, admin, slow_flow(3), name="kept")
     before = client.get("/api/v1/monitor/job_queue", headers=admin.bearer).get_json()["polling_watchdog_kills"]
     abandoned = start(client, admin, flow_id)
     polled = start(client, admin, kept)
     client.get(f"/api/v1/build/{abandoned}/events?event_delivery=polling", headers=admin.bearer)  # then silence
-    events = poll_all(client, polled, admin.bearer)  # ~1.5 s of steady polling outlives the 0.6 s timeout
+    events = poll_all(client, polled, admin.bearer)  # 3 s of steady polling outlives the 2 s timeout
     assert names(events)[-1] == "end"
     info = wait_for(lambda: (i := state(app).jobs.info(abandoned)) is not None and i.state.terminal and i)
     assert info.state is JobState.CANCELLED
     late = poll_all(client, abandoned, admin.bearer)  # the client comes back: its final event is waiting
-    assert late[-1]["event"] == "error" and late[-1]["data"]["text"] == "Build abandoned: no poll for 0.6 s"
+    assert late[-1]["event"] == "error" and late[-1]["data"]["text"] == "Build abandoned: no poll for 2 s"
     assert "Flow build cancelled" not in [e["data"].get("text") for e in late if e["event"] == "error"]
     metrics = client.get("/api/v1/monitor/job_queue", headers=admin.bearer).get_json()
     assert metrics["polling_watchdog_kills"] >= before + 1
@@ -214,7 +215,10 @@ def test_job_queue_metrics_for_superusers_only(client, admin, alice):
     assert client.get("/api/v1/monitor/job_queue").status_code == 403
     flow_id = create_flow(client, admin, reference_flow("chat-echo.json")["data"])
     before = client.get("/api/v1/monitor/job_queue", headers=admin.bearer).get_json()
-    poll_all(client, start(client, admin, flow_id), admin.bearer)
+    job_id = start(client, admin, flow_id)
+    poll_all(client, job_id, admin.bearer)
+    # the build's "end" event comes before its job returns (it still stores its records): wait for the job
+    wait_for(lambda: (i := state(client.application).jobs.info(job_id)) is not None and i.state.terminal)
     after = client.get("/api/v1/monitor/job_queue", headers=admin.bearer).get_json()
     assert after["backend"] == "inprocess" and after["active_jobs"] == 0
     assert after["builds_started"] == before["builds_started"] + 1

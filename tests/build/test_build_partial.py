@@ -70,7 +70,7 @@ def test_start_component_reuses_valid_upstream_results(backend, make_app, reques
 
 
 def test_cache_is_per_user_and_flow_and_expires(make_app, monkeypatch):
-    monkeypatch.setenv("SERVICE_BUILD_CACHE_TTL_SECONDS", "1")
+    monkeypatch.setenv("SERVICE_BUILD_CACHE_TTL_SECONDS", "4")  # the reuses below fit in it under load
     app = make_app(plugins=app_plugins())
     client = app.test_client()
     admin = superuser(client)
@@ -79,7 +79,7 @@ def test_cache_is_per_user_and_flow_and_expires(make_app, monkeypatch):
     run(client, admin, first, value="a")
     assert run(client, admin, second, value="a", start=SP)[0] == [CI, SP, CO]  # nothing cached for this flow
     assert run(client, admin, first, value="a", start=SP)[0] == [SP, CO]
-    time.sleep(1.1)
+    time.sleep(4.2)
     assert run(client, admin, first, value="a", start=SP)[0] == [CI, SP, CO]  # expired
 
 

@@ -9,7 +9,7 @@ the surviving worker. Every event is delivered once, in order.
 Needs PostgreSQL (``SERVICE_TEST_DATABASE_URL``, default
 ``postgresql+psycopg://postgres@127.0.0.1:5432/test``: a database
 ``<name>_scaleout`` is created) and Redis (``SERVICE_TEST_SCALEOUT_REDIS_URL``,
-default db 13 of the test Redis, **flushed** before and after: keep it for this test).
+default db 15 of the test Redis, **flushed** before and after: keep it for this test).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import requests
 
 from core.testing import _worker_database
 from tests.build.buildkit import CHAT_ECHO, SLOW_FLOW_EVENTS, child_env, names, reference_flow, slow_flow
-from tests.jobkit import stop_processes
+from tests.jobkit import stop_processes, wait_rq_workers
 from tests.serverkit import free_port, wait_healthy
 
 pytestmark = pytest.mark.slow
@@ -97,14 +97,7 @@ class Cluster:
         self.workers[name] = self._spawn(name, ["worker", "--name", name])
 
     def wait_workers(self, count: int) -> None:
-        from rq import Queue, Worker
-
-        conn = redis.Redis.from_url(REDIS_URL)
-        end = time.monotonic() + 30
-        while Worker.count(connection=conn, queue=Queue("service", connection=conn)) < count:
-            if time.monotonic() > end:
-                pytest.fail(f"workers did not start:\n{self.logs()}")
-            time.sleep(0.05)
+        wait_rq_workers(redis.Redis.from_url(REDIS_URL), ["service"], self.workers.values(), self.logs, count)
 
     def stop(self) -> None:
         stop_processes([p for _, p in self.web] + list(self.workers.values()), timeout=15)
@@ -227,11 +220,10 @@ def cancel_through_either_process(apis):
     for starter, canceller, reader in ((a, b, a), (b, a, b)):
         job_id = starter.build(flow_id)
         seen = poll_alternating((reader, canceller), job_id, until="end_vertex")
-        t0 = time.monotonic()
         response = canceller.post(f"/api/v1/build/{job_id}/cancel")
         assert response.json() == {"success": True, "message": "Flow build cancelled successfully"}
         rest = poll_alternating((reader, canceller), job_id)
-        assert time.monotonic() - t0 < 5
+        assert names(seen + rest).count("end_vertex") == 1  # the 30 s Slow Pass stopped mid-run
         assert rest[-1]["event"] == "error" and rest[-1]["data"]["text"] == "Flow build cancelled"
         assert names(seen + rest)[:4] == ["vertices_sorted", "build_start", "add_message", "end_vertex"]
         assert "end" not in names(seen + rest)

@@ -127,17 +127,11 @@ def env(tmp_path_factory):
         plugins=[("jobtests", JobTestsPlugin())],
     )
     try:
-        from rq import Queue, Worker
+        from tests.jobkit import wait_rq_workers
 
         conn = redis.Redis.from_url(REDIS_URL)
-        end = time.monotonic() + 30
-        for name in (e.simple, e.fork):
-            while Worker.count(connection=conn, queue=Queue(name, connection=conn)) < 1:
-                dead = [p for p in e.procs if p.poll() is not None]
-                if dead or time.monotonic() > end:
-                    logs = "".join(p.read_text()[-1500:] for p in e.config_dir.glob("worker-*.log"))
-                    pytest.fail(f"worker did not start:\n{logs}")
-                time.sleep(0.05)
+        logs = lambda: "".join(p.read_text()[-1500:] for p in e.config_dir.glob("worker-*.log"))  # noqa: E731
+        wait_rq_workers(conn, [e.simple, e.fork], e.procs, logs)  # SERVICE_TEST_START_SECONDS: a loaded machine
         yield e
     finally:
         e.cleanup()

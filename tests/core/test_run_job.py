@@ -192,3 +192,14 @@ def test_service_worker_preloads_each_surfaces_shaper_module(make_app):
     app = _app(make_app)
     modules = preload(app)
     assert {"core.runs.jobs", "service_build.jobs", "service_run.jobs", "service_workflows.jobs"} <= set(modules)
+
+
+def test_a_requests_job_json_is_its_json_without_the_deep_copy():
+    """``RunRequest.to_job_json`` names every field of the request and of its inputs, as ``to_json`` does."""
+    from core.runs.service import RunInput, RunRequest
+
+    req = RunRequest(
+        flow="f", user_id="u", inputs=[RunInput("x", components=["a"], session="s")], tweaks={"n": {"k": 1}}
+    )
+    assert req.to_job_json() == req.to_json()
+    assert req.to_job_json()["tweaks"] is req.tweaks and req.to_json()["tweaks"] is not req.tweaks

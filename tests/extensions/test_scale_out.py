@@ -24,7 +24,7 @@ import requests
 
 from tests.extensions.extkit import component, flow_of, write_bundle
 from tests.jobkit import stop_processes
-from tests.serverkit import free_port, wait_healthy
+from tests.serverkit import free_port, shared_database_url, wait_healthy
 
 pytestmark = pytest.mark.slow
 
@@ -43,24 +43,7 @@ def cluster(tmp_path_factory):
     except redis.RedisError as exc:
         pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
     tmp = tmp_path_factory.mktemp("extscale")
-    pg = os.environ.get("SERVICE_TEST_DATABASE_URL")
-    if pg:
-        from core.testing import _worker_database
-
-        database_url = _worker_database(pg, "extscale")
-        import sqlalchemy as sa
-
-        from core import db
-
-        engine = sa.create_engine(database_url)
-        try:
-            db.truncate_all(engine)
-        except sa.exc.SQLAlchemyError:
-            pass
-        finally:
-            engine.dispose()
-    else:
-        database_url = f"sqlite:///{tmp / 'service.db'}"
+    database_url = shared_database_url(tmp, "extscale")
     site = tmp / "site"
     write_bundle(site, DIST, "scale", PACKAGE, [component("ExtWho", "v1")])
     for key in r.scan_iter("service:shared:default:core:*"):

@@ -66,6 +66,52 @@ def test_messages_are_scoped_filtered_and_ordered(client, seeded, alice, bob):
     assert client.get("/api/v1/monitor/messages").status_code == 403
 
 
+@pytest.mark.parametrize("order", ["ASC", "DESC"])
+def test_cursor_pages_are_the_offset_pages(client, app, alice, bob, order):
+    """Keyset pagination: following X-Next-Cursor walks the same messages, in the same order, as offset pages
+    (ties on the timestamp included), stays in the caller's filter, and a wrong cursor is a 422."""
+    flow = str(uuid.uuid4())
+    for i in range(23):  # pairs of messages share a timestamp: the id breaks the tie
+        store(app, alice.id, flow, f"s{i % 3}", f"m{i}", seconds=i // 2)
+    store(app, bob.id, flow, "s0", "bob's", seconds=5)
+    base = f"/api/v1/monitor/messages?flow_id={flow}&order={order}&limit=5"
+    by_offset = []
+    for offset in range(0, 25, 5):
+        page = client.get(f"{base}&offset={offset}", headers=alice.key)
+        by_offset += [m["id"] for m in page.get_json()]
+    assert len(by_offset) == 23
+    by_cursor, url, pages = [], base, 0
+    while True:
+        page = client.get(url, headers=alice.key)
+        assert page.status_code == 200
+        by_cursor += [m["id"] for m in page.get_json()]
+        pages += 1
+        cursor = page.headers.get("X-Next-Cursor")
+        if cursor is None:
+            break
+        assert len(page.get_json()) == 5
+        url = f"{base}&cursor={cursor}"
+    assert by_cursor == by_offset and pages == 5  # the last page (3 rows) has no cursor
+    first = client.get(base, headers=alice.key)
+    cursor = first.headers["X-Next-Cursor"]
+    # the cursor is opaque but bound to its order: another order, garbage, or cursor with offset is a 422
+    other = "DESC" if order == "ASC" else "ASC"
+    for url in (
+        f"/api/v1/monitor/messages?flow_id={flow}&order={other}&limit=5&cursor={cursor}",
+        f"/api/v1/monitor/messages?flow_id={flow}&order_by=text&order={order}&limit=5&cursor={cursor}",
+        f"{base}&cursor=not-a-cursor",
+        f"{base}&cursor={cursor}&offset=5",
+    ):
+        bad = client.get(url, headers=alice.key)
+        assert bad.status_code == 422, url
+        assert bad.get_json()["detail"][0]["loc"][0] == "query"
+    # bob's cursor over the same flow sees bob's rows only
+    theirs = client.get(f"{base}&cursor={cursor}", headers=bob.key).get_json()
+    assert all(m["text"] == "bob's" for m in theirs)
+    # without limit there is no page, and no cursor
+    assert "X-Next-Cursor" not in client.get(f"/api/v1/monitor/messages?flow_id={flow}", headers=alice.key).headers
+
+
 def test_sessions_rename_and_delete(client, seeded, alice, bob):
     sessions = client.get(f"/api/v1/monitor/messages/sessions?flow_id={FLOW}", headers=alice.key).get_json()
     assert sessions == ["s2", "s1"]  # newest first

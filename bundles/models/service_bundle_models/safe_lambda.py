@@ -31,6 +31,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from core.engine import pyparse
 from core.engine.arithmetic import BINARY_OPS
 
 __all__ = ["LambdaError", "UnsupportedLambda", "compile_lambda"]
@@ -508,7 +509,7 @@ def compile_lambda(text: str) -> Callable[[Any], Any]:
     if len(source) > MAX_SOURCE:
         raise UnsupportedLambda("the function is too long")
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = pyparse.parse(source, mode="eval")
     except SyntaxError as exc:
         raise UnsupportedLambda(f"not a valid lambda: {exc.msg}") from None
     body = tree.body

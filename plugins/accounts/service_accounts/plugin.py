@@ -80,6 +80,28 @@ def user_is_superuser(user_id: str) -> bool | None:
 
 
 @hookimpl
+def user_names(user_ids):
+    """``{id: username}`` of the known accounts among ``user_ids`` (one read; malformed ids left out)."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    from core import db
+    from service_accounts.models import User
+
+    keys = set()
+    for raw in user_ids:
+        try:
+            keys.add(uuid.UUID(str(raw)))
+        except ValueError:
+            continue
+    if not keys:
+        return {}
+    rows = db.session().execute(sa.select(User.id, User.username).where(User.id.in_(keys)))
+    return {str(uid): name for uid, name in rows}
+
+
+@hookimpl
 def on_app_created(app):
     from core import appstate, db
     from core.appstate import settings_of
@@ -108,3 +130,19 @@ def sso_sign_out(request):
     from service_accounts.sso_bridge import sign_out
 
     return sign_out(request)
+
+
+@hookimpl
+def settings_export() -> dict[str, Any]:
+    from core import db
+    from service_accounts import settings_file
+
+    return settings_file.export(db.session())
+
+
+@hookimpl
+def settings_apply(sections: Any, dry_run: bool) -> list[str]:
+    from core import db
+    from service_accounts import settings_file
+
+    return settings_file.apply(db.session(), sections, dry_run)

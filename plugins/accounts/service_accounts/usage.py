@@ -10,7 +10,6 @@ uses served by the process answering, and other processes' within a second.
 
 from __future__ import annotations
 
-import atexit
 import datetime as dt
 import logging
 import threading
@@ -19,6 +18,7 @@ import uuid
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from core.jobs import at_exit
 from service_accounts.models import ApiKey
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ class UsageCounter:
         self._done = threading.Condition(self._lock)
         self._writing = False  # the thread took counts and has not committed them yet
         self._thread: threading.Thread | None = None
-        atexit.register(self.flush)
+        at_exit(self.flush)
 
     def record(self, key_id: uuid.UUID, when: dt.datetime) -> None:
         with self._lock:

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -118,7 +119,10 @@ def _stream_response(job_id: str, meta: dict[str, Any], *, cancel_on_close: bool
                 yield frame(name, data)
         finally:
             if cancel_on_close and not ended:
-                jobs.cancel(job_id)
+                # A stream its client dropped may be closed by the garbage collector, in whatever thread runs then:
+                # the job's own, in the middle of an emit that holds the lock a cancel takes (a deadlock a test run
+                # hit). A finaliser takes no lock: the cancel runs in a thread of its own.
+                threading.Thread(target=jobs.cancel, args=(job_id,), name="build-cancel", daemon=True).start()
 
     return Response(generate(), mimetype=NDJSON, headers=_STREAM_HEADERS)
 

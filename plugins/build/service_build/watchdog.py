@@ -52,6 +52,8 @@ class Watchdog:
             self.thread.start()
 
     def _loop(self, stop: threading.Event) -> None:
+        from core.jobs.rq_redis import UNREACHABLE  # the deployment's Redis (the shared store the polls use)
+
         while True:
             with self.lock:
                 targets = list(self.targets.values())
@@ -61,8 +63,10 @@ class Watchdog:
             for queue, store, config in targets:
                 try:
                     self.tick(queue, store, config)
-                except JobBackendUnavailable:  # Redis away: try again next tick, no traceback each time
-                    log.warning("build watchdog: the job queue is unavailable; retrying")
+                except (JobBackendUnavailable, *UNREACHABLE):  # Redis away: again next tick, no traceback each
+                    # time (a traceback per tick filled the logs, and in 3.11 formatting one parses source in
+                    # this thread, racing any other thread's parse: core.engine.pyparse)
+                    log.warning("build watchdog: the job queue or the shared store is unavailable; retrying")
                 except Exception:
                     log.warning("build watchdog tick failed", exc_info=True)
 

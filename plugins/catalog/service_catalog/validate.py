@@ -17,6 +17,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from core.engine import pyparse
 from core.engine.inputs import MultilineInput
 from core.engine.text import template_variables
 from core.errors import ApiError
@@ -65,7 +66,7 @@ def validate_code(code: str) -> dict[str, Any]:
         out["function"]["errors"].append(f"Code is longer than {MAX_CODE_CHARS} characters")
         return out
     try:
-        tree = ast.parse(code)
+        tree = pyparse.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         out["function"]["errors"].append(str(exc))
         return out
@@ -139,7 +140,7 @@ def update_custom_component(body: dict[str, Any]) -> dict[str, Any]:
     if len(code) > MAX_CODE_CHARS:
         raise ApiError(400, f"Code is longer than {MAX_CODE_CHARS} characters")
     try:
-        ast.parse(code)
+        pyparse.parse(code)
     except SyntaxError as exc:
         raise ApiError(400, f"Invalid code: {exc.msg} (line {exc.lineno})") from None
     node = dict(body.get("frontend_node") or {})

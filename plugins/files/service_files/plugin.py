@@ -100,3 +100,17 @@ def on_user_deleted(user_id: str) -> None:
         remove_bytes(storage, keys)
 
     sa.event.listen(s, "after_commit", _remove_bytes, once=True)
+
+
+@hookimpl(optionalhook=True)
+def resource_ref(kind: str, resource_id: str) -> Any:
+    """The teams plugin's ``resource_ref`` for a stored user file (shares of ``file``), any owner's."""
+    if kind != "file":
+        return None
+    from core import db
+    from service_files import services
+    from service_files.models import StoredFile
+
+    key = services._uuid(resource_id)
+    row = None if key is None else db.session().get(StoredFile, key)
+    return None if row is None or row.ephemeral else services.file_ref(row)

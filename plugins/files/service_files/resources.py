@@ -13,7 +13,7 @@ from marshmallow import fields
 from zipstream import ZipStream
 
 from core import appstate, db, openapi
-from core.auth import authenticated, current_actor
+from core.auth import authenticated, current_actor, flow_access
 from core.errors import ApiError
 from core.requests import body_limit, json_list
 from service_files import schemas, services
@@ -151,7 +151,7 @@ def delete_files_batch():
 def download_file(file_id: str, return_content: bool):
     """The file as an attachment stream, or its text as a JSON string with ``return_content=true``."""
     rt = runtime()
-    row = services.own(db.session(), current_actor().id, file_id)
+    row = services.accessible(db.session(), current_actor(), file_id, "read")
     if return_content:
         return services.read_content(rt.storage, row)
     return _send(rt, row, attachment=True)
@@ -183,7 +183,8 @@ def _send(rt: Any, row: Any, *, attachment: bool, content_type: str = "applicati
 def edit_file_name(file_id: str, name: str):
     """Rename one of the caller's files."""
     with db.transaction() as s:
-        return services.file_out(services.rename(s, current_actor().id, file_id, name))
+        owner = services.accessible(s, current_actor(), file_id, "write").user_id
+        return services.file_out(services.rename(s, owner, file_id, name))
 
 
 @files_blp.route("/<file_id>", methods=["DELETE"])
@@ -193,7 +194,7 @@ def delete_file(file_id: str):
     """Delete one of the caller's files."""
     rt = runtime()
     with db.transaction() as s:
-        row = services.own(s, current_actor().id, file_id)
+        row = services.accessible(s, current_actor(), file_id, "delete")
         name = row.name
         keys = services.delete_rows(s, rt.storage, [row])
     services.remove_bytes(rt.storage, keys)
@@ -201,20 +202,16 @@ def delete_file(file_id: str):
 
 
 # --- /api/v1/files (per flow, deprecated) ----------------------------------------------
-def _flow(flow_id: str) -> uuid.UUID:
-    """The caller's flow id (404 for a missing or foreign flow)."""
-    try:
-        key = uuid.UUID(flow_id)
-    except ValueError:
-        raise ApiError(404, "Flow not found") from None
-    found = appstate.hooks().find_flow(user_id=str(current_actor().id), flow_id_or_name=str(key), public=False)
-    if not found:
-        raise ApiError(404, "Flow not found")
-    return key
+def _flow(flow_id: str, verb: str = "read") -> tuple[uuid.UUID, uuid.UUID]:
+    """The flow's id and owner when the caller may ``verb`` it: their own, or shared with them
+    (``core.auth.flow_access``: 404 when they may not see it, 403 when they may not ``verb`` it).
+    A flow's files are its owner's, whoever of its team uploads them."""
+    found = flow_access(current_actor(), flow_id, verb)
+    return uuid.UUID(found.id), uuid.UUID(str(found.user_id))
 
 
 def _flow_upload(flow_id: str) -> Response:
-    key = _flow(flow_id)
+    key, owner = _flow(flow_id, "write")
     settings = appstate.settings()
     limit_mb = settings.max_file_size_upload
     if request.content_length is not None and request.content_length > limit_mb * 1024 * 1024 + 64 * 1024:
@@ -224,9 +221,7 @@ def _flow_upload(flow_id: str) -> Response:
     try:
         with db.transaction() as s:
             path = services.flow_upload_path(key, received.filename)
-            row = services.store_upload(
-                s, rt.storage, current_actor().id, received, flow_id=key, path=path, unique=True
-            )
+            row = services.store_upload(s, rt.storage, owner, received, flow_id=key, path=path, unique=True)
             out = {"flowId": str(key), "file_path": row.path}
     except BaseException:
         rt.storage.discard(received.token)
@@ -260,8 +255,8 @@ def upload_for_flow(flow_id: str):
 @authenticated("user")
 def list_flow_files(flow_id: str):
     """Names of a flow's files (deprecated)."""
-    key = _flow(flow_id)
-    rows = services.flow_files(db.session(), current_actor().id, key)
+    key, owner = _flow(flow_id)
+    rows = services.flow_files(db.session(), owner, key)
     return {"files": [r.path.rsplit("/", 1)[-1] for r in rows]}, 200, DEPRECATION
 
 
@@ -271,8 +266,8 @@ def list_flow_files(flow_id: str):
 @authenticated("user")
 def download_flow_file(flow_id: str, file_name: str):
     """A flow's file as an attachment (deprecated)."""
-    key = _flow(flow_id)
-    row = services.flow_file(db.session(), current_actor().id, key, file_name)
+    key, owner = _flow(flow_id)
+    row = services.flow_file(db.session(), owner, key, file_name)
     response = _send(runtime(), row, attachment=True)
     response.headers.update(DEPRECATION)
     return response
@@ -284,8 +279,8 @@ def download_flow_file(flow_id: str, file_name: str):
 @authenticated("user")
 def download_flow_image(flow_id: str, file_name: str):
     """A flow's image for display in the browser (its sniffed type must be an image)."""
-    key = _flow(flow_id)
-    row = services.flow_file(db.session(), current_actor().id, key, file_name)
+    key, owner = _flow(flow_id)
+    row = services.flow_file(db.session(), owner, key, file_name)
     if row.content_type not in IMAGE_TYPES:
         raise ApiError(415, "File is not an image")
     response = _send(runtime(), row, attachment=False, content_type=row.content_type)
@@ -299,10 +294,10 @@ def download_flow_image(flow_id: str, file_name: str):
 @authenticated("user")
 def delete_flow_file(flow_id: str, file_name: str):
     """Delete a flow's file (deprecated)."""
-    key = _flow(flow_id)
+    key, owner = _flow(flow_id, "write")
     rt = runtime()
     with db.transaction() as s:
-        row = services.flow_file(s, current_actor().id, key, file_name)
+        row = services.flow_file(s, owner, key, file_name)
         keys = services.delete_rows(s, rt.storage, [row])
     services.remove_bytes(rt.storage, keys)
     return {"message": f"File {file_name} deleted successfully"}, 200, DEPRECATION

@@ -20,6 +20,8 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from core.auth import Actor, check_access
+from core.contracts import ResourceRef
 from core.db import utcnow
 from core.engine.host_access import Hardening
 from core.errors import ApiError, validation_error
@@ -56,6 +58,22 @@ def own(s: Session, user_id: uuid.UUID, file_id: Any) -> StoredFile:
     row = None if key is None else s.scalar(_mine(user_id).where(StoredFile.id == key))
     if row is None:
         raise ApiError(404, NOT_FOUND)
+    return row
+
+
+def file_ref(row: StoredFile) -> ResourceRef:
+    return ResourceRef("file", str(row.id), str(row.user_id), None)
+
+
+def accessible(s: Session, actor: Actor, file_id: Any, verb: str) -> StoredFile:
+    """The caller's file, or another user's shared with them allowing ``verb`` (``core.auth``: 404 when
+    they may not see it, 403 when they may see but not ``verb`` it)."""
+    key = _uuid(file_id)
+    row = None if key is None else s.get(StoredFile, key)
+    if row is None or (row.user_id != actor.id and row.ephemeral):
+        raise ApiError(404, NOT_FOUND)
+    if row.user_id != actor.id:
+        check_access(actor, verb, file_ref(row), not_found=NOT_FOUND)
     return row
 
 

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from flask import g, has_request_context
 from sqlalchemy.orm import Session
 
+from core import appstate
 from core.errors import ApiError
 from service_flows.models import Flow
 
@@ -40,10 +41,16 @@ def parse_if_match(raw: str | None) -> uuid.UUID | None:
 
 
 def _username(user_id: uuid.UUID | None) -> str | None:
+    """The last writer's username (the core's ``user_names`` hook), None when unknown or deleted.
+
+    The writer could save this flow, so the caller (its owner, or a member it is shared with) may see who.
+    """
+    if user_id is None:
+        return None
     actor = g.get("actor") if has_request_context() else None
-    if actor is not None and user_id is not None and actor.id == user_id:
-        return str(actor.username) or None
-    return None
+    if actor is not None and actor.id == user_id and actor.username:
+        return str(actor.username)
+    return appstate.hooks().user_names(user_ids=[str(user_id)]).get(str(user_id))
 
 
 def conflict(s: Session, flow: Flow, expected: uuid.UUID, submitted: Any) -> ApiError:

@@ -1,5 +1,8 @@
 """Routes that exist because two people can edit one flow (the reference 1.13's paths and shapes).
 
+Each answers the flow's owner and anyone it is shared with at the level the route needs (read for the
+state and a fork, write for an overwrite, as for ``PATCH``); anyone else gets 404.
+
 * ``GET /api/v1/flows/{id}/version-state``: which version is current and who last changed it
 * ``POST /api/v1/flows/{id}/fork``: an inert copy (no endpoint, webhook, MCP or public access),
   optionally with the caller's own graph: the conflict dialog's way out that never fails
@@ -46,7 +49,7 @@ class FlowOverwriteSchema(Schema):
 @authenticated("user")
 def version_state(flow_id):
     """Report which version of a flow is current, and who last changed it."""
-    flow = services.own_flow(db.session(), current_actor().id, flow_id)
+    flow = services.own_flow(db.session(), current_actor().id, flow_id, "read")
     return {
         "version_token": flow.version_token,
         "last_modified_by": flow.last_modified_by,
@@ -64,7 +67,7 @@ def fork_flow(body: dict[str, Any], flow_id):
     """An inert copy of the flow owned by the caller, with the caller's graph when given."""
     user_id = current_actor().id
     with db.transaction() as s:
-        source = services.own_flow(s, user_id, flow_id)
+        source = services.own_flow(s, user_id, flow_id, "read")
         payload = {
             "name": body.get("name") or f"{source.name} (copy)",
             "description": source.description,
@@ -101,7 +104,7 @@ def overwrite_flow(body: dict[str, Any], flow_id):
             "Without it this write would silently discard anyone who saved in the meantime.",
         )
     with db.transaction() as s:
-        flow = services.own_flow(s, current_actor().id, flow_id)
+        flow = services.own_flow(s, current_actor().id, flow_id, "write")
         out = services.flow_out(
             services.apply_changes(s, flow, {"data": body["data"]}, ("data",), expected_token=expected, autosave=False)
         )

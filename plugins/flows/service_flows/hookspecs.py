@@ -13,7 +13,7 @@ from core import hookspec
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from core.contracts import FlowRecord, PublishedVersion
 
-__all__ = ["on_flow_changed", "published_version", "shared_with"]
+__all__ = ["on_flow_changed", "published_version"]
 
 
 @hookspec
@@ -34,18 +34,14 @@ def on_flow_changed(
 
 
 @hookspec(firstresult=True)
-def published_version(flow_id: str) -> PublishedVersion | None:
+def published_version(flow_id: str, changed_at: str | None) -> PublishedVersion | None:
     """The flow's published version, or None when it has none (API callers then run the draft).
+
+    ``changed_at``: the draft's ``updated_at`` as stored (ISO 8601), None when unknown. An answer kept per
+    process must not be older than that: a draft saved after a publish, in any process, is never what API
+    callers run.
 
     Asked by the flows plugin's ``find_flow`` for every run that is not an editor build, so it must
     be cheap: one indexed read, the graph decoded once per version and process. The versions plugin
     answers.
     """
-
-
-@hookspec
-def shared_with(user_id: str, kind: str) -> list[str] | None:
-    """Ids of other users' resources of ``kind`` (``project``) shared with ``user_id`` (directly, through a
-    team, or by a role assignment in that project); every answer is merged. Asked by ``GET
-    /api/v1/projects/`` to list shared projects after the caller's own (``is_owner`` false); the
-    teams plugin answers. Each listed project is still checked with ``core.auth.can`` before it is shown."""

@@ -41,7 +41,7 @@ def find_flow(user_id: str | None, flow_id_or_name: str, public: bool, draft: bo
 
 def _published(found: FlowRecord) -> FlowRecord:
     """``found`` with its published version's graph (and save time), or unchanged when none is published."""
-    published = appstate.hooks().first(hookspecs.published_version, flow_id=found.id)
+    published = appstate.hooks().first(hookspecs.published_version, flow_id=found.id, changed_at=found.updated_at)
     if published is None:
         return found
     return found.replace(data=published.data, updated_at=published.saved_at, published_version=published.version_number)

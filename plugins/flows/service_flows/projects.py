@@ -56,26 +56,19 @@ def list_projects(s: Session, user_id: uuid.UUID, username: str) -> list[dict[st
 
 def _shared_projects(s: Session, user_id: uuid.UUID) -> list[dict[str, Any]]:
     """Other users' projects shared with the caller (teams plugin), each one checked with ``core.auth``."""
-    from core import appstate
-    from core.auth import can
-    from service_flows import hookspecs
     from service_flows.services import caller, project_ref
+    from service_flows.team_lists import shared_keys, shared_role
 
-    ids = {
-        i
-        for answer in appstate.hooks().each(hookspecs.shared_with, user_id=str(user_id), kind="project")
-        for i in answer
-    }
-    keys = [k for k in (services._uuid(i) for i in ids) if k is not None]
+    keys = shared_keys(user_id, "project")
     if not keys:
         return []
     query = sa.select(Folder).where(Folder.id.in_(keys), Folder.user_id != user_id).order_by(Folder.name, Folder.id)
-    actor = caller(user_id)
-    return [
-        {**project_out(f), "owner_username": None, "is_owner": False}
-        for f in s.scalars(query)
-        if can(actor, "read", project_ref(f))
-    ]
+    actor, out = caller(user_id), []
+    for folder in s.scalars(query):
+        role = shared_role(actor, project_ref(folder))
+        if role is not None:
+            out.append({**project_out(folder), "owner_username": None, "is_owner": False, "shared_role": role})
+    return out
 
 
 def _move_flows(s: Session, user_id: uuid.UUID, folder_id: uuid.UUID, flow_ids: list[uuid.UUID]) -> None:

@@ -113,14 +113,17 @@ def upload_flows(query):
     """Import a JSON (a flow, ``{"flows": [...]}``) or a ZIP of JSON flows; all or nothing.
 
     Flows with an id the caller owns are updated (stable ids); ``folder_id``
-    must be one of the caller's projects.
+    must be one of the caller's projects, or one shared with them that lets them ``create`` (403 when it
+    does not): there every flow is created anew, the project owner's (docs/teams-and-sso.md).
     """
     filename, raw = uploaded_file()
     flows = transfer.validate_flows(transfer.read_documents(filename, raw))
     with db.transaction() as s:
         user_id = _user()
-        folder_id = services.own_folder(s, user_id, query["folder_id"]).id if query["folder_id"] else None
-        out = [services.flow_out(f) for f in transfer.import_flows(s, user_id, flows, folder_id)]
+        folder = services.own_folder(s, user_id, query["folder_id"], "create") if query["folder_id"] else None
+        shared = folder is not None and folder.user_id != user_id
+        imported = transfer.import_flows(s, user_id, flows, folder.id if folder else None, into_shared=shared)
+        out = [services.flow_out(f) for f in imported]
     headers = governance.mark_headers(out)
     missing = transfer.missing_components(flows)
     if missing:

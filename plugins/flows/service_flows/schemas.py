@@ -140,6 +140,9 @@ class FlowReadSchema(Schema):
     version_token = fields.UUID(
         allow_none=True, metadata={"description": "Token identifying the version this response carries"}
     )
+    shared_role = fields.String(
+        metadata={"description": "On a flow shared with the caller (not theirs): viewer, run-only, developer or admin"}
+    )
 
 
 class FlowPublicAccessSchema(Schema):
@@ -167,6 +170,9 @@ class FlowHeaderSchema(Schema):
     a2a_card_overrides = fields.Dict(allow_none=True)
     action_name = fields.String(allow_none=True)
     action_description = fields.String(allow_none=True)
+    shared_role = fields.String(
+        metadata={"description": "On a flow shared with the caller (not theirs): viewer, run-only, developer or admin"}
+    )
 
 
 class FlowPageSchema(Schema):
@@ -242,6 +248,9 @@ class ProjectSchema(Schema):
 class ProjectListItemSchema(ProjectSchema):
     owner_username = fields.String(allow_none=True)
     is_owner = fields.Boolean()
+    shared_role = fields.String(
+        metadata={"description": "Only on a project shared with the caller: viewer, run-only, developer or admin"}
+    )
 
 
 class ProjectReadQuerySchema(Schema):

@@ -335,6 +335,26 @@ def _target_folder(s: Session, user_id: uuid.UUID, folder_id: Any, foreign_folde
     return default_folder(s, user_id).id
 
 
+def _creation_target(
+    s: Session, user_id: uuid.UUID, folder_id: Any, foreign_folder: str
+) -> tuple[uuid.UUID, uuid.UUID]:
+    """(owner, project) of a new flow: the caller's project (their default one without ``folder_id``), or with
+    ``foreign_folder`` ``"error"`` another user's project shared with the caller that lets them ``create``
+    (404 when they may not see it, 403 when they may only read or run it): the flow is then the project
+    owner's, like every flow in it, and follows the project's shares (docs/teams-and-sso.md)."""
+    key = _uuid(folder_id) if folder_id is not None else None
+    if key is not None and foreign_folder == "error":
+        own = s.scalar(sa.select(Folder.id).where(Folder.user_id == user_id, Folder.id == key))
+        if own is not None:
+            return user_id, own
+        folder = s.get(Folder, key)
+        if folder is None:
+            raise ApiError(404, PROJECT_NOT_FOUND)
+        check_access(caller(user_id), "create", project_ref(folder), not_found=PROJECT_NOT_FOUND)
+        return folder.user_id, folder.id
+    return user_id, _target_folder(s, user_id, folder_id, foreign_folder)
+
+
 def create_flow(
     s: Session,
     user_id: uuid.UUID,
@@ -343,11 +363,14 @@ def create_flow(
     flow_id: uuid.UUID | None = None,
     foreign_folder: str = "error",
 ) -> Flow:
-    """A new flow owned by ``user_id``; a taken name or endpoint name gets a numbered suffix.
+    """A new flow; a taken name or endpoint name gets a numbered suffix.
 
-    ``foreign_folder``: ``"error"`` answers 404 for a ``folder_id`` the caller does not own;
-    ``"default"`` (imports) puts the flow in the default project instead.
+    ``foreign_folder``: ``"error"`` answers 404 for a ``folder_id`` the caller may not see and 403 for one
+    shared with them that does not let them ``create``; a project shared with them that does takes the flow,
+    owned by the project's owner (the caller is its ``last_modified_by``); ``"default"`` (imports) puts the
+    flow in the caller's default project instead of any project not theirs.
     """
+    owner, folder = _creation_target(s, user_id, body.get("folder_id"), foreign_folder)
     values = {k: body.get(k) for k in CREATE_MEMBERS}
     for key, default in DEFAULTS.items():
         if values.get(key) is None:
@@ -355,11 +378,11 @@ def create_flow(
     values["data"] = _store_data(values["data"])
     flow = Flow(
         id=flow_id or db.new_id(),
-        user_id=user_id,
-        folder_id=_target_folder(s, user_id, body.get("folder_id"), foreign_folder),
-        name=unique_name(s, user_id, body["name"]),
+        user_id=owner,
+        folder_id=folder,
+        name=unique_name(s, owner, body["name"]),
         **{k: v for k, v in values.items() if k != "endpoint_name"},
-        endpoint_name=unique_endpoint(s, user_id, values["endpoint_name"]),
+        endpoint_name=unique_endpoint(s, owner, values["endpoint_name"]),
         created_at=db.utcnow(),
         updated_at=db.utcnow(),
         version_token=uuid.uuid4(),
@@ -368,7 +391,7 @@ def create_flow(
     s.add(flow)
     _flush(s)
     notify_changed(flow, autosave=False)
-    audit.record("flow:create", "flow", flow.id, name=flow.name, user_id=user_id)
+    audit.record("flow:create", "flow", flow.id, name=flow.name, user_id=owner)
     return flow
 
 
@@ -502,7 +525,12 @@ def _example_matches(example: dict[str, Any], q: dict[str, Any]) -> bool:
 
 
 def list_flows(s: Session, user_id: uuid.UUID, q: dict[str, Any]) -> list[dict[str, Any]] | dict[str, Any]:
-    """GET /flows/: a list (``get_all``) with the example flows, or a page of one project's flows."""
+    """GET /flows/: a list (``get_all``) with the example flows, or a page of one project's flows.
+
+    Flows shared with the caller (teams) follow their own, each with its ``shared_role``; a page of a
+    project shared with the caller is a page of its owner's flows in it (the owner's index)."""
+    from service_flows import team_lists
+
     default = default_folder(s, user_id)
     order = (Flow.updated_at.desc(), Flow.id)
     base = _filtered(sa.select(Flow).where(Flow.user_id == user_id), q)
@@ -511,13 +539,22 @@ def list_flows(s: Session, user_id: uuid.UUID, q: dict[str, Any]) -> list[dict[s
         if q.get("folder_id") is not None:
             base = base.where(Flow.folder_id == q["folder_id"])
         flows = [flow_out(f) for f in s.scalars(base.order_by(*order))]
+        shared = team_lists.shared_flows(s, user_id, q, order)
         flows += [e for e in examples.all_examples() if _example_matches(e, q)]
-        return [shape(f) for f in flows]
+        return [shape(f) for f in flows] + [{**shape(f), "shared_role": f["shared_role"]} for f in shared]
     folder_id = q.get("folder_id") or default.id
+    role = None
+    folder = team_lists.shared_folder(s, user_id, q.get("folder_id"))
+    if folder is not None:  # a project shared with the caller: a page of its owner's flows in it
+        role = team_lists.shared_role(caller(user_id), project_ref(folder))
+        base = _filtered(sa.select(Flow).where(Flow.user_id == folder.user_id), q)
     base = base.where(Flow.folder_id == folder_id)
     total = s.scalar(sa.select(sa.func.count()).select_from(base.subquery())) or 0
     rows = db.page(s, base, Flow.id, order, (q["page"] - 1) * q["size"], q["size"])
-    return page_of([shape(flow_out(f)) for f in rows], total, q["page"], q["size"])
+    items = [shape(flow_out(f)) for f in rows]
+    if role is not None:
+        items = [{**item, "shared_role": role} for item in items]
+    return page_of(items, total, q["page"], q["size"])
 
 
 # --- public read and notes ------------------------------------------------------------------------------

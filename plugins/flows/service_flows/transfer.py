@@ -250,19 +250,31 @@ def validate_flows(documents: list[tuple[str, Any]], limits: UploadLimits | None
 
 
 def import_flows(
-    s: Session, user_id: uuid.UUID, flows: list[dict[str, Any]], folder_id: uuid.UUID | None, *, keep_ids: bool = True
+    s: Session,
+    user_id: uuid.UUID,
+    flows: list[dict[str, Any]],
+    folder_id: uuid.UUID | None,
+    *,
+    keep_ids: bool = True,
+    into_shared: bool = False,
 ) -> list[Flow]:
     """Create or update (stable ids) every flow in one transaction.
 
     An id the caller owns updates that flow; an unused id creates the flow with
     it; an id owned by someone else (or an example's) creates a copy with a new
-    id, so an export shared between users imports for each of them.
+    id, so an export shared between users imports for each of them. ``into_shared``:
+    ``folder_id`` is another user's project the caller may ``create`` in (checked): every
+    flow is created there (the project owner's), the caller's own flows are never moved.
     """
     out = []
     for body in flows:
         body = {**body, "folder_id": folder_id if folder_id is not None else body.get("folder_id")}
         key = body.get("id") if keep_ids else None
         existing = s.get(Flow, key) if key is not None else None
+        if into_shared:
+            new_key = key if key is not None and existing is None and not examples.is_example(key) else None
+            out.append(services.create_flow(s, user_id, body, flow_id=new_key))
+            continue
         if existing is not None and existing.user_id == user_id:
             members = ("name", "folder_id", *services.CREATE_MEMBERS)
             out.append(services.apply_changes(s, existing, body, members, on_clash="rename", foreign_folder="default"))

@@ -130,7 +130,7 @@ class _KnowledgeOps(Component):
         name = to_text(self.knowledge_base).strip()
         if not name:
             raise ComponentError("Choose a knowledge base")
-        kb = services.find(s, _user(self), name)
+        kb = services.find_usable(s, _user(self), name, "write" if create else "read")
         if kb is None and create:
             body = {"name": name, "chunk_size": int(self.chunk_size or 1000)}
             kb = services.create(s, _user(self), body, context=self.context)
@@ -296,7 +296,7 @@ class MemoryBase(Component):
         if top_k < 1:
             raise ComponentError("'top_k' must be at least 1")
         s = _session()
-        kb = services.find(s, _user(self), name)
+        kb = services.find_usable(s, _user(self), name)
         if kb is None:
             raise ComponentError(f"Memory base '{name}' not found")
         session = self.context.session_id if self.filter_by_session else None

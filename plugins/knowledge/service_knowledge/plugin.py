@@ -60,3 +60,22 @@ def on_user_deleted(user_id: str) -> None:
     for kb in s.scalars(sa.select(KnowledgeBase).where(KnowledgeBase.user_id == uuid.UUID(str(user_id)))):
         services.delete(s, kb)
     s.flush()
+
+
+@hookimpl(optionalhook=True)
+def resource_ref(kind: str, resource_id: str):
+    """The teams plugin's ``resource_ref`` for a knowledge base (shares of ``knowledge_base``), any owner's."""
+    import uuid
+
+    if kind != "knowledge_base":
+        return None
+    try:
+        key = uuid.UUID(str(resource_id))
+    except ValueError:
+        return None
+    from core import db
+    from service_knowledge import services
+    from service_knowledge.models import KnowledgeBase
+
+    row = db.session().get(KnowledgeBase, key)
+    return None if row is None else services.kb_ref(row)

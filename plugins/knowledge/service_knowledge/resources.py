@@ -9,7 +9,7 @@ from flask import request
 from flask_smorest import Blueprint
 
 from core import appstate, db
-from core.auth import authenticated, current_actor
+from core.auth import authenticated, current_actor, shared_role
 from core.db import utcnow
 from core.engine.documents import UnsupportedDocument, extract_text
 from core.errors import ApiError, validation_error
@@ -30,10 +30,19 @@ def _job_state(job_id: str) -> tuple[str, str | None] | None:
     return None if info is None else (str(info.state), info.error)
 
 
-def _mine(s: Any, name: str) -> Any:
-    kb = services.get(s, current_actor().id, name)
+def _mine(s: Any, name: str, verb: str = "read") -> Any:
+    """The caller's base ``name``, or another user's base by id shared with them for ``verb`` (404 / 403)."""
+    kb = services.reach(s, current_actor(), name, verb)
     services.reconcile(s, kb, _job_state)
     return kb
+
+
+def _out(s: Any, kb: Any) -> dict[str, Any]:
+    """The reference's item; another user's base carries the caller's ``shared_role`` (the editor's badge)."""
+    out = services.kb_out(s, kb)
+    if kb.user_id != current_actor().id:
+        out["shared_role"] = shared_role(current_actor(), services.kb_ref(kb))
+    return out
 
 
 @knowledge_blp.route("/", methods=["GET"])
@@ -43,12 +52,16 @@ def _mine(s: Any, name: str) -> Any:
 )
 @authenticated("user")
 def list_knowledge_bases():
-    """The caller's knowledge bases with their statistics and ingestion status."""
+    """The caller's knowledge bases with their statistics and ingestion status, then other users' bases
+    shared with them (by a team share), each with ``shared_role``; a shared base is addressed by its id."""
     with db.transaction() as s:
         bases = services.list_bases(s, current_actor().id)
-        for kb in bases:
+        shared = services.shared_bases(s, current_actor())
+        for kb in [*bases, *(kb for kb, _ in shared)]:
             services.reconcile(s, kb, _job_state)
-        return [services.kb_out(s, kb) for kb in bases]
+        return [services.kb_out(s, kb) for kb in bases] + [
+            {**services.kb_out(s, kb), "shared_role": role} for kb, role in shared
+        ]
 
 
 @knowledge_blp.route("/", methods=["POST"])
@@ -92,9 +105,9 @@ def delete_knowledge_bases(body):
 @knowledge_blp.doc(responses={"200": json_response("The knowledge base", schemas.KnowledgeBaseSchema)})
 @authenticated("user")
 def read_knowledge_base(kb_name: str):
-    """One knowledge base (404 ``Knowledge base 'x' not found``)."""
+    """One knowledge base (404 ``Knowledge base 'x' not found``): the caller's by name, a shared one by id."""
     with db.transaction() as s:
-        return services.kb_out(s, _mine(s, kb_name))
+        return _out(s, _mine(s, kb_name))
 
 
 @knowledge_blp.route("/<kb_name>", methods=["DELETE"])
@@ -102,9 +115,9 @@ def read_knowledge_base(kb_name: str):
 @knowledge_blp.doc(responses={"200": json_response("Deleted", schemas.KnowledgeMessageSchema)})
 @authenticated("user")
 def delete_knowledge_base(kb_name: str):
-    """Delete one knowledge base and its chunks."""
+    """Delete one knowledge base and its chunks (a shared one: its ``delete`` right, 403 without)."""
     with db.transaction() as s:
-        services.delete(s, services.get(s, current_actor().id, kb_name))
+        services.delete(s, services.reach(s, current_actor(), kb_name, "delete"))
     return {"message": f"Knowledge base '{kb_name}' deleted successfully"}
 
 
@@ -143,10 +156,10 @@ def _ingest_sources() -> tuple[list[str], list[tuple[str, str]]]:
 @authenticated("user")
 def ingest(kb_name: str):
     """Queue the ingestion of stored files (``file_ids``), uploaded ``files`` or ``text``; poll the base's status."""
-    owner = current_actor().id
     job_id = str(uuid.uuid4())
     with db.transaction() as s:
-        kb = _mine(s, kb_name)
+        kb = _mine(s, kb_name, "write")
+        owner = kb.user_id  # a shared base is ingested as its owner's (its job, its embedding keys)
         if kb.status == services.INGESTING:
             raise ApiError(409, f"Knowledge base '{kb_name}' is already ingesting")
         files, texts = _ingest_sources()
@@ -162,7 +175,7 @@ def ingest(kb_name: str):
         )
     except Exception as exc:
         with db.transaction() as s:
-            services.fail(s, services.get(s, owner, kb_name), f"Could not queue the ingestion: {exc}")
+            services.fail(s, services.get_by_id(s, kb_id), f"Could not queue the ingestion: {exc}")
         raise
     return {"job_id": job_id, "knowledge_base": kb_name, "status": services.INGESTING}
 
@@ -173,9 +186,11 @@ def ingest(kb_name: str):
 @authenticated("user")
 def ingestion_job(kb_name: str, job_id: str):
     """An ingestion job's state and its progress events (for the editor's progress bar)."""
-    services.get(db.session(), current_actor().id, kb_name)
+    kb = services.reach(db.session(), current_actor(), kb_name, "read")
     jobs = appstate.jobs()
-    info = jobs.info_for(job_id, str(current_actor().id))
+    # the jobs of a shared base are its owner's: a member reads its last ingestion only, no other job of theirs
+    mine = kb.user_id == current_actor().id
+    info = jobs.info_for(job_id, str(kb.user_id)) if mine or kb.last_job_id == job_id else None
     if info is None:
         raise ApiError(404, "Job not found")
     events = [{"event": e.name, "data": e.data} for e in jobs.read_events(job_id)]
@@ -191,7 +206,7 @@ def ingestion_job(kb_name: str, job_id: str):
 def list_chunks(query, kb_name: str):
     """A page of the base's chunks (``search`` filters by contained text)."""
     s = db.session()
-    kb = services.get(s, current_actor().id, kb_name)
+    kb = services.reach(s, current_actor(), kb_name, "read")
     return services.chunks_page(s, kb, query["page"], query["limit"], query["search"])
 
 
@@ -203,7 +218,7 @@ def list_chunks(query, kb_name: str):
 def search(body, kb_name: str):
     """The ``top_k`` chunks nearest to ``query`` (cosine score), best first."""
     s = db.session()
-    kb = services.get(s, current_actor().id, kb_name)
+    kb = services.reach(s, current_actor(), kb_name, "read")
     return {
         "results": services.search(
             s,

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from core.auth import Actor, can, check_access, shared_rows
+from core.contracts import ResourceRef
 from core.db import utcnow
 from core.engine.documents import extract_text
 from core.engine.lazy import lazy_import
@@ -106,6 +108,53 @@ def get(s: Session, user_id: uuid.UUID, name: str) -> KnowledgeBase:
     if kb is None:
         raise not_found(name)
     return kb
+
+
+def get_by_id(s: Session, kb_id: str) -> KnowledgeBase:
+    kb = s.get(KnowledgeBase, uuid.UUID(kb_id))
+    if kb is None:
+        raise not_found(kb_id)
+    return kb
+
+
+def kb_ref(kb: KnowledgeBase) -> ResourceRef:
+    """The :class:`ResourceRef` a share names (``resource_type: knowledge_base``, the base's id)."""
+    return ResourceRef("knowledge_base", str(kb.id), str(kb.user_id), None)
+
+
+def reach(s: Session, actor: Actor, key: str, verb: str) -> KnowledgeBase:
+    """The caller's base named ``key``, or another user's base whose id is ``key``, shared with the caller
+    so that they may ``verb`` it (``core.auth.check_access``: 404 when they may not see it, 403 when they may
+    see but not ``verb`` it). A name of the caller's own wins over an id."""
+    kb = find(s, actor.id, key)
+    if kb is not None:
+        return kb
+    try:
+        other = s.get(KnowledgeBase, uuid.UUID(key))
+    except ValueError:
+        other = None
+    if other is None:
+        raise not_found(key)
+    check_access(actor, verb, kb_ref(other), not_found=f"Knowledge base '{key}' not found")
+    return other
+
+
+def shared_bases(s: Session, actor: Actor) -> list[tuple[KnowledgeBase, str]]:
+    """Other users' bases shared with the caller, by name, each with the caller's role (``shared_role``)."""
+    return shared_rows(s, actor, KnowledgeBase, "knowledge_base", kb_ref)
+
+
+def find_usable(s: Session, user_id: uuid.UUID, key: str, verb: str = "read") -> KnowledgeBase | None:
+    """For a run's components: the run user's base named ``key``, else one shared with them by that name or
+    id that lets them ``verb`` it (a team flow's retrieval reads its team's base)."""
+    kb = find(s, user_id, key)
+    if kb is not None:
+        return kb
+    actor = Actor(id=user_id)
+    for other, _role in shared_bases(s, actor):
+        if (other.name == key or str(other.id) == key) and can(actor, verb, kb_ref(other)):
+            return other
+    return None
 
 
 def create(s: Session, user_id: uuid.UUID, body: dict[str, Any], *, context: Any = None) -> KnowledgeBase:

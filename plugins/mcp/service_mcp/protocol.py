@@ -33,6 +33,7 @@ from mcp_types import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY, jsonrpc
 from mcp_types import version as sdk_versions
 from pydantic import ValidationError
 
+from core import runs
 from service_mcp import tools
 from service_mcp.tools import Scope
 
@@ -56,6 +57,8 @@ class Call:
     #: sends a server notification on the request's stream (None when the reply is plain JSON)
     notify: Callable[[dict[str, Any]], None] | None = None
     request_vars: dict[str, str] = field(default_factory=dict)
+    #: the request's trace context, taken in its thread: the tool's run (answered in another) continues it
+    trace_context: dict[str, str] | None = field(default_factory=runs.trace_context)
     #: the negotiated version, once known (Streamable HTTP sessions, SSE sessions)
     version: str | None = None
     #: a modern-era request (its version in ``params._meta``): results carry ``resultType``
@@ -178,7 +181,9 @@ def handle(msg: dict[str, Any], call: Call) -> dict[str, Any] | None:
             parsed = types.CallToolRequestParams.model_validate(params or {})
             token = (params or {}).get("_meta", {}).get("progressToken") if isinstance(params, dict) else None
             progress = _progress(token, call.notify) if token is not None else None
-            result = tools.call(call.scope, parsed.name, parsed.arguments, progress, call.request_vars)
+            result = tools.call(
+                call.scope, parsed.name, parsed.arguments, progress, call.request_vars, call.trace_context
+            )
             return response(msg_id, dump(types.CallToolResult.model_validate(result), modern))
         if method in ("resources/list", "prompts/list", "resources/templates/list"):
             key = {"resources/list": "resources", "prompts/list": "prompts"}.get(method, "resourceTemplates")

@@ -1,7 +1,9 @@
 """HTTP endpoints of the MCP plugin.
 
 * ``/api/v1/mcp/project/{project_id}`` GET (tools) / PATCH (settings), ``.../composer-url``,
-  ``.../install``, ``.../installed``: the owner's settings operations (bearer or API key).
+  ``.../install``, ``.../installed``: the owner's settings operations (bearer or API key), and those of a
+  member of a team the project is shared with: reading needs ``read``, installing ``execute``, changing the
+  tools ``write``, changing ``auth_type`` ``share`` (``services.acting_owner``: 404 / 403, core.auth).
 * ``/api/v1/mcp/project/{project_id}/streamable`` (and ``/streamable/``), ``.../sse`` + ``POST
   /api/v1/mcp/project/{project_id}``: the project's MCP server (its own ``auth_settings``).
 * ``/api/v1/mcp/streamable``, ``/api/v1/mcp/sse`` + ``POST /api/v1/mcp/``: the global server.
@@ -47,7 +49,8 @@ def oauth_protected_resource(project_id: str, kind: str) -> Any:
 @authenticated("user")
 def list_project_tools(project_id: str, mcp_enabled: bool = True) -> Any:
     """List Project Tools"""
-    return services.list_tools(current_actor().owner_id, project_id, mcp_enabled)
+    owner = services.acting_owner(current_actor(), project_id, "read")
+    return services.list_tools(owner, project_id, mcp_enabled)
 
 
 @projects_blp.route("/project/<project_id>", methods=["PATCH"])
@@ -58,8 +61,10 @@ def list_project_tools(project_id: str, mcp_enabled: bool = True) -> Any:
 def update_project_mcp_settings(body: dict[str, Any], project_id: str) -> Any:
     """Update Project Mcp Settings"""
     body["settings"] = [{**item, "id": str(item["id"])} for item in body["settings"]]
+    actor = current_actor()
+    owner = services.acting_owner(actor, project_id, services.settings_verb(actor, project_id, body))
     with db.transaction() as s:
-        return services.update_settings(s, current_actor().owner_id, project_id, body)
+        return services.update_settings(s, owner, project_id, body)
 
 
 @projects_blp.route("/project/<project_id>/composer-url", methods=["GET"])
@@ -68,7 +73,8 @@ def update_project_mcp_settings(body: dict[str, Any], project_id: str) -> Any:
 @authenticated("user")
 def get_project_composer_url(project_id: str) -> Any:
     """Get Project Composer Url"""
-    return services.composer_url(current_actor().owner_id, project_id, request.host_url)
+    owner = services.acting_owner(current_actor(), project_id, "read")
+    return services.composer_url(owner, project_id, request.host_url)
 
 
 @projects_blp.route("/project/<project_id>/install", methods=["POST"])
@@ -80,7 +86,8 @@ def get_project_composer_url(project_id: str) -> Any:
 @authenticated("user")
 def install_mcp_config(body: dict[str, Any], project_id: str) -> Any:
     """Install Mcp Config"""
-    return services.install(current_actor().owner_id, project_id, body, request.host_url, _local_caller())
+    owner = services.acting_owner(current_actor(), project_id, "execute")
+    return services.install(owner, project_id, body, request.host_url, _local_caller())
 
 
 @projects_blp.route("/project/<project_id>/installed", methods=["GET"])
@@ -95,7 +102,8 @@ def install_mcp_config(body: dict[str, Any], project_id: str) -> Any:
 @authenticated("user")
 def check_installed_mcp_servers(project_id: str) -> Any:
     """Check Installed Mcp Servers"""
-    return json.loads(json.dumps(services.installed(current_actor().owner_id, project_id)))
+    owner = services.acting_owner(current_actor(), project_id, "read")
+    return json.loads(json.dumps(services.installed(owner, project_id)))
 
 
 def _local_caller() -> bool:

@@ -14,7 +14,8 @@ from cryptography.fernet import InvalidToken, MultiFernet
 from sqlalchemy.orm import Session
 
 from core import appstate, secrets
-from core.contracts import McpToolSettings, ProjectRecord
+from core.auth import Actor, check_access
+from core.contracts import McpToolSettings, ProjectRecord, ResourceRef
 from core.db import utcnow
 from core.errors import ApiError
 from service_mcp import hookspecs, oauth
@@ -44,6 +45,30 @@ def project(user_id: str, project_id: str) -> ProjectRecord:
     if found is None:
         raise ApiError(404, "Project not found")
     return found
+
+
+def acting_owner(actor: Actor, project_id: str, verb: str) -> str:
+    """Whose project settings a call reaches: the caller's own project, or another user's shared with them
+    that lets them ``verb`` it (``core.auth.check_access``: 404 when they may not see it, 403 when they may
+    see but not ``verb`` it). The operations below then act on that owner's project."""
+    found = appstate.hooks().first(hookspecs.find_project, user_id=None, project_id=project_id)
+    if found is None:
+        raise ApiError(404, "Project not found")
+    if str(found.user_id) != actor.owner_id:
+        ref = ResourceRef("project", found.id, str(found.user_id), found.id)
+        check_access(actor, verb, ref, not_found="Project not found")
+    return str(found.user_id)
+
+
+def settings_verb(actor: Actor, project_id: str, body: dict[str, Any]) -> str:
+    """``write`` to change which flows are tools; ``share`` to change who is admitted (``auth_type``): that
+    decides who may call the project's flows, as a share does."""
+    auth = body.get("auth_settings")
+    if not auth:
+        return "write"
+    found = appstate.hooks().first(hookspecs.find_project, user_id=None, project_id=project_id)
+    current = found.auth_type if found is not None else None
+    return "share" if auth.get("auth_type") not in (None, current) else "write"
 
 
 def list_tools(user_id: str, project_id: str, mcp_enabled: bool) -> dict[str, Any]:

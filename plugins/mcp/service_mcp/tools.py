@@ -157,8 +157,11 @@ def call(
     arguments: dict[str, Any] | None,
     progress: Callable[[float, float | None, str], None] | None = None,
     request_vars: dict[str, str] | None = None,
+    trace_context: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Run the tool's flow as its owner; the ``tools/call`` result (``isError`` on any failure)."""
+    """Run the tool's flow as its owner; the ``tools/call`` result (``isError`` on any failure).
+
+    ``trace_context``: the calling request's (the call is answered in a thread of its own)."""
     args = arguments or {}
     tool = _remembered(scope, name)
     fresh = tool is None
@@ -177,6 +180,7 @@ def call(
         surface="mcp",
         inputs=[runs.RunInput(value, "chat", None, str(session) if session else None)],
         request_vars=request_vars or {},
+        trace_context=trace_context,
         # auth_type none without the owner's credentials: the flow's anonymous principal (core.runs.admission)
         principal=admission.anonymous_principal(tool.flow_id) if scope.anonymous else None,
     )
@@ -184,7 +188,7 @@ def call(
         prepared = runs.resolve(req)
         if not fresh and not _still(scope, tool, prepared.flow):  # the remembered name leads elsewhere now
             _forget(scope, tool.name)
-            return call(scope, name, arguments, progress, request_vars)
+            return call(scope, name, arguments, progress, request_vars, trace_context)
         # the arguments, mapped with the schema of the flow the run service loaded (never a stale one)
         inputs = _inputs(prepared.flow, _policy(scope), scope.owner_id)
         tweaks, unknown = tweaks_for(inputs, args)

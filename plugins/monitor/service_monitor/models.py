@@ -19,6 +19,8 @@ class Message(Base):
         # a flow's messages in time order (paged lists): migration monitor_0002
         sa.Index("ix_monitor_message_owner_flow_time", "user_id", "flow_id", "timestamp", "id"),
         # no index on user_id alone: both above start with it (migration monitor_0003 dropped it)
+        # a shared flow's messages of every user in time order (the team view): migration monitor_0005
+        sa.Index("ix_monitor_message_flow_time", "flow_id", "timestamp", "id"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)

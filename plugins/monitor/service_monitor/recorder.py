@@ -8,12 +8,12 @@ transaction, and prunes a flow down to ``keep_per_flow`` rows once a tenth of
 that was written for it since its last pruning, in small batches (``FOR
 UPDATE SKIP LOCKED`` on PostgreSQL, so concurrent pruners never wait on, or
 deadlock with, each other). :meth:`flush` drains
-synchronously (tests, shutdown); an ``atexit`` hook flushes on exit.
+synchronously (tests, shutdown); the process's end flushes (``core.jobs.at_exit``: also a forked RQ job
+process, which RQ ends with ``os._exit``).
 """
 
 from __future__ import annotations
 
-import atexit
 import collections
 import logging
 import threading
@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from core import db
 from core.contracts import VertexRecord
 from core.db import utcnow
+from core.jobs import at_exit
 from service_monitor.models import Transaction, VertexBuild
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ class Recorder:
         self.dropped = 0
         self.written = 0
         self._thread: threading.Thread | None = None
-        atexit.register(self.close)
+        at_exit(self.close)
 
     def submit(self, record: VertexRecord) -> None:
         with self._lock:

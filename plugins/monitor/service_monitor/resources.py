@@ -1,6 +1,9 @@
 """HTTP endpoints of the monitor plugin at the reference's paths (``/api/v1/monitor/...``, ``/logs*``).
 
-Every route requires a signed-in caller and reads only the caller's rows.
+Every route requires a signed-in caller and reads only the caller's rows, except for another user's flow shared
+with the caller (``core.auth.foreign_flow``): its messages, vertex builds and transactions are every user's runs
+(``read``), deleting its builds needs ``write``; another user's message of a flow the caller may ``write`` can
+be edited (``PUT /messages/{id}``) and one of a flow they may ``delete`` deleted (``DELETE /messages``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from flask_smorest import Blueprint
 from marshmallow import fields
 
 from core import appstate, db, openapi
-from core.auth import authenticated, current_actor
+from core.auth import authenticated, current_actor, foreign_flow
 from core.errors import ApiError
 from core.requests import json_list
 from core.runs import shared_flow_id, sse
@@ -46,8 +49,11 @@ def _no_content() -> Response:
 @blp.response(200, schemas.VertexBuildsSchema)
 @authenticated("user")
 def get_vertex_builds(query):
-    """Vertex builds of one of the caller's flows, grouped by vertex id."""
-    return {"vertex_builds": services.vertex_builds(db.session(), current_actor(), query["flow_id"])}
+    """Vertex builds of one of the caller's flows, grouped by vertex id; of another user's flow shared with the
+    caller (``read``; 404 when they may not see it) every user's builds of it."""
+    actor = current_actor()
+    shared = foreign_flow(actor, query["flow_id"], "read")
+    return {"vertex_builds": services.vertex_builds(db.session(), actor, query["flow_id"], everyone=bool(shared))}
 
 
 @blp.route("/builds", methods=["DELETE"])
@@ -55,9 +61,11 @@ def get_vertex_builds(query):
 @blp.response(204)
 @authenticated("user")
 def delete_vertex_builds(query):
-    """Forget the vertex builds of a flow."""
+    """Forget the vertex builds of a flow: the caller's; of a shared flow (``write``: 403 for readers) every user's."""
+    actor = current_actor()
+    shared = foreign_flow(actor, query["flow_id"], "write")
     with db.transaction() as s:
-        services.delete_vertex_builds(s, current_actor(), query["flow_id"])
+        services.delete_vertex_builds(s, actor, query["flow_id"], everyone=bool(shared))
     return _no_content()
 
 
@@ -66,18 +74,42 @@ def delete_vertex_builds(query):
 @blp.response(200, schemas.TransactionPageSchema)
 @authenticated("user")
 def get_transactions(query):
-    """Transactions of a flow, newest first, in pages (another user's flow gives an empty page)."""
-    return services.transactions(db.session(), current_actor(), query["flow_id"], query["page"], query["size"])
+    """Transactions of a flow, newest first, in pages: the caller's; of a flow shared with them (``read``) every
+    user's; another user's flow they may not see is 404."""
+    actor = current_actor()
+    shared = foreign_flow(actor, query["flow_id"], "read")
+    return services.transactions(
+        db.session(), actor, query["flow_id"], query["page"], query["size"], everyone=bool(shared)
+    )
 
 
 # --- messages ------------------------------------------------------------------------------------------
+#: the cursor of the next page of a full page of messages (``cursor`` query parameter): keyset pagination
+NEXT_CURSOR = "X-Next-Cursor"
+NEXT_CURSOR_DOC = {
+    NEXT_CURSOR: {
+        "description": "present when the page is full: pass it as `cursor` (same filter and order) for the next",
+        "schema": {"type": "string"},
+    }
+}
+
+
+def _message_page(rows: list, query) -> tuple[list, int, dict[str, str]]:  # type: ignore[type-arg,no-untyped-def]
+    cursor = services.next_cursor(rows, query)
+    return [services.message_dict(m) for m in rows], 200, ({NEXT_CURSOR: cursor} if cursor else {})
+
+
 @blp.route("/messages", methods=["GET"])
 @blp.arguments(schemas.MessageQuerySchema, location="query")
-@blp.response(200, schemas.ChatMessageSchema(many=True))
+@blp.response(200, schemas.ChatMessageSchema(many=True), headers=NEXT_CURSOR_DOC)
 @authenticated("user")
 def get_messages(query):
-    """The caller's messages, filtered and ordered."""
-    return [services.message_dict(m) for m in services.list_messages(db.session(), current_actor(), query)]
+    """The caller's messages, filtered and ordered: by ``offset``, or after the ``cursor`` of the previous page;
+    for another user's flow shared with the caller (``flow_id``, ``read``: 404 when they may not see it) the
+    messages of every user's runs of it."""
+    actor = current_actor()
+    shared = foreign_flow(actor, query["flow_id"], "read") if query.get("flow_id") is not None else None
+    return _message_page(services.list_messages(db.session(), actor, query, everyone=shared is not None), query)
 
 
 @blp.route("/messages", methods=["DELETE"])
@@ -85,7 +117,8 @@ def get_messages(query):
 @blp.doc(requestBody=openapi.ID_LIST_BODY, responses={"422": openapi.response_name(422)})
 @authenticated("user")
 def delete_messages():
-    """Delete messages by id (a JSON array of UUIDs)."""
+    """Delete messages by id (a JSON array of UUIDs): the caller's, and others' of flows the caller may delete
+    (403 for a flow they may only read; ids they may not see are skipped, as unknown ones)."""
     ids = json_list(fields.UUID())
     with db.transaction() as s:
         services.delete_messages(s, current_actor(), ids)
@@ -150,7 +183,8 @@ def rename_session(query, old_session_id):
 @blp.response(200, schemas.ChatMessageSchema)
 @authenticated("user")
 def update_message(body, message_id):
-    """Edit one of the caller's messages (editing the text marks it edited)."""
+    """Edit a message (editing the text marks it edited): the caller's, or another user's of a flow the caller
+    may write (403 when they may only read it, 404 when not even that)."""
     with db.transaction() as s:
         return services.message_dict(services.update_message(s, current_actor(), message_id, body))
 
@@ -162,13 +196,13 @@ def _shared(source_flow_id):  # type: ignore[no-untyped-def]
 
 @blp.route("/messages/shared", methods=["GET"])
 @blp.arguments(schemas.SharedMessageQuerySchema, location="query")
-@blp.response(200, schemas.ChatMessageSchema(many=True))
+@blp.response(200, schemas.ChatMessageSchema(many=True), headers=NEXT_CURSOR_DOC)
 @authenticated("user")
 def get_shared_messages(query):
     """Messages the caller exchanged with a shared flow (kept under a virtual flow id)."""
     query = {**query, "flow_id": None}
     rows = services.list_messages(db.session(), current_actor(), query, flow_id=_shared(query["source_flow_id"]))
-    return [services.message_dict(m) for m in rows]
+    return _message_page(rows, query)
 
 
 @blp.route("/messages/shared/sessions", methods=["GET"])

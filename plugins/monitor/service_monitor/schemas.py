@@ -17,6 +17,14 @@ class MessageQuerySchema(Schema):
     order = fields.String(load_default="ASC", validate=validate.OneOf(["ASC", "DESC", "asc", "desc"]))
     limit = fields.Integer(load_default=None, validate=validate.Range(min=0, max=10_000))
     offset = fields.Integer(load_default=None, validate=validate.Range(min=0, max=MAX_OFFSET))
+    cursor = fields.String(
+        load_default=None,
+        validate=validate.Length(max=2048),
+        metadata={
+            "description": "opaque: the X-Next-Cursor header of the previous page (same filter, order_by and "
+            "order); the page after it, at the same cost wherever it is (instead of offset)"
+        },
+    )
 
 
 class SharedMessageQuerySchema(MessageQuerySchema):

@@ -6,7 +6,9 @@ invisible (a missing id and someone else's id are the same 404).
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import json
 import math
 import uuid
 from collections.abc import Iterable, Mapping
@@ -16,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from core import db, groupcommit
-from core.auth import Actor
+from core.auth import Actor, flow_access
 from core.contracts import MessageRecord
 from core.db import utcnow
 from core.errors import ApiError
@@ -210,9 +212,13 @@ def _owned_messages(actor: Actor) -> sa.Select[Any]:
 
 
 def list_messages(
-    s: Session, actor: Actor, query: Mapping[str, Any], *, flow_id: uuid.UUID | None = None
+    s: Session, actor: Actor, query: Mapping[str, Any], *, flow_id: uuid.UUID | None = None, everyone: bool = False
 ) -> list[Message]:
-    q = _owned_messages(actor)
+    """The caller's messages in the query's filter and order: a page by ``offset``, or after ``cursor``
+    (:func:`next_cursor` of the previous page's last message: keyset pagination, every page the same cost); with
+    ``everyone`` (a flow shared with the caller, ``core.auth.foreign_flow``) the messages of every user's runs of
+    that flow: the flow's log, as its team sees it."""
+    q = sa.select(Message) if everyone else _owned_messages(actor)
     flow = flow_id if flow_id is not None else _uuid(query.get("flow_id"))
     if query.get("flow_id") is not None and flow is None:
         return []
@@ -230,24 +236,119 @@ def list_messages(
     # newest first is oldest first reversed, ties included: one index serves both (read backwards)
     descending = str(query.get("order") or "ASC").upper() == "DESC"
     order = (column.desc(), Message.id.desc()) if descending else (column.asc(), Message.id)
+    if query.get("cursor"):
+        if query.get("offset"):
+            raise ApiError(
+                422, [{"loc": ["query", "offset"], "msg": "give either offset or cursor", "type": "value_error"}]
+            )
+        value, after = _decode_cursor(query["cursor"], order_by, descending)
+        # (column, id) after the cursor's, written so that the index's range starts at the cursor's value
+        # (``column >= v``) and only its ties are filtered (a row-value comparison is not a range on PostgreSQL
+        # with a DESC order, nor on older SQLite)
+        if descending:
+            q = q.where(column <= value, sa.or_(column < value, Message.id < after))
+        else:
+            q = q.where(column >= value, sa.or_(column > value, Message.id > after))
+        return list(s.scalars(q.order_by(*order).limit(query.get("limit"))))
     return db.page(s, q, Message.id, order, query.get("offset") or 0, query.get("limit"))
 
 
+def next_cursor(messages: list[Message], query: Mapping[str, Any]) -> str | None:
+    """The cursor of the page after ``messages`` (None unless the page is full: there may be more)."""
+    limit = query.get("limit")
+    if not limit or len(messages) < limit:
+        return None
+    last = messages[-1]
+    order_by = query.get("order_by") or "timestamp"
+    value = getattr(last, order_by)
+    if value is None:  # NULLs do not compare: such an order pages by offset only
+        return None
+    if isinstance(value, dt.datetime):
+        value = value.isoformat()
+    elif isinstance(value, uuid.UUID):
+        value = value.hex
+    descending = str(query.get("order") or "ASC").upper() == "DESC"
+    raw = json.dumps([order_by, "d" if descending else "a", value, last.id.hex], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, order_by: str, descending: bool) -> tuple[Any, uuid.UUID]:
+    bad = ApiError(
+        422,
+        [{"loc": ["query", "cursor"], "msg": "not a cursor of this list and order", "type": "value_error"}],
+    )
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        name, direction, value, after = json.loads(raw)
+        if name != order_by or direction != ("d" if descending else "a"):
+            raise bad
+        key = uuid.UUID(hex=after)
+        if order_by == "timestamp":
+            value = dt.datetime.fromisoformat(value)
+        elif order_by == "id":
+            value = uuid.UUID(hex=value)
+        elif not isinstance(value, str):
+            raise bad
+    except ApiError:
+        raise
+    except Exception:
+        raise bad from None
+    return value, key
+
+
+MESSAGE_NOT_FOUND = "Message not found"
+
+
 def delete_messages(s: Session, actor: Actor, ids: list[uuid.UUID]) -> int:
-    result = s.execute(sa.delete(Message).where(Message.user_id == actor.id, Message.id.in_(ids)))
+    """Delete the caller's messages among ``ids``, and other users' messages of flows the caller may ``delete``
+    (a shared flow's team log; the owner of a flow, its members' runs). An id that is nobody's, or the message
+    of a flow the caller may not even read, is skipped (no existence leak, as the reference answers 204 for
+    unknown ids); a flow they may read but not ``delete`` refuses the whole request (403) before anything goes."""
+    unique = sorted(set(ids))
+    if not unique:
+        return 0
+    others = s.execute(
+        sa.select(Message.id, Message.flow_id).where(Message.id.in_(unique), Message.user_id != actor.id)
+    ).all()
+    allowed: list[uuid.UUID] = []
+    by_flow: dict[uuid.UUID | None, list[uuid.UUID]] = {}
+    for message_id, flow_id in others:
+        by_flow.setdefault(flow_id, []).append(message_id)
+    for flow_id, message_ids in by_flow.items():
+        if flow_id is None:
+            continue
+        try:
+            flow_access(actor, flow_id, "delete", not_found=MESSAGE_NOT_FOUND)
+        except ApiError as refused:
+            if refused.status == 404:
+                continue
+            raise
+        allowed.extend(message_ids)
+    mine = Message.user_id == actor.id
+    where = sa.or_(mine, Message.id.in_(allowed)) if allowed else mine
+    result = s.execute(sa.delete(Message).where(where, Message.id.in_(unique)))
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
 def update_message(
     s: Session, actor: Actor, message_id: str, changes: Mapping[str, Any], *, flow_id: uuid.UUID | None = None
 ) -> Message:
+    """Edit the caller's message; without ``flow_id`` (not the shared-conversation route) also another user's
+    message of a flow the caller may ``write`` (:func:`core.auth.flow_access`: 404 when they may not read the
+    flow, 403 when they may only read it)."""
     key = _uuid(message_id)
     q = _owned_messages(actor).where(Message.id == key)
     if flow_id is not None:
         q = q.where(Message.flow_id == flow_id)
     message = s.scalar(q) if key is not None else None
+    if message is None and key is not None and flow_id is None:
+        message = s.scalar(sa.select(Message).where(Message.id == key))
+        if message is not None and message.flow_id is None:
+            message = None
+        if message is not None:
+            flow_access(actor, message.flow_id, "write", not_found=MESSAGE_NOT_FOUND)
     if message is None:
-        raise ApiError(404, "Message not found")
+        raise ApiError(404, MESSAGE_NOT_FOUND)
     for name in UPDATABLE:
         if name in changes and changes[name] is not None:
             setattr(message, name, changes[name])
@@ -306,12 +407,14 @@ def sessions(s: Session, actor: Actor, flow_id: uuid.UUID | None, *, any_flow: b
 
 
 # --- vertex builds and transactions -------------------------------------------------------------------
-def vertex_builds(s: Session, actor: Actor, flow_id: uuid.UUID) -> dict[str, list[dict[str, Any]]]:
-    rows = s.scalars(
-        sa.select(VertexBuild)
-        .where(VertexBuild.user_id == actor.id, VertexBuild.flow_id == flow_id)
-        .order_by(VertexBuild.timestamp)
-    )
+def vertex_builds(
+    s: Session, actor: Actor, flow_id: uuid.UUID, *, everyone: bool = False
+) -> dict[str, list[dict[str, Any]]]:
+    """The caller's vertex builds of ``flow_id``; with ``everyone`` (a flow shared with the caller) every user's."""
+    query = sa.select(VertexBuild).where(VertexBuild.flow_id == flow_id)
+    if not everyone:
+        query = query.where(VertexBuild.user_id == actor.id)
+    rows = s.scalars(query.order_by(VertexBuild.timestamp))
     grouped: dict[str, list[dict[str, Any]]] = {}
     for b in rows:
         grouped.setdefault(b.id, []).append(
@@ -330,12 +433,19 @@ def vertex_builds(s: Session, actor: Actor, flow_id: uuid.UUID) -> dict[str, lis
     return grouped
 
 
-def delete_vertex_builds(s: Session, actor: Actor, flow_id: uuid.UUID) -> None:
-    s.execute(sa.delete(VertexBuild).where(VertexBuild.user_id == actor.id, VertexBuild.flow_id == flow_id))
+def delete_vertex_builds(s: Session, actor: Actor, flow_id: uuid.UUID, *, everyone: bool = False) -> None:
+    """Forget the caller's vertex builds of ``flow_id``; with ``everyone`` (a shared flow) every user's."""
+    where = [VertexBuild.flow_id == flow_id] + ([] if everyone else [VertexBuild.user_id == actor.id])
+    s.execute(sa.delete(VertexBuild).where(*where))
 
 
-def transactions(s: Session, actor: Actor, flow_id: uuid.UUID, page: int, size: int) -> dict[str, Any]:
-    base = sa.select(Transaction).where(Transaction.user_id == actor.id, Transaction.flow_id == flow_id)
+def transactions(
+    s: Session, actor: Actor, flow_id: uuid.UUID, page: int, size: int, *, everyone: bool = False
+) -> dict[str, Any]:
+    """A page of the caller's transactions of ``flow_id``; with ``everyone`` (a shared flow) every user's."""
+    base = sa.select(Transaction).where(Transaction.flow_id == flow_id)
+    if not everyone:
+        base = base.where(Transaction.user_id == actor.id)
     total = s.scalar(sa.select(sa.func.count()).select_from(base.subquery())) or 0
     order = (Transaction.timestamp.desc(), Transaction.id.desc())  # the index read backwards
     items = db.page(s, base, Transaction.id, order, (page - 1) * size, size)

@@ -137,3 +137,54 @@ def on_app_created(app: Any) -> None:
 
     with app.app_context():
         ensure_index_if_small()
+
+
+@hookimpl
+def settings_export() -> dict[str, Any]:
+    """The ``policies`` section of ``service settings``: each kind's list (those managed externally too)."""
+    from core import db
+    from service_policies import services
+    from service_policies.runtime import runtime
+
+    cfg = runtime().cfg
+    return {"policies": {kind: services.read(db.session(), cfg, kind).items for kind in services.KINDS}}
+
+
+@hookimpl
+def settings_apply(sections: Mapping[str, Any], dry_run: bool) -> list[str]:
+    """Replace each kind listed under ``policies`` (a kind managed externally must already match)."""
+    import uuid
+
+    import click
+
+    from core import db
+    from core.errors import ApiError
+    from service_policies import services
+    from service_policies.runtime import runtime
+
+    wanted = sections.get("policies")
+    if wanted is None:
+        return []
+    if not isinstance(wanted, Mapping) or set(wanted) - set(services.KINDS):
+        raise click.ClickException(f"policies: an object of lists by kind ({', '.join(services.KINDS)})")
+    s, cfg, lines = db.session(), runtime().cfg, []
+    actor = Actor(id=uuid.UUID(int=0), username="settings-file", is_superuser=True, via="cli")
+    for kind in sorted(wanted):
+        items = wanted[kind]
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise click.ClickException(f"policies: {kind}: a list of strings")
+        try:
+            cleaned = services.clean_items(kind, items)
+        except ApiError:
+            raise click.ClickException(f"policies: {kind}: an item is not valid") from None
+        current = services.read(s, cfg, kind)
+        if current.items == cleaned:
+            continue
+        if current.managed_externally:
+            raise click.ClickException(f"policies: {kind} is managed externally by {current.source}; change it there")
+        added, removed = sorted(set(cleaned) - set(current.items)), sorted(set(current.items) - set(cleaned))
+        lines.append(f"policies: {kind} +{added} -{removed}")
+        if not dry_run:
+            services.replace(s, cfg, kind, cleaned, actor)
+            runtime().snapshot.invalidate()
+    return lines

@@ -57,6 +57,7 @@ def create_response():
     try:
         req = services.request_for(body, str(actor.owner_id))
         if body.get("background"):
+            services.admit(req)
             job_id = jobs.enqueue(req, meta={"responses": True, "model": body["model"]})
             shell = services.response_body(req, body, "", "queued")
             return {**shell, "id": job_id, "background": True}

@@ -109,12 +109,20 @@ def run(req: runs.RunRequest, body: dict[str, Any]) -> dict[str, Any]:
     return response_body(req, body, outcome.results[-1].answer() or "")
 
 
-def _prepare(req: runs.RunRequest) -> runs.PreparedRun:
+def admit(req: runs.RunRequest) -> None:
+    """Before a background run is queued: the flow exists for the caller and they may run it (a viewer of a
+    shared flow is refused here, not by a failed job)."""
+    _prepare(req, resolve_only=True)
+
+
+def _prepare(req: runs.RunRequest, *, resolve_only: bool = False) -> runs.PreparedRun:
     try:
-        return runs.prepare(req)
+        return runs.resolve(req) if resolve_only else runs.prepare(req)
     except runs.FlowNotFound as exc:
         raise ResponseError(f"Flow '{req.flow}' not found", "flow_not_found") from exc
     except ApiError as exc:
+        if exc.status == 403:  # a flow shared with the caller whose role does not let them run it (viewer)
+            raise ResponseError(str(exc.detail), "permission_denied", "permission_error") from exc
         raise ResponseError(str(exc.detail), "invalid_flow_request") from exc
 
 

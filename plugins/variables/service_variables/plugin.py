@@ -44,3 +44,22 @@ def on_user_deleted(user_id: str) -> None:
     from service_variables import services
 
     services.delete_user_rows(db.session(), user_id)
+
+
+@hookimpl(optionalhook=True)
+def resource_ref(kind: str, resource_id: str):
+    """The teams plugin's ``resource_ref`` for a variable (shares of ``variable``), any owner's."""
+    import uuid
+
+    if kind != "variable":
+        return None
+    try:
+        key = uuid.UUID(str(resource_id))
+    except ValueError:
+        return None
+    from core import db
+    from service_variables import services
+    from service_variables.models import Variable
+
+    row = db.session().get(Variable, key)
+    return None if row is None else services.variable_ref(row)

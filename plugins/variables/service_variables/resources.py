@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask_smorest import Blueprint
 
 from core import db
-from core.auth import authenticated, current_actor
+from core.auth import authenticated, current_actor, shared_role
 from core.errors import ValidationFailed
 from service_variables import schemas, services
 
@@ -26,8 +26,11 @@ def create_variable(body):
 @variables_blp.response(200, schemas.VariableSchema(many=True))
 @authenticated("user")
 def list_variables():
-    """The caller's variables (Credential values are null)."""
-    return [services.variable_out(v) for v in services.list_variables(db.session(), current_actor().id)]
+    """The caller's variables (Credential values are null), then other users' variables shared with them
+    (``is_owner`` false, ``shared_role``; a Credential's value is null for them too: their runs use it)."""
+    actor, s = current_actor(), db.session()
+    own = [services.variable_out(v) for v in services.list_variables(s, actor.id)]
+    return own + [services.shared_out(actor, v, role) for v, role in services.shared_variables(s, actor)]
 
 
 @variables_blp.route("/<variable_id>", methods=["PATCH"])
@@ -40,8 +43,14 @@ def update_variable(body, variable_id):
         raise ValidationFailed(
             [{"loc": ["body", "id"], "msg": "id must match the variable id in the path", "type": "value_error"}]
         )
+    actor = current_actor()
     with db.transaction() as s:
-        return services.variable_out(services.update_variable(s, current_actor().id, variable_id, body))
+        owner = services.reach(s, actor, variable_id, "write").user_id  # 404 / 403 for a shared one
+        variable = services.update_variable(s, owner, variable_id, body)
+        if owner == actor.id:
+            return services.variable_out(variable)
+        role = shared_role(actor, services.variable_ref(variable)) or "developer"
+        return services.shared_out(actor, variable, role)
 
 
 @variables_blp.route("/<variable_id>", methods=["DELETE"])
@@ -50,5 +59,6 @@ def update_variable(body, variable_id):
 def delete_variable(variable_id):
     """Delete one of the caller's variables (this does not revoke the key at the third party)."""
     with db.transaction() as s:
-        services.delete_variable(s, current_actor().id, variable_id)
+        owner = services.reach(s, current_actor(), variable_id, "delete").user_id  # 404 / 403 for a shared one
+        services.delete_variable(s, owner, variable_id)
     return None

@@ -60,6 +60,9 @@ class VariableSchema(Schema):
     default_fields = fields.List(fields.String(), allow_none=True)
     is_owner = fields.Boolean()
     can_manage_shares = fields.Boolean()
+    shared_role = fields.String(
+        metadata={"description": "another user's variable shared with the caller: viewer, run-only, developer or admin"}
+    )
     validation_error = fields.String(allow_none=True)
     is_valid = fields.Boolean()
     created_at = fields.DateTime(allow_none=True)

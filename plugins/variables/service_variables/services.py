@@ -20,6 +20,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core import appstate, audit, db, secrets
+from core.auth import Actor, can, check_access, shared_rows
+from core.contracts import ResourceRef
 from core.errors import ApiError
 from service_variables import hookspecs
 from service_variables.models import Variable
@@ -67,6 +69,42 @@ def variable_out(variable: Variable) -> dict[str, Any]:
         "created_at": _aware(variable.created_at),
         "updated_at": _aware(variable.updated_at),
     }
+
+
+def variable_ref(variable: Variable) -> ResourceRef:
+    """The :class:`ResourceRef` a share names (``resource_type: variable``, the variable's id)."""
+    return ResourceRef("variable", str(variable.id), str(variable.user_id), None)
+
+
+def shared_out(actor: Actor, variable: Variable, role: str) -> dict[str, Any]:
+    """Another user's variable shared with the caller: a Credential's value is never shown (not even to its
+    team: their runs use it), a Generic one's is; ``shared_role`` is the caller's role on it."""
+    return {
+        **variable_out(variable),
+        "is_owner": False,
+        "can_manage_shares": can(actor, "share", variable_ref(variable)),
+        "shared_role": role,
+    }
+
+
+def shared_variables(s: Session, actor: Actor) -> list[tuple[Variable, str]]:
+    """Other users' variables shared with the caller (a team share or one to them), by name, with the role."""
+    return shared_rows(s, actor, Variable, "variable", variable_ref)
+
+
+def reach(s: Session, actor: Actor, variable_id: Any, verb: str) -> Variable:
+    """The caller's variable, or another user's shared with them that lets them ``verb`` it (404 when they may
+    not see it, 403 when they may see but not ``verb`` it: ``core.auth.check_access``)."""
+    try:
+        key = variable_id if isinstance(variable_id, uuid.UUID) else uuid.UUID(str(variable_id))
+    except ValueError:
+        raise ApiError(404, NOT_FOUND) from None
+    row = s.get(Variable, key)
+    if row is None:
+        raise ApiError(404, NOT_FOUND)
+    if row.user_id != actor.id:
+        check_access(actor, verb, variable_ref(row), not_found=NOT_FOUND)
+    return row
 
 
 def _own(s: Session, user_id: uuid.UUID, variable_id: Any) -> Variable:
@@ -154,7 +192,20 @@ def get_value(s: Session, user_id: str, name: str) -> str | None:
     except ValueError:
         return None
     token = s.scalar(sa.select(Variable.value).where(Variable.user_id == owner, Variable.name == name))
+    if token is None:
+        token = _shared_value(s, owner, name)
     return decrypt(token) if token is not None else None
+
+
+def _shared_value(s: Session, user_id: uuid.UUID, name: str) -> str | None:
+    """A variable ``name`` another user shared with ``user_id`` for running (``execute``: run-only, developer,
+    admin), when they have none of that name: a team's runs use the team's credentials, whose values no route
+    shows. Asked only when the run's own lookup found nothing (the owner's path is one read, as before)."""
+    actor = Actor(id=user_id)
+    for variable, _role in shared_variables(s, actor):
+        if variable.name == name and can(actor, "execute", variable_ref(variable)):
+            return variable.value
+    return None
 
 
 def delete_user_rows(s: Session, user_id: str) -> None:
