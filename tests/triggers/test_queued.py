@@ -12,6 +12,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
+from service_triggers.models import Execution
+from service_triggers.recorder import pending_queued
 
 from core import appstate
 from tests.jobkit import redis_or_skip, stop_processes
@@ -57,6 +60,15 @@ def test_webhook_and_background_runs_are_queued_until_a_worker_starts_them(app, 
     assert {e["job_id"] for e in waiting} == {hooked.get_json()["job_id"], background.get_json()["job_id"]}
     assert executions(client, alice, status="running") == []
     assert executions(client, alice, status="queued", trigger="webhook")[0]["flow_name"] == flow["name"]
+    # listed from this process's memory at first; written off the requests, in a batch, an instant later
+    engine = appstate.engine(app)
+    deadline = time.monotonic() + 30
+    while pending_queued(engine):
+        assert time.monotonic() < deadline, pending_queued(engine)
+        time.sleep(0.02)
+    with engine.connect() as db:
+        rows = db.execute(sa.select(Execution.id, Execution.status).where(Execution.flow_id == flow["id"])).all()
+    assert sorted(rows) == sorted((e["id"], "queued") for e in waiting)
 
     settings = appstate.settings(app)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import os
 import random
 import threading
 import time
@@ -20,10 +19,9 @@ from typing import Any, cast
 
 import sqlalchemy as sa
 
-from core import db, groupcommit
+from core import batches, db, groupcommit
 from core.contracts import RunEnded, RunStarted
 from core.engine.observe import ComponentEnd, ModelCall
-from core.jobs import at_exit
 from service_observability.models import Trace, Usage
 
 log = logging.getLogger(__name__)
@@ -138,7 +136,7 @@ class NativeTrace:
             "spans": [_stored(s) for s in self.spans],
         }
         queue = writer(self.engine)
-        queue.put(row, self.usage_rows(), self.retention_days)
+        queue.put((row, self.usage_rows(), self.retention_days))
         if run.job_id:  # a job's process may end with the job (an RQ work-horse): written before it returns
             queue.flush()
 
@@ -215,72 +213,24 @@ def _stored(span: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class Writer:
-    """Writes the traces of this process in batches, off the runs' threads (one transaction per batch,
-    through the group commit). :meth:`flush` waits until what was queued is written (reads call it)."""
-
-    def __init__(self, engine: sa.Engine) -> None:
-        self.engine = engine
-        self.cond = threading.Condition()
-        self.pending: list[tuple[dict[str, Any], list[dict[str, Any]], int]] = []
-        self.busy = False
-        self.thread: threading.Thread | None = None
-        self.pid = os.getpid()  # a forked worker starts its own (its copy of a parent's queue is the parent's)
-        at_exit(self.flush)  # what is queued is written as the process ends (a forked RQ job process too)
-
-    def put(self, row: dict[str, Any], usage: list[dict[str, Any]], retention_days: int) -> None:
-        with self.cond:
-            self.pending.append((row, usage, retention_days))
-            if self.thread is None or not self.thread.is_alive():
-                self.thread = threading.Thread(target=self._work, name="native-traces", daemon=True)
-                self.thread.start()
-            self.cond.notify_all()
-
-    def flush(self, timeout: float = 10.0) -> None:
-        end = time.monotonic() + timeout
-        with self.cond:
-            while (self.pending or self.busy) and time.monotonic() < end:
-                self.cond.wait(0.05)
-
-    def _work(self) -> None:
-        while True:
-            with self.cond:
-                while not self.pending:
-                    if not self.cond.wait(30.0):
-                        self.thread = None
-                        return
-                batch, self.pending = self.pending, []
-                self.busy = True
-            try:
-                self._write(batch)
-            finally:
-                with self.cond:
-                    self.busy = False
-                    self.cond.notify_all()
-
-    def _write(self, batch: list[tuple[dict[str, Any], list[dict[str, Any]], int]]) -> None:
-        traces = [row for row, _usage, _days in batch]
-        usage = [u for _row, rows, _days in batch for u in rows]
-        try:
-            groupcommit.submit(self.engine, [(_INSERT, traces), (_USAGE_INSERT, usage)])
-        except Exception:  # traces that cannot be stored never fail a run
-            log.warning("%d native traces not stored", len(traces), exc_info=True)
-            return
-        for _ in batch:
-            _maybe_prune(self.engine, batch[-1][2])
+#: one queued trace: its row, its usage rows, the retention (days) its pruning keeps
+Queued = tuple[dict[str, Any], list[dict[str, Any]], int]
 
 
-_writers: dict[int, Writer] = {}
-_writers_lock = threading.Lock()
+def _write(engine: sa.Engine, batch: list[Queued]) -> None:
+    """A batch of traces and their usage rows in one transaction (through the group commit)."""
+    traces = [row for row, _usage, _days in batch]
+    usage = [u for _row, rows, _days in batch for u in rows]
+    groupcommit.submit(engine, [(_INSERT, traces), (_USAGE_INSERT, usage)])
+    for _ in batch:
+        _maybe_prune(engine, batch[-1][2])
 
 
-def writer(engine: sa.Engine) -> Writer:
-    """This process's trace writer for ``engine``."""
-    with _writers_lock:
-        found = _writers.get(id(engine))
-        if found is None or found.engine is not engine or found.pid != os.getpid():
-            found = _writers[id(engine)] = Writer(engine)
-        return found
+def writer(engine: sa.Engine) -> batches.BatchWriter[Queued]:
+    """This process's trace writer for ``engine``: traces are written in batches, off the runs' threads; a batch
+    that cannot be stored is dropped with a warning (a trace never fails a run); ``flush()`` waits until what
+    was queued is written (reads call it)."""
+    return batches.writer(engine, "native-traces", _write)
 
 
 def _maybe_prune(engine: sa.Engine, retention_days: int) -> None:

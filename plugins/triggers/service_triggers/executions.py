@@ -14,6 +14,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any
 
 import sqlalchemy as sa
@@ -25,7 +26,7 @@ from core.runs import RunRequest
 from core.runs import jobs as run_jobs
 from service_triggers.dbx import tx
 from service_triggers.models import Execution, Policy
-from service_triggers.recorder import LIVE, clip, input_text, live_row
+from service_triggers.recorder import LIVE, clip, input_text, live_row, pending_queued
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +182,7 @@ def list_executions(
     query = query.order_by(_T.c.started_at.desc(), _T.c.id).limit(limit).offset(offset)
     with tx() as conn:
         stored = [out(r) for r in conn.execute(query)]
-    going = _live(user_id, flow_id, status, trigger, since, until) if offset == 0 else []
+    going = _live(app, user_id, flow_id, status, trigger, since, until) if offset == 0 else []
     if not going:
         return stored
     known = {r["id"] for r in stored}
@@ -191,6 +192,7 @@ def list_executions(
 
 
 def _live(
+    app: Flask,
     user_id: str | None,
     flow_id: str | None,
     status: str | None,
@@ -198,12 +200,15 @@ def _live(
     since: float | None,
     until: float | None,
 ) -> list[dict[str, Any]]:
-    """The runs in a request of this process that are going now, filtered as the stored ones."""
-    if status not in (None, "", "running"):
-        return []
+    """What this process knows and has not stored, filtered as the stored rows: the runs in a request going now
+    (``running``) and the ``queued`` rows its writer has not written yet (a row stored meanwhile wins)."""
+    rows: list[Mapping[str, Any]] = []
+    if status in (None, "", "running"):
+        rows += [live_row(run) for run in list(LIVE.values())]
+    if status in (None, "", "queued"):
+        rows += pending_queued(appstate.engine(app))
     found = []
-    for run in list(LIVE.values()):
-        row = live_row(run)
+    for row in rows:
         if (user_id is not None and row["user_id"] != user_id) or (flow_id and row["flow_id"] != flow_id):
             continue
         if (trigger and row["trigger"] != trigger) or (since is not None and row["started_at"] < since):
@@ -221,9 +226,12 @@ def read(app: Flask, user_id: str | None, execution_id: str) -> Any:
         if user_id is not None:
             query = query.where(_T.c.user_id == user_id)
         row = conn.execute(query).first()
-    if row is None:
-        raise NotFound()
-    return row
+    if row is not None:
+        return row
+    for pending in pending_queued(appstate.engine(app)):  # queued by this process an instant ago, not stored yet
+        if pending["id"] == execution_id and user_id in (None, pending["user_id"]):
+            return SimpleNamespace(_mapping=pending)  # read as a stored row is (``row._mapping``)
+    raise NotFound()
 
 
 def retry(app: Flask, user_id: str, execution_id: str, *, as_user: str | None = None) -> dict[str, Any]:
