@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 
 import pytest
@@ -249,3 +250,43 @@ def test_many_users_builds_do_not_mix(client, admin):
     for i, (user, job_id) in enumerate(jobs.values()):
         events = poll_all(client, job_id, user.bearer)
         assert [e["data"]["text"] for e in events if e["event"] == "add_message"] == [f"text {i}"] * 2
+
+
+def test_the_watchdog_says_once_that_redis_is_away_and_once_that_it_is_back(caplog):
+    """A job queue whose Redis is unreachable for three ticks: one warning, then one line when it is back (a
+    line per tick filled the logs of every process whose Redis went away)."""
+    from service_build.watchdog import Watchdog
+
+    from core.jobs import JobBackendUnavailable
+
+    class Store:  # the watchdog's view of the activity set: nothing stale
+        ns = "watchdog-outage-test"
+
+        def stale(self, _before: float) -> list[str]:
+            return []
+
+    class Queue:  # a queue whose backend is away for three reaps
+        reaps = 0
+
+        def reap(self) -> None:
+            self.reaps += 1
+            if self.reaps <= 3:
+                raise JobBackendUnavailable("the job queue is unavailable")
+
+    class Config:
+        watchdog_interval = 0.01
+        polling_timeout_seconds = 60
+
+    caplog.set_level(logging.INFO, logger="service_build.watchdog")
+    dog, queue = Watchdog(), Queue()
+    dog.ensure(queue, Store(), Config())
+    deadline = time.monotonic() + 10
+    while queue.reaps < 6 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    dog.stop.set()
+    said = [r.getMessage() for r in caplog.records if r.name == "service_build.watchdog"]
+    assert queue.reaps >= 6
+    assert said == [
+        "build watchdog: the job queue or the shared store is unavailable; retrying",
+        "build watchdog: the job queue and the shared store are available again",
+    ]

@@ -54,21 +54,28 @@ class Watchdog:
     def _loop(self, stop: threading.Event) -> None:
         from core.jobs.rq_redis import UNREACHABLE  # the deployment's Redis (the shared store the polls use)
 
+        away: set[str] = set()  # the targets whose Redis was unreachable at their last tick
         while True:
             with self.lock:
-                targets = list(self.targets.values())
-            interval = min((t[2].watchdog_interval for t in targets), default=5.0)
+                targets = list(self.targets.items())
+            interval = min((t[2].watchdog_interval for _key, t in targets), default=5.0)
             if stop.wait(interval):
                 return
-            for queue, store, config in targets:
+            for key, (queue, store, config) in targets:
                 try:
                     self.tick(queue, store, config)
-                except (JobBackendUnavailable, *UNREACHABLE):  # Redis away: again next tick, no traceback each
-                    # time (a traceback per tick filled the logs, and in 3.11 formatting one parses source in
-                    # this thread, racing any other thread's parse: core.engine.pyparse)
-                    log.warning("build watchdog: the job queue or the shared store is unavailable; retrying")
+                except (JobBackendUnavailable, *UNREACHABLE):  # Redis away: again next tick, said once per outage
+                    # (a line, let alone a traceback, per tick filled the logs; and in 3.11 formatting one
+                    # parses source in this thread, racing any other thread's parse: core.engine.pyparse)
+                    if key not in away:
+                        away.add(key)
+                        log.warning("build watchdog: the job queue or the shared store is unavailable; retrying")
+                    continue
                 except Exception:
                     log.warning("build watchdog tick failed", exc_info=True)
+                if key in away:
+                    away.discard(key)
+                    log.info("build watchdog: the job queue and the shared store are available again")
 
     @staticmethod
     def tick(queue: Any, store: Any, config: Any) -> int:

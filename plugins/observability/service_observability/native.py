@@ -54,7 +54,7 @@ def _when(epoch: float) -> dt.datetime:
 class NativeTrace:
     """The spans of one run, collected in memory while it goes."""
 
-    __slots__ = ("engine", "open", "retention_days", "run", "spans")
+    __slots__ = ("budgeted", "engine", "open", "retention_days", "run", "spans")
 
     def __init__(self, run: RunStarted, engine: sa.Engine, retention_days: int) -> None:
         self.run = run
@@ -62,6 +62,7 @@ class NativeTrace:
         self.retention_days = retention_days
         self.spans: list[dict[str, Any]] = []
         self.open: dict[int, list[str]] = {}  # thread -> the ids of its components running now
+        self.budgeted = False  # the run counts against a budget: its trace (and usage) is written as it ends
 
     def component(self, vertex_id: str, display_name: str, component_type: str) -> ComponentEnd:
         span: dict[str, Any] = {
@@ -135,8 +136,18 @@ class NativeTrace:
             "error": ended.error,
             "spans": [_stored(s) for s in self.spans],
         }
+        item = (row, self.usage_rows(), self.retention_days)
+        if self.budgeted:
+            # its use counts against the next run's admission on every worker: stored before the run answers
+            # (in this thread, on its session's connection if it holds one), or the next run on another worker
+            # would be let in and stopped at its first model call instead of refused with 429
+            try:
+                _write(self.engine, [item])
+                return
+            except Exception:
+                log.warning("run %s: its trace could not be written now; queued", run.run_id, exc_info=True)
         queue = writer(self.engine)
-        queue.put((row, self.usage_rows(), self.retention_days))
+        queue.put(item)
         if run.job_id:  # a job's process may end with the job (an RQ work-horse): written before it returns
             queue.flush()
 

@@ -117,9 +117,10 @@ def observe(run: RunStarted) -> RunWatch | None:
     span = otel.start_run(run)
     trace = _native(run)
     counted = _budget(run, trace) if trace is not None else None
-    if counted is not None:
+    if counted is not None and trace is not None:
         watch: RunWatch = BudgetedRunWatch(span, measured, trace)
         watch.budget = counted
+        trace.budgeted = True
         return watch
     if span is not None or trace is not None:
         return SpanningRunWatch(span, measured, trace)

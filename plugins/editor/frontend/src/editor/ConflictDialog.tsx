@@ -23,6 +23,8 @@ export function ConflictDialog(props: {
   /** a merged graph was saved: the canvas must show it */
   onMerged: (flow: FlowRecord) => void;
   onReload: () => void;
+  /** this canvas was saved as a copy: open it (this flow keeps what the server holds) */
+  onForked: (copyId: string) => void;
   onClose: () => void;
 }) {
   const { conflict } = props;
@@ -53,7 +55,7 @@ export function ConflictDialog(props: {
   const fork = () =>
     run(async () => {
       const copy = await request<FlowRecord>(`/api/v1/flows/${props.flowId}/fork`, { method: "POST", json: { data: conflict.submitted } });
-      window.location.assign(`/flow/${copy.id}`);
+      props.onForked(copy.id);
     });
 
   const side = (key: string, fallback: Side) => picks[key] ?? fallback;

@@ -653,16 +653,28 @@ function EditorInner({
 
   // show the server's flow (after a restore or a merge, or to take theirs): this canvas's edits are settled,
   // so neither the unload guard nor the next load may bring them back as a local draft over the server's
-  const reloadFromServer = useCallback(() => {
-    savedVersion.current = versionRef.current;
-    clearDraft(flowId);
-    window.location.reload();
-  }, [flowId]);
+  // set once the page reloads what the server holds: no draft may be written after that (a draft timer firing
+  // between the reload's call and the unload wrote the pre-merge canvas back, and the reloaded page restored it
+  // over the merged flow and saved it: the other side's work was lost)
+  const discardingRef = useRef(false);
+  const leaveFor = useCallback(
+    (url: string | null) => {
+      discardingRef.current = true;
+      savedVersion.current = versionRef.current;
+      clearDraft(flowId);
+      if (url === null) window.location.reload();
+      else window.location.assign(url);
+    },
+    [flowId],
+  );
+  const reloadFromServer = useCallback(() => leaveFor(null), [leaveFor]);
 
   // keep a local draft of unsaved changes (survives a reload or a crash)
   useEffect(() => {
     if (saveState !== "dirty" && saveState !== "error") return;
-    const t = setTimeout(() => writeDraft(flowId, currentData()), 250);
+    const t = setTimeout(() => {
+      if (!discardingRef.current) writeDraft(flowId, currentData());
+    }, 250);
     return () => clearTimeout(t);
   }, [version, saveState, flowId, currentData]);
 
@@ -677,7 +689,7 @@ function EditorInner({
 
   useEffect(() => {
     const onBeforeUnload = (e: BeforeUnloadEvent) => {
-      if (versionRef.current === savedVersion.current) return;
+      if (discardingRef.current || versionRef.current === savedVersion.current) return;
       writeDraft(flowId, currentData());
       e.preventDefault();
       e.returnValue = "";
@@ -689,7 +701,7 @@ function EditorInner({
   // leaving the page inside the app: save what is pending
   useEffect(
     () => () => {
-      if (versionRef.current !== savedVersion.current) {
+      if (!discardingRef.current && versionRef.current !== savedVersion.current) {
         writeDraft(flowId, toFlowData(nodesRef.current, edgesRef.current));
         void api.updateFlow(flowId, { data: toFlowData(nodesRef.current, edgesRef.current) }, tokenRef.current).then(() => clearDraft(flowId), () => undefined);
       }
@@ -1060,6 +1072,7 @@ function EditorInner({
               setConflict(null);
             }}
             onReload={reloadFromServer}
+            onForked={(copyId) => leaveFor(`/flow/${copyId}`)}
             onClose={() => setConflict(null)}
           />
         )}
