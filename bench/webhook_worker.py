@@ -13,6 +13,10 @@ reference Webhook -> Parser -> Chat Output flow, starts ``service worker --simpl
   all under cProfile (``FILE``, a pstats dump; the top of the job function's callees is printed);
 * ``--cpu``: the same burst in this process without a profiler: the worker thread's CPU time per job
   (RQ's SimpleWorker runs jobs on it; CPU time moves less with the load than wall time does);
+* ``--count-web``: the web side under ``valgrind --tool=callgrind`` (this command starts itself under it, with
+  no worker: the jobs only wait on the queue): **instructions per webhook request**, from the test client's
+  request to the 202, the enqueue and what the request left to background writers (``core.batches``,
+  flushed before counting stops) included;
 * ``--rate``: no valgrind: the worker's wall and CPU seconds for ``--jobs`` executions queued
   beforehand (a burst worker; on a loaded machine only CPU per job is worth comparing).
 
@@ -79,6 +83,34 @@ def _callgrind_totals(path: str) -> int:
     return total
 
 
+#: set in the environment of this command started again under callgrind by ``--count-web``
+UNDER_CALLGRIND = "BENCH_WEBHOOK_WEB_UNDER_CALLGRIND"
+
+
+def _count_web(args: argparse.Namespace) -> None:
+    """Start this command again under callgrind (instrumentation off until its counted requests) and print the
+    instructions per webhook request it counted."""
+    work = Path(tempfile.mkdtemp(prefix="webhook-web-"))
+    outfile = work / "cg.out"
+    argv = ["--count-web", "--jobs", str(args.jobs), "--warmup", str(args.warmup), "--redis-db", str(args.redis_db)]
+    if args.database_url:
+        argv += ["--database-url", args.database_url]
+    env = {**os.environ, UNDER_CALLGRIND: "1"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / "service-bench-pycache"))
+    cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={outfile}"]
+    try:
+        done = subprocess.run(
+            [*cmd, sys.executable, "-m", "bench.webhook_worker", *argv], env=env, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise RuntimeError(done.stderr[-3000:])
+        total = sum(_callgrind_totals(p) for p in glob.glob(f"{outfile}*"))
+        print({"jobs": args.jobs, "web_instructions_per_post_M": round(total / args.jobs / 1e6, 3)})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.webhook_worker", description=__doc__.split("\n\n")[0])
     mode = parser.add_mutually_exclusive_group()
@@ -86,11 +118,15 @@ def main() -> None:
     mode.add_argument("--profile", metavar="FILE", help="cProfile a burst worker into FILE")
     mode.add_argument("--rate", action="store_true", help="wall and CPU seconds of a burst worker")
     mode.add_argument("--cpu", action="store_true", help="CPU time per job of a burst worker in this process")
+    mode.add_argument("--count-web", action="store_true", help="instructions per webhook request (web side)")
     parser.add_argument("--jobs", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--redis-db", type=int, default=12)
     args = parser.parse_args()
+    if args.count_web and not os.environ.get(UNDER_CALLGRIND):
+        _count_web(args)
+        return
 
     import redis
 
@@ -104,6 +140,8 @@ def main() -> None:
     }
     if args.database_url:
         settings["SERVICE_DATABASE_URL"] = args.database_url
+    if args.count_web:  # no scheduler ticks in the count: their work is per second, not per request
+        settings["SERVICE_TRIGGERS_TICK_S"] = "0"
     for key in [k for k in os.environ if k.startswith("SERVICE_")]:
         del os.environ[key]
     os.environ.update(settings, SERVICE_ENV_FILE=os.devnull)
@@ -149,7 +187,21 @@ def main() -> None:
     out: dict[str, Any] = {"jobs": args.jobs, "database": "postgresql" if args.database_url else "sqlite"}
     proc: subprocess.Popen[bytes] | None = None
     try:
-        if args.profile or args.rate or args.cpu:
+        if args.count_web:  # this process under callgrind (_count_web): count the requests, the writers' work too
+            try:
+                from core.batches import flush_all
+            except ImportError:  # code from before core.batches (a comparison): each request wrote its own rows
+
+                def flush_all(timeout: float = 10.0) -> bool:
+                    return True
+
+            post(args.warmup)
+            flush_all()
+            subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], check=True, capture_output=True)
+            post(args.jobs)
+            flush_all()
+            subprocess.run(["callgrind_control", "-i", "off", str(os.getpid())], check=True, capture_output=True)
+        elif args.profile or args.rate or args.cpu:
             # warm the web side, then queue everything before the worker starts
             post(args.warmup)
             out["web_cpu_ms_per_post"] = round(post(args.jobs) * 1000, 3)

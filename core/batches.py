@@ -162,3 +162,10 @@ def writer(
                 engine, write, name=name, interval=interval, capacity=capacity, retry=retry
             )
         return found
+
+
+def flush_all(timeout: float = 10.0) -> bool:
+    """Wait until every writer of this process wrote what was put into it (a benchmark's count, a shutdown)."""
+    with _writers_lock:
+        found = [w for w in _writers.values() if w.pid == os.getpid()]
+    return all([w.flush(timeout) for w in found])

@@ -266,7 +266,7 @@ def queued(run: RunQueued) -> None:
 
 
 def _queued_writer(engine: sa.Engine) -> batches.BatchWriter[dict[str, Any]]:
-    return batches.writer(engine, "queued-executions", _write_queued, retry=True)
+    return batches.writer(engine, "queued-executions", _write_queued, interval=0.05, retry=True)
 
 
 def _write_queued(engine: sa.Engine, rows: list[dict[str, Any]]) -> None:
