@@ -835,3 +835,18 @@ def test_the_bulk_move_takes_the_callers_own_flows_into_a_shared_project(world):
         assert (got["user_id"], got["folder_id"]) == (owner.id, project["id"]), got
     kept = client.get(f"/api/v1/flows/{foreign['id']}", headers=outsider.bearer).get_json()
     assert kept["user_id"] == outsider.id and kept["folder_id"] != project["id"]
+
+
+def test_put_of_ones_own_flow_into_a_shared_project_moves_it_too(world):
+    """``PUT /flows/{id}`` of the caller's own flow with a shared project's ``folder_id`` is the same move as
+    ``PATCH`` (``create`` needed); a run-only member's is 403 and leaves the flow theirs."""
+    _app, client, _root, people, project, _flow = world
+    owner, dev, runner = people["owner"], people["developer"], people["run-only"]
+    for caller, status in ((runner, 403), (dev, 200)):
+        mine = create_flow(client, caller, chat_echo(), name=f"put by {caller.username}")
+        body = {"name": mine["name"], "data": mine["data"], "folder_id": project["id"]}
+        answer = client.put(f"/api/v1/flows/{mine['id']}", json=body, headers=caller.bearer)
+        assert answer.status_code == status, answer.get_json()
+        got = client.get(f"/api/v1/flows/{mine['id']}", headers=caller.bearer).get_json()
+        want = (owner.id, project["id"]) if status == 200 else (caller.id, mine["folder_id"])
+        assert (got["user_id"], got["folder_id"]) == want, got
