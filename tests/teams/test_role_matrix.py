@@ -770,9 +770,9 @@ def test_a_shared_flows_sessions_are_the_teams_to_rename_and_delete(world):
 
 def test_moving_ones_own_flow_into_a_shared_project_makes_it_the_project_owners(world):
     """A developer moves their own flow into the shared project: it becomes the project owner's (a clashing name
-    gets a numbered suffix), with its history and its public share; the move is in the owner's audit log; the
-    team edits it in place, the mover cannot move it out again, an outsider does not see it. A viewer's move is
-    403, a move into a project the caller cannot see 404; neither changes anything."""
+    gets a numbered suffix), with its history, its v1 files and its public share; the move is in the owner's audit
+    log; the team edits it in place, the mover cannot move it out again, an outsider does not see it. A viewer's
+    move is 403, a move into a project the caller cannot see 404; neither changes anything."""
     _app, client, _root, people, project, flow = world
     owner, dev, viewer, outsider = people["owner"], people["developer"], people["viewer"], people["outsider"]
     mine = create_flow(client, dev, chat_echo(), name=flow["name"])  # the owner has a flow of that name
@@ -780,6 +780,10 @@ def test_moving_ones_own_flow_into_a_shared_project_makes_it_the_project_owners(
     assert shared.status_code in (200, 201), shared.get_json()
     versions = client.get(f"/api/v1/flows/{mine['id']}/versions/", headers=dev.bearer).get_json()["entries"]
     assert versions, versions
+    data = {"file": (io.BytesIO(b"notes"), "notes.txt")}
+    stored = client.post(f"/api/v1/files/upload/{mine['id']}", data=data, headers=dev.bearer)
+    assert stored.status_code == 201, stored.get_json()
+    file_name = stored.get_json()["file_path"].rsplit("/", 1)[-1]
     moved = client.patch(f"/api/v1/flows/{mine['id']}", json={"folder_id": project["id"]}, headers=dev.bearer)
     assert moved.status_code == 200, moved.get_json()
     out = moved.get_json()
@@ -788,6 +792,11 @@ def test_moving_ones_own_flow_into_a_shared_project_makes_it_the_project_owners(
     assert mine["id"] in {f["id"] for f in page.get_json()["items"]}
     history = client.get(f"/api/v1/flows/{mine['id']}/versions/", headers=owner.bearer).get_json()["entries"]
     assert {v["id"] for v in versions} <= {v["id"] for v in history}
+    for caller in (owner, dev):  # the flow's v1 files followed it: the owner's now, the team's to read
+        files = client.get(f"/api/v1/files/list/{mine['id']}", headers=caller.bearer).get_json()["files"]
+        assert files == [file_name], files
+        got = client.get(f"/api/v1/files/download/{mine['id']}/{file_name}", headers=caller.bearer)
+        assert got.status_code == 200 and got.data == b"notes"
     owners_shares = client.get(f"/api/v1/flows/{mine['id']}/shares", headers=owner.bearer)
     assert owners_shares.status_code == 200 and owners_shares.get_json()["shares"], owners_shares.get_json()
     entries = client.get("/api/v1/audits/", query_string={"limit": 200}, headers=owner.bearer).get_json()["items"]

@@ -482,8 +482,9 @@ def move_into_shared(s: Session, user_id: uuid.UUID, flow: Flow, folder_id: Any)
     """Before the caller's own ``flow`` moves to ``folder_id``: when that is another user's project shared with the
     caller (``create`` needed, :func:`shared_target`), the flow becomes the project owner's, as a flow created
     there does (:func:`_creation_target`): in the owner's namespace (a taken name or endpoint name gets a
-    numbered suffix), its public share with it, the mover its ``last_modified_by``. The audit details of the
-    move (None: an ordinary move between the caller's projects)."""
+    numbered suffix), its public share with it, the mover its ``last_modified_by``; other plugins re-own what
+    they keep of it under its owner (``on_flow_owner_changed``; the versions plugin on ``on_flow_changed``).
+    The audit details of the move (None: an ordinary move between the caller's projects)."""
     folder = shared_target(s, user_id, folder_id)
     if folder is None or flow.user_id != user_id:
         return None
@@ -494,6 +495,13 @@ def move_into_shared(s: Session, user_id: uuid.UUID, flow: Flow, folder_id: Any)
     flow.user_id, flow.name, flow.endpoint_name = folder.user_id, name, endpoint
     flow.last_modified_by = _author(user_id)
     shares.follow_owner(s, [flow.id], folder.user_id)
+    s.flush()
+    appstate.hooks().notify(
+        hookspecs.on_flow_owner_changed,
+        flow_id=str(flow.id),
+        previous_owner_id=str(previous),
+        owner_id=str(folder.user_id),
+    )
     return {"project_id": str(folder.id), "previous_owner_id": str(previous)}
 
 
