@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterator
-from typing import Any
 
 from flask import Response
 from flask_smorest import Blueprint
@@ -159,7 +159,7 @@ def delete_sessions():
     return {"message": f"Messages deleted successfully for {count} sessions", "deleted_count": count}
 
 
-def _flow_session(flow_id: Any, verb: str) -> Any:
+def _flow_session(flow_id: uuid.UUID | None, verb: str) -> services.SessionScope | None:
     """The scope of a session route given ``flow_id``: None without one (the caller's messages of every flow, as
     the reference); the flow id alone when it names no stored flow (the caller's messages of it); the flow id
     and every user's messages of it when the caller owns the flow or may ``verb`` it through a share
