@@ -32,10 +32,14 @@ def _cursor(direction: str) -> str:
 
 
 #: on PostgreSQL, the indexes hidden while an owner's list is explained: on these empty tables the planner's
-#: costs tie, and it may take the narrower team index (``flow_id`` first, migration monitor_0005) for an owner's
-#: query as well; with statistics it takes the owner's (tests/teams/test_team_query_plans.py checks both choices
-#: on analyzed rows). Dropped in the EXPLAIN's own transaction, which is rolled back.
-TEAM_INDEXES = {"monitor_message": ("ix_monitor_message_flow_time",)}
+#: costs tie, and it may take the narrower team index (``flow_id`` first, migrations monitor_0005 and monitor_0006)
+#: for an owner's query as well; with statistics it takes the owner's (tests/teams/test_team_query_plans.py checks
+#: both choices on analyzed rows). Dropped in the EXPLAIN's own transaction, which is rolled back.
+TEAM_INDEXES = {
+    "monitor_message": ("ix_monitor_message_flow_time",),
+    "monitor_vertex_build": ("ix_monitor_vertex_build_flow_time",),
+    "monitor_transaction": ("ix_monitor_transaction_flow_time",),
+}
 
 
 def _plans(

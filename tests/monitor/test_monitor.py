@@ -127,6 +127,44 @@ def test_sessions_rename_and_delete(client, seeded, alice, bob):
     assert client.get("/api/v1/monitor/messages?session_id=renamed", headers=alice.key).get_json() == []
 
 
+def test_a_session_of_one_flow(client, seeded, alice, bob):
+    """``flow_id`` on the session routes: that flow's session only. A flow id that names no stored flow keeps to the
+    caller's own messages of it; another user's unshared flow is 404; the owner of a stored flow renames and
+    deletes every user's messages of its session (a team's, docs/teams-and-sso.md)."""
+    app = seeded
+    store(app, alice.id, OTHER_FLOW, "s1", "same session id, other flow", seconds=6)
+    renamed = client.patch(f"/api/v1/monitor/messages/session/s1?new_session_id=one&flow_id={FLOW}", headers=alice.key)
+    assert renamed.status_code == 200
+    assert sorted(m["text"] for m in renamed.get_json()) == ["HELLO", "hello"]  # not bob's, not the other flow's
+    other = client.get(f"/api/v1/monitor/messages?flow_id={OTHER_FLOW}&session_id=s1", headers=alice.key).get_json()
+    assert [m["text"] for m in other] == ["same session id, other flow"]
+    assert client.get("/api/v1/monitor/messages?session_id=s1", headers=bob.key).get_json()[0]["text"] == "bob's secret"
+    gone = client.delete(f"/api/v1/monitor/messages/session/s1?flow_id={OTHER_FLOW}", headers=alice.key)
+    assert gone.status_code == 204
+    assert (
+        client.get(f"/api/v1/monitor/messages?flow_id={OTHER_FLOW}&session_id=s1", headers=alice.key).get_json() == []
+    )
+    assert len(client.get(f"/api/v1/monitor/messages?flow_id={FLOW}&session_id=one", headers=alice.key).get_json()) == 2
+    # a stored flow of bob's: alice may not see it (404), bob works on every user's messages of its session
+    body = {"name": "bob's flow", "data": {"nodes": [], "edges": []}}
+    flow = client.post("/api/v1/flows/", json=body, headers=bob.key).get_json()["id"]
+    store(app, alice.id, flow, "chat", "alice in bob's flow", seconds=7)
+    store(app, bob.id, flow, "chat", "bob in his flow", seconds=8)
+    url = f"/api/v1/monitor/messages/session/chat?new_session_id=x&flow_id={flow}"
+    assert client.patch(url, headers=alice.key).status_code == 404
+    assert client.delete(f"/api/v1/monitor/messages/session/chat?flow_id={flow}", headers=alice.key).status_code == 404
+    both = client.patch(url, headers=bob.key)
+    assert both.status_code == 200 and sorted(m["text"] for m in both.get_json()) == [
+        "alice in bob's flow",
+        "bob in his flow",
+    ]
+    assert client.delete(f"/api/v1/monitor/messages/session/x?flow_id={flow}", headers=bob.key).status_code == 204
+    assert client.get(f"/api/v1/monitor/messages?flow_id={flow}", headers=alice.key).status_code == 404
+    assert [m["text"] for m in client.get("/api/v1/monitor/messages?session_id=x", headers=alice.key).get_json()] == []
+    bad = client.patch("/api/v1/monitor/messages/session/one?new_session_id=y&flow_id=12", headers=alice.key)
+    assert bad.status_code == 422 and bad.get_json()["detail"][0]["loc"] == ["query", "flow_id"]
+
+
 def test_bulk_session_deletion(client, seeded, alice, bob):
     out = client.delete("/api/v1/monitor/messages/sessions", json=["s1", "s2", "nope"], headers=alice.key)
     assert out.status_code == 200

@@ -80,6 +80,14 @@ MATRIX = {
     # a new flow in the shared project (the project owner's flow), by POST and by upload
     "POST a flow into the project": (201, 403, 403, 201, 201, 404),
     "upload a flow into the project": (201, 403, 403, 201, 201, 404),
+    # another member's chat session of the flow (``flow_id``: every user's messages of it; the owner works on a
+    # run-only member's session, the others on the owner's)
+    "rename another member's session": (200, 403, 403, 200, 200, 404),
+    "DELETE another member's session": (204, 403, 403, 204, 204, 404),
+    # the caller's own flow (in their own default project) moved into the shared project: PATCH the flow, or the
+    # bulk move (PATCH the project with ``flows``); it becomes the project owner's
+    "move one's own flow into the project": (200, 403, 403, 200, 200, 404),
+    "bulk move one's own flow into the project": (200, 403, 403, 200, 200, 404),
 }
 CALLERS = ("owner", "viewer", "run-only", "developer", "admin", "outsider")
 
@@ -336,6 +344,61 @@ def _try_team_rows(surface, client, caller, project, flow, people):
         doc = json.dumps({"name": f"uploaded by {caller.username}", "data": {"nodes": [], "edges": []}})
         data = {"file": (io.BytesIO(doc.encode()), "flow.json")}
         return client.post(f"/api/v1/flows/upload/?folder_id={project['id']}", data=data, headers=caller.bearer)
+    return _try_sessions_and_moves(surface, client, caller, project, flow, people)
+
+
+def _session_of(client, app, runner, flow, session_id):
+    """Run the flow as ``runner`` in chat session ``session_id`` (its messages are then stored)."""
+    body = {"input_value": f"in {session_id}", "session_id": session_id}
+    ran = client.post(f"/api/v1/run/{flow['id']}", json=body, headers=runner.key)
+    assert ran.status_code == 200, ran.get_json()
+    wait_jobs(app)
+
+
+def _sessions_of(client, runner, flow):
+    return client.get(f"/api/v1/monitor/messages/sessions?flow_id={flow['id']}", headers=runner.bearer).get_json()
+
+
+class _Checked:
+    """An answer whose effect was checked: a success that changed nothing would be a failure (500 here)."""
+
+    def __init__(self, response, done):
+        ok = response.status_code < 300
+        self.status_code = response.status_code if done == ok else 500
+
+
+def _own_flow(client, caller, name):
+    body = {"name": name, "data": {"nodes": [], "edges": []}}
+    made = client.post("/api/v1/flows/", json=body, headers=caller.bearer)
+    assert made.status_code == 201, made.get_json()
+    return made.get_json()
+
+
+def _try_sessions_and_moves(surface, client, caller, project, flow, people):
+    fid, pid, owner, app = flow["id"], project["id"], people["owner"], flow["app"]
+    runner = people["run-only"] if caller is owner else owner
+    if surface == "rename another member's session":
+        old, new = f"rename-me-{caller.username}", f"renamed-by-{caller.username}"
+        _session_of(client, app, runner, flow, old)
+        url = f"/api/v1/monitor/messages/session/{old}?new_session_id={new}&flow_id={fid}"
+        answer = client.patch(url, headers=caller.bearer)
+        sessions = _sessions_of(client, runner, flow)
+        return _Checked(answer, done=new in sessions and old not in sessions)
+    if surface == "DELETE another member's session":
+        sid = f"delete-me-{caller.username}"
+        _session_of(client, app, runner, flow, sid)
+        answer = client.delete(f"/api/v1/monitor/messages/session/{sid}?flow_id={fid}", headers=caller.bearer)
+        return _Checked(answer, done=sid not in _sessions_of(client, runner, flow))
+    if surface == "move one's own flow into the project":
+        mine = _own_flow(client, caller, f"moved by {caller.username}")
+        answer = client.patch(f"/api/v1/flows/{mine['id']}", json={"folder_id": pid}, headers=caller.bearer)
+        moved = client.get(f"/api/v1/flows/{mine['id']}", headers=owner.bearer).get_json()
+        return _Checked(answer, done=moved.get("folder_id") == pid and moved.get("user_id") == owner.id)
+    if surface == "bulk move one's own flow into the project":
+        mine = _own_flow(client, caller, f"bulk moved by {caller.username}")
+        answer = client.patch(f"/api/v1/projects/{pid}", json={"flows": [mine["id"]]}, headers=caller.bearer)
+        moved = client.get(f"/api/v1/flows/{mine['id']}", headers=owner.bearer).get_json()
+        return _Checked(answer, done=moved.get("folder_id") == pid and moved.get("user_id") == owner.id)
     raise AssertionError(surface)
 
 
@@ -648,3 +711,151 @@ def test_a_shared_flows_builds_transactions_and_messages_are_the_teams_to_change
     assert client.delete("/api/v1/monitor/messages", json=[mid, unknown], headers=dev.bearer).status_code == 204
     left = client.get(f"/api/v1/monitor/messages?flow_id={fid}", headers=owner.bearer).get_json()
     assert mid not in [m["id"] for m in left]
+
+
+def _messages(client, caller, flow_id):
+    return client.get(f"/api/v1/monitor/messages?flow_id={flow_id}", headers=caller.bearer).get_json()
+
+
+def test_a_shared_flows_sessions_are_the_teams_to_rename_and_delete(world):
+    """With ``flow_id`` a developer renames and deletes a chat session of the shared flow, every member's messages
+    of it; the same session id in another flow (the owner's unshared one) is untouched; a viewer and a run-only
+    member get 403, an outsider 404, and none of them changes anything. Without ``flow_id`` the routes stay the
+    caller's own sessions (the reference's)."""
+    app, client, _root, people, _project, flow = world
+    owner, dev, runner = people["owner"], people["developer"], people["run-only"]
+    other = create_flow(client, owner, chat_echo(), name="private flow")
+    _session_of(client, app, owner, flow, "team-chat")
+    _session_of(client, app, runner, flow, "team-chat")
+    _session_of(client, app, owner, other, "team-chat")
+
+    def of(caller, flow_id, session):
+        return [m for m in _messages(client, caller, flow_id) if m["session_id"] == session]
+
+    # a member's list of the shared flow is every user's messages of it (the owner's list: their own)
+    shared_before = of(runner, flow["id"], "team-chat")
+    assert len(shared_before) == 4, shared_before  # two runs, each the question and the answer
+    assert len(of(owner, flow["id"], "team-chat")) == 2
+    rename = "/api/v1/monitor/messages/session/team-chat?new_session_id=renamed&flow_id=" + flow["id"]
+    for name, status in (("viewer", 403), ("run-only", 403), ("outsider", 404)):
+        assert client.patch(rename, headers=people[name].bearer).status_code == status, name
+        gone = client.delete(
+            f"/api/v1/monitor/messages/session/team-chat?flow_id={flow['id']}", headers=people[name].bearer
+        )
+        assert gone.status_code == status, name
+    assert len(of(runner, flow["id"], "team-chat")) == 4
+    # without flow_id: the developer's own sessions only (they have none of that name)
+    assert (
+        client.patch("/api/v1/monitor/messages/session/team-chat?new_session_id=x", headers=dev.bearer).status_code
+        == 404
+    )
+    renamed = client.patch(rename, headers=dev.bearer)
+    assert renamed.status_code == 200, renamed.get_json()
+    body = renamed.get_json()
+    assert {m["id"] for m in body} == {m["id"] for m in shared_before}
+    assert {(m["session_id"], m["flow_id"]) for m in body} == {("renamed", flow["id"])}
+    assert len(of(runner, flow["id"], "renamed")) == 4 and len(of(owner, flow["id"], "renamed")) == 2
+    assert len(of(owner, other["id"], "team-chat")) == 2  # another flow's session of the same id: untouched
+    # the same session id in a flow the developer may not see at all: 404, nothing renamed
+    hidden = f"/api/v1/monitor/messages/session/team-chat?new_session_id=no&flow_id={other['id']}"
+    assert client.patch(hidden, headers=dev.bearer).status_code == 404
+    gone = client.delete(f"/api/v1/monitor/messages/session/renamed?flow_id={flow['id']}", headers=dev.bearer)
+    assert gone.status_code == 204
+    assert of(runner, flow["id"], "renamed") == [] and of(owner, flow["id"], "renamed") == []
+    assert len(of(owner, other["id"], "team-chat")) == 2
+    # a bad flow id is the spec's 422
+    bad = client.delete("/api/v1/monitor/messages/session/renamed?flow_id=nope", headers=dev.bearer)
+    assert bad.status_code == 422 and bad.get_json()["detail"][0]["loc"] == ["query", "flow_id"], bad.get_json()
+
+
+def test_moving_ones_own_flow_into_a_shared_project_makes_it_the_project_owners(world):
+    """A developer moves their own flow into the shared project: it becomes the project owner's (a clashing name
+    gets a numbered suffix), with its history, its v1 files and its public share; the move is in the owner's audit
+    log; the team edits it in place, the mover cannot move it out again, an outsider does not see it. A viewer's
+    move is 403, a move into a project the caller cannot see 404; neither changes anything."""
+    _app, client, _root, people, project, flow = world
+    owner, dev, viewer, outsider = people["owner"], people["developer"], people["viewer"], people["outsider"]
+    mine = create_flow(client, dev, chat_echo(), name=flow["name"])  # the owner has a flow of that name
+    shared = client.post(f"/api/v1/flows/{mine['id']}/shares", json={}, headers=dev.bearer)
+    assert shared.status_code in (200, 201), shared.get_json()
+    versions = client.get(f"/api/v1/flows/{mine['id']}/versions/", headers=dev.bearer).get_json()["entries"]
+    assert versions, versions
+    data = {"file": (io.BytesIO(b"notes"), "notes.txt")}
+    stored = client.post(f"/api/v1/files/upload/{mine['id']}", data=data, headers=dev.bearer)
+    assert stored.status_code == 201, stored.get_json()
+    file_name = stored.get_json()["file_path"].rsplit("/", 1)[-1]
+    moved = client.patch(f"/api/v1/flows/{mine['id']}", json={"folder_id": project["id"]}, headers=dev.bearer)
+    assert moved.status_code == 200, moved.get_json()
+    out = moved.get_json()
+    assert (out["user_id"], out["folder_id"], out["name"]) == (owner.id, project["id"], f"{flow['name']} (1)")
+    page = client.get(f"/api/v1/flows/?get_all=false&folder_id={project['id']}&size=50", headers=owner.bearer)
+    assert mine["id"] in {f["id"] for f in page.get_json()["items"]}
+    history = client.get(f"/api/v1/flows/{mine['id']}/versions/", headers=owner.bearer).get_json()["entries"]
+    assert {v["id"] for v in versions} <= {v["id"] for v in history}
+    for caller in (owner, dev):  # the flow's v1 files followed it: the owner's now, the team's to read
+        files = client.get(f"/api/v1/files/list/{mine['id']}", headers=caller.bearer).get_json()["files"]
+        assert files == [file_name], files
+        got = client.get(f"/api/v1/files/download/{mine['id']}/{file_name}", headers=caller.bearer)
+        assert got.status_code == 200 and got.data == b"notes"
+    owners_shares = client.get(f"/api/v1/flows/{mine['id']}/shares", headers=owner.bearer)
+    assert owners_shares.status_code == 200 and owners_shares.get_json()["shares"], owners_shares.get_json()
+    entries = client.get("/api/v1/audits/", query_string={"limit": 200}, headers=owner.bearer).get_json()["items"]
+    move = [e for e in entries if e["action"] == "flow:write" and e["resource_id"] == mine["id"]]
+    assert move and move[0]["details"]["project_id"] == project["id"], move
+    assert move[0]["details"]["previous_owner_id"] == dev.id and "folder_id" in move[0]["details"]["fields"]
+    # the team's flow now: edited in place by the developer, read by the viewer, not moved out, not seen outside
+    edit = client.patch(f"/api/v1/flows/{mine['id']}", json={"description": "still mine to edit"}, headers=dev.bearer)
+    assert edit.status_code == 200
+    back = client.patch(f"/api/v1/flows/{mine['id']}", json={"folder_id": None}, headers=dev.bearer)
+    assert back.status_code == 200 and back.get_json()["folder_id"] == project["id"]  # null: unchanged
+    default = client.get("/api/v1/projects/", headers=dev.bearer).get_json()[0]["id"]
+    out_again = client.patch(f"/api/v1/flows/{mine['id']}", json={"folder_id": default}, headers=dev.bearer)
+    assert out_again.status_code == 403
+    assert client.get(f"/api/v1/flows/{mine['id']}", headers=viewer.bearer).status_code == 200
+    assert client.get(f"/api/v1/flows/{mine['id']}", headers=outsider.bearer).status_code == 404
+    # refused moves change nothing
+    theirs = create_flow(client, viewer, chat_echo(), name="viewer's flow")
+    refused = client.patch(f"/api/v1/flows/{theirs['id']}", json={"folder_id": project["id"]}, headers=viewer.bearer)
+    assert refused.status_code == 403
+    kept = client.get(f"/api/v1/flows/{theirs['id']}", headers=viewer.bearer).get_json()
+    assert kept["user_id"] == viewer.id and kept["folder_id"] != project["id"]
+    hidden = client.post("/api/v1/projects/", json={"name": "outside"}, headers=outsider.bearer).get_json()["id"]
+    own = create_flow(client, dev, chat_echo(), name="stays")
+    unseen = client.patch(f"/api/v1/flows/{own['id']}", json={"folder_id": hidden}, headers=dev.bearer)
+    assert unseen.status_code == 404
+    bulk = client.patch(f"/api/v1/projects/{hidden}", json={"flows": [own["id"]]}, headers=dev.bearer)
+    assert bulk.status_code == 404
+    assert client.get(f"/api/v1/flows/{own['id']}", headers=dev.bearer).get_json()["user_id"] == dev.id
+
+
+def test_the_bulk_move_takes_the_callers_own_flows_into_a_shared_project(world):
+    """``PATCH /projects/{id}`` with ``flows`` on a shared project: the developer's own flows listed move in (the
+    owner's), ids of flows they do not own are left alone."""
+    _app, client, _root, people, project, _flow = world
+    owner, dev, outsider = people["owner"], people["developer"], people["outsider"]
+    first = create_flow(client, dev, chat_echo(), name="one")
+    second = create_flow(client, dev, chat_echo(), name="two")
+    foreign = create_flow(client, outsider, chat_echo(), name="not theirs")
+    body = {"flows": [first["id"], second["id"], foreign["id"]]}
+    answer = client.patch(f"/api/v1/projects/{project['id']}", json=body, headers=dev.bearer)
+    assert answer.status_code == 200, answer.get_json()
+    for f in (first, second):
+        got = client.get(f"/api/v1/flows/{f['id']}", headers=owner.bearer).get_json()
+        assert (got["user_id"], got["folder_id"]) == (owner.id, project["id"]), got
+    kept = client.get(f"/api/v1/flows/{foreign['id']}", headers=outsider.bearer).get_json()
+    assert kept["user_id"] == outsider.id and kept["folder_id"] != project["id"]
+
+
+def test_put_of_ones_own_flow_into_a_shared_project_moves_it_too(world):
+    """``PUT /flows/{id}`` of the caller's own flow with a shared project's ``folder_id`` is the same move as
+    ``PATCH`` (``create`` needed); a run-only member's is 403 and leaves the flow theirs."""
+    _app, client, _root, people, project, _flow = world
+    owner, dev, runner = people["owner"], people["developer"], people["run-only"]
+    for caller, status in ((runner, 403), (dev, 200)):
+        mine = create_flow(client, caller, chat_echo(), name=f"put by {caller.username}")
+        body = {"name": mine["name"], "data": mine["data"], "folder_id": project["id"]}
+        answer = client.put(f"/api/v1/flows/{mine['id']}", json=body, headers=caller.bearer)
+        assert answer.status_code == status, answer.get_json()
+        got = client.get(f"/api/v1/flows/{mine['id']}", headers=caller.bearer).get_json()
+        want = (owner.id, project["id"]) if status == 200 else (caller.id, mine["folder_id"])
+        assert (got["user_id"], got["folder_id"]) == want, got

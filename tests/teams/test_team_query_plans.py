@@ -1,4 +1,5 @@
-"""The team view of a shared flow's messages reads through an index (migration monitor_0005).
+"""The team view of a shared flow's messages, vertex builds and transactions reads through an index
+(migrations monitor_0005 and monitor_0006).
 
 ``GET /monitor/messages?flow_id=`` of another user's flow shared with the caller lists every user's messages
 of that flow (``WHERE flow_id = ?``, no ``user_id``): the owner's indexes all start with ``user_id``, so the
@@ -15,7 +16,7 @@ import uuid
 
 import pytest
 import sqlalchemy as sa
-from service_monitor.models import Message
+from service_monitor.models import Message, Transaction, VertexBuild
 
 from core import appstate
 from tests.core.test_list_query_plans import _check, _cursor, _plans
@@ -96,3 +97,66 @@ def test_with_statistics_each_list_takes_its_own_index(app, client, alice, share
     )
     assert all("ix_monitor_message_owner_flow_time" in plan for _statement, plan in owner), owner
     assert all("ix_monitor_message_flow_time" in plan for _statement, plan in team), team
+
+
+#: (name, url template, table, team index, far page): a shared flow's builds and transactions of every user
+TEAM_ROWS = [
+    ("vertex builds", "/api/v1/monitor/builds?flow_id={flow}", "monitor_vertex_build",
+     "ix_monitor_vertex_build_flow_time", False),
+    ("transactions, first page", "/api/v1/monitor/transactions?flow_id={flow}&page=1&size=50",
+     "monitor_transaction", "ix_monitor_transaction_flow_time", False),
+    ("transactions, far page", "/api/v1/monitor/transactions?flow_id={flow}&page=11&size=50",
+     "monitor_transaction", "ix_monitor_transaction_flow_time", True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "url", "table", "index", "far"), TEAM_ROWS, ids=[case[0] for case in TEAM_ROWS])
+def test_the_team_view_of_a_flows_builds_and_transactions_reads_through_its_index(
+    app, client, alice, shared_flow, name, url, table, index, far
+):
+    plans = _plans(app, client, url.format(flow=shared_flow), alice.bearer, table)
+    _check(plans, table, appstate.state(app).engine.dialect.name, far=far)
+    for statement, plan in plans:
+        assert "user_id" not in statement.split("WHERE", 1)[-1], statement  # every user's rows: the team view
+        assert index in plan, f"{statement}\n--- plan ---\n{plan}"
+
+
+def test_with_statistics_builds_and_transactions_take_their_own_index(app, client, alice, shared_flow):
+    """As for messages: on analyzed rows the owner's lists of builds and transactions take the owner's index and
+    the team's lists the team index (PostgreSQL's cost-based choice)."""
+    engine = appstate.state(app).engine
+    if engine.dialect.name != "postgresql":
+        pytest.skip("the cost-based choice is PostgreSQL's")
+    own_flow, users = uuid.uuid4(), [uuid.UUID(alice.id), *(uuid.uuid4() for _ in range(29))]
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    flows = [uuid.UUID(shared_flow), own_flow, *(uuid.uuid4() for _ in range(18))]
+
+    def owner_and_flow(i):
+        return users[i % len(users)], flows[i % len(flows)] if i % 3 else flows[i % 2]
+
+    builds, transactions = [], []
+    for i in range(6000):
+        user, flow = owner_and_flow(i)
+        stamp = start + dt.timedelta(seconds=i)
+        builds.append(
+            {"build_id": uuid.uuid4(), "id": f"v-{i % 9}", "user_id": user, "flow_id": flow, "timestamp": stamp}
+        )
+        transactions.append(
+            {"id": uuid.uuid4(), "user_id": user, "flow_id": flow, "timestamp": stamp, "vertex_id": "v"}
+        )
+    with engine.begin() as conn:
+        conn.execute(sa.insert(VertexBuild.__table__), builds)
+        conn.execute(sa.insert(Transaction.__table__), transactions)
+        conn.exec_driver_sql("ANALYZE monitor_vertex_build")
+        conn.exec_driver_sql("ANALYZE monitor_transaction")
+    cases = [
+        ("/api/v1/monitor/builds?flow_id={}", "monitor_vertex_build", "ix_monitor_vertex_build_owner_flow",
+         "ix_monitor_vertex_build_flow_time"),
+        ("/api/v1/monitor/transactions?flow_id={}&page=1&size=50", "monitor_transaction",
+         "ix_monitor_transaction_owner_flow_time", "ix_monitor_transaction_flow_time"),
+    ]  # fmt: skip
+    for url, table, owner_index, team_index in cases:
+        owner = _plans(app, client, url.format(own_flow), alice.bearer, table)
+        team = _plans(app, client, url.format(shared_flow), alice.bearer, table)
+        assert all(owner_index in plan for _statement, plan in owner), owner
+        assert all(team_index in plan for _statement, plan in team), team

@@ -6,7 +6,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from core import appstate, db
+from core import appstate, db, hookimpl
 from core.contracts import SsoIdentity
 from tests.conftest import superuser
 from tests.run.runkit import chat_echo, create_flow
@@ -83,3 +83,47 @@ def test_shared_with_lists_shares_to_the_user_and_their_teams(make_app):
         assert appstate.host().hook.shared_with(user_id=str(user), kind="project") == [
             sorted([str(direct), str(via_team)])
         ]
+
+
+class OwnerChanges:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, str]] = []
+
+    @hookimpl
+    def on_flow_owner_changed(self, flow_id: str, previous_owner_id: str, owner_id: str) -> None:
+        self.calls.append((flow_id, previous_owner_id, owner_id))
+
+
+def test_on_flow_owner_changed_is_told_of_a_move_into_a_shared_project_only(make_app):
+    """The flows plugin tells ``on_flow_owner_changed`` once per flow moved into another user's project (by PATCH
+    and by the bulk move); a move between the caller's own projects and a refused move tell nothing."""
+    from tests.conftest import make_user
+
+    recorder = OwnerChanges()
+    app = make_app(plugins=[*PLUGINS, ("owner-changes", recorder)])
+    client = app.test_client()
+    root = superuser(client)
+    owner, member = make_user(client, root, username="owner"), make_user(client, root, username="member")
+    project = client.post("/api/v1/projects/", json={"name": "P"}, headers=owner.bearer).get_json()["id"]
+    team = client.post("/api/v1/authz/teams", json={"team_name": "T", "adom_name": "t"}, headers=root.bearer)
+    team_id = team.get_json()["id"]
+    assert client.post(f"/api/v1/authz/teams/{team_id}/members", json={"user_id": member.id}, headers=root.bearer)
+    body = {"resource_type": "project", "resource_id": project, "scope": "team", "target_id": team_id}
+    share = client.post("/api/v1/authz/shares", json={**body, "permission_level": "read"}, headers=owner.bearer)
+    assert share.status_code == 201
+    first = create_flow(client, member, chat_echo(), name="first")
+    second = create_flow(client, member, chat_echo(), name="second")
+    elsewhere = client.post("/api/v1/projects/", json={"name": "mine"}, headers=member.bearer).get_json()["id"]
+    own_move = client.patch(f"/api/v1/flows/{first['id']}", json={"folder_id": elsewhere}, headers=member.bearer)
+    assert own_move.status_code == 200
+    refused = client.patch(f"/api/v1/flows/{first['id']}", json={"folder_id": project}, headers=member.bearer)
+    assert refused.status_code == 403  # a reader of the project
+    assert recorder.calls == []
+    upgrade = {"permission_level": "write"}
+    share_id = share.get_json()["id"]
+    assert client.patch(f"/api/v1/authz/shares/{share_id}", json=upgrade, headers=owner.bearer).status_code == 200
+    moved = client.patch(f"/api/v1/flows/{first['id']}", json={"folder_id": project}, headers=member.bearer)
+    assert moved.status_code == 200
+    bulk = client.patch(f"/api/v1/projects/{project}", json={"flows": [second["id"]]}, headers=member.bearer)
+    assert bulk.status_code == 200
+    assert recorder.calls == [(first["id"], member.id, owner.id), (second["id"], member.id, owner.id)]

@@ -114,3 +114,22 @@ def resource_ref(kind: str, resource_id: str) -> Any:
     key = services._uuid(resource_id)
     row = None if key is None else db.session().get(StoredFile, key)
     return None if row is None or row.ephemeral else services.file_ref(row)
+
+
+@hookimpl(optionalhook=True)
+def on_flow_owner_changed(flow_id: str, previous_owner_id: str, owner_id: str) -> None:
+    """The flow's v1 files (``/api/v1/files/*/{flow_id}``, kept under the flow's owner) follow it to its new
+    owner, in the moving transaction; their bytes stay at their storage keys."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    from core import db
+    from service_files.models import StoredFile
+
+    s = db.session()
+    s.execute(
+        sa.update(StoredFile)
+        .where(StoredFile.flow_id == uuid.UUID(flow_id), StoredFile.user_id == uuid.UUID(previous_owner_id))
+        .values(user_id=uuid.UUID(owner_id))
+    )

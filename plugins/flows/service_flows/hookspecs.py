@@ -13,7 +13,7 @@ from core import hookspec
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from core.contracts import FlowRecord, PublishedVersion
 
-__all__ = ["on_flow_changed", "published_version"]
+__all__ = ["on_flow_changed", "on_flow_owner_changed", "published_version"]
 
 
 @hookspec
@@ -31,6 +31,14 @@ def on_flow_changed(
     be coalesced into the author's previous one, False for a creation, an overwrite after a conflict, a
     restore or an import, whose previous version must stay whole).
     """
+
+
+@hookspec
+def on_flow_owner_changed(flow_id: str, previous_owner_id: str, owner_id: str) -> None:
+    """A flow changed owner: its owner moved it into a project shared with them, and it is now the project
+    owner's (docs/teams-and-sso.md). Called inside the moving transaction, before ``on_flow_changed`` reports
+    the move; a plugin keeping rows of the flow under its owner re-owns them in the same session (the files
+    plugin: the flow's v1 files)."""
 
 
 @hookspec(firstresult=True)

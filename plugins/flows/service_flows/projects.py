@@ -122,7 +122,7 @@ def _escape_like(text: str) -> str:
 
 def update_project(s: Session, user_id: uuid.UUID, folder_id: Any, body: dict[str, Any]) -> Folder:
     folder = own_folder(s, user_id, folder_id, "write")
-    user_id = folder.user_id  # a shared project changes in its owner's namespace
+    mover, user_id = user_id, folder.user_id  # a shared project changes in its owner's namespace
     name = body.get("name")
     if name is not None and name != folder.name:
         if _name_taken(s, user_id, name, folder.id):
@@ -134,7 +134,9 @@ def update_project(s: Session, user_id: uuid.UUID, folder_id: Any, body: dict[st
         folder.auth_settings = public_auth_settings(body["auth_settings"])
     if "parent_id" in body:
         folder.parent_id = _checked_parent(s, user_id, folder, body["parent_id"])
-    _move_flows(s, user_id, folder.id, [*(body.get("components") or []), *(body.get("flows") or [])])
+    moving = [*(body.get("components") or []), *(body.get("flows") or [])]
+    _move_flows(s, user_id, folder.id, moving)
+    services.move_own_flows_into(s, mover, folder, moving)  # a member's own flows join the shared project
     folder.updated_at = db.utcnow()
     s.flush()
     written = [k for k in ("name", "description", "auth_settings", "parent_id", "flows", "components") if k in body]

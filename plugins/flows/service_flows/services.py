@@ -412,6 +412,7 @@ def apply_changes(
     foreign_folder: str = "error",
     expected_token: uuid.UUID | None = None,
     autosave: bool = True,
+    audit_details: dict[str, Any] | None = None,
 ) -> Flow:
     """Set the given members (None means unchanged); unique clashes answer ``clash_status`` or rename.
 
@@ -444,19 +445,78 @@ def apply_changes(
     flow.updated_at = db.utcnow()
     _flush(s, clash_status)
     notify_changed(flow, autosave=autosave)
-    audit.record("flow:write", "flow", flow.id, name=flow.name, user_id=flow.user_id, details={"fields": written})
+    details = {"fields": written, **(audit_details or {})}
+    audit.record("flow:write", "flow", flow.id, name=flow.name, user_id=flow.user_id, details=details)
     return flow
 
 
 def update_flow(
     s: Session, user_id: uuid.UUID, flow_id: Any, changes: dict[str, Any], expected_token: uuid.UUID | None = None
 ) -> Flow:
-    """PATCH: the spec's update body; a name or endpoint clash is a 400 like the reference's."""
+    """PATCH: the spec's update body; a name or endpoint clash is a 400 like the reference's. The owner may move
+    the flow into a project shared with them that lets them ``create`` (:func:`move_into_shared`)."""
     flow = own_flow(s, user_id, flow_id, "write")
     moved = changes.get("folder_id") is not None and _uuid(changes["folder_id"]) != flow.folder_id
     if flow.user_id != user_id and moved:  # a member edits the flow in place, never moves it out of the share
         raise ApiError(403, "Only the owner can move a shared flow to another project")
-    return apply_changes(s, flow, changes, UPDATE_MEMBERS, clash_status=400, expected_token=expected_token)
+    details = move_into_shared(s, user_id, flow, changes["folder_id"]) if moved else None
+    return apply_changes(
+        s, flow, changes, UPDATE_MEMBERS, clash_status=400, expected_token=expected_token, audit_details=details
+    )
+
+
+def shared_target(s: Session, user_id: uuid.UUID, folder_id: Any) -> Folder | None:
+    """Another user's project ``folder_id`` that the caller may ``create`` in (None: their own project, or no
+    project id at all); 404 when they may not see it, 403 when they may only read or run in it."""
+    key = _uuid(folder_id)
+    if key is None or s.scalar(sa.select(Folder.id).where(Folder.user_id == user_id, Folder.id == key)) is not None:
+        return None
+    folder = s.get(Folder, key)
+    if folder is None:
+        raise ApiError(404, PROJECT_NOT_FOUND)
+    check_access(caller(user_id), "create", project_ref(folder), not_found=PROJECT_NOT_FOUND)
+    return folder
+
+
+def move_into_shared(s: Session, user_id: uuid.UUID, flow: Flow, folder_id: Any) -> dict[str, Any] | None:
+    """Before the caller's own ``flow`` moves to ``folder_id``: when that is another user's project shared with the
+    caller (``create`` needed, :func:`shared_target`), the flow becomes the project owner's, as a flow created
+    there does (:func:`_creation_target`): in the owner's namespace (a taken name or endpoint name gets a
+    numbered suffix), its public share with it, the mover its ``last_modified_by``; other plugins re-own what
+    they keep of it under its owner (``on_flow_owner_changed``; the versions plugin on ``on_flow_changed``).
+    The audit details of the move (None: an ordinary move between the caller's projects)."""
+    folder = shared_target(s, user_id, folder_id)
+    if folder is None or flow.user_id != user_id:
+        return None
+    previous = flow.user_id
+    # both names first: a query autoflushes, and a new name must not be written under the old owner
+    name = unique_name(s, folder.user_id, flow.name, flow.id)
+    endpoint = unique_endpoint(s, folder.user_id, flow.endpoint_name, flow.id)
+    flow.user_id, flow.name, flow.endpoint_name = folder.user_id, name, endpoint
+    flow.last_modified_by = _author(user_id)
+    shares.follow_owner(s, [flow.id], folder.user_id)
+    s.flush()
+    appstate.hooks().notify(
+        hookspecs.on_flow_owner_changed,
+        flow_id=str(flow.id),
+        previous_owner_id=str(previous),
+        owner_id=str(folder.user_id),
+    )
+    return {"project_id": str(folder.id), "previous_owner_id": str(previous)}
+
+
+def move_own_flows_into(s: Session, user_id: uuid.UUID, folder: Folder, flow_ids: list[Any]) -> int:
+    """The bulk move (``PATCH /projects/{id}`` with ``flows``/``components``) of a project shared with the caller:
+    their own flows among ``flow_ids`` move in as :func:`move_into_shared` moves one (``create`` needed: 403
+    otherwise); other ids are left to the owner's move. The number moved."""
+    keys = [key for key in (_uuid(value) for value in flow_ids) if key is not None]
+    if folder.user_id == user_id or not keys:
+        return 0
+    own = list(s.scalars(sa.select(Flow).where(Flow.user_id == user_id, Flow.id.in_(keys)).order_by(Flow.id)))
+    for flow in own:
+        details = move_into_shared(s, user_id, flow, folder.id)
+        apply_changes(s, flow, {"folder_id": folder.id}, ("folder_id",), clash_status=400, audit_details=details)
+    return len(own)
 
 
 def upsert_flow(
@@ -472,7 +532,12 @@ def upsert_flow(
     if existing is None or existing.user_id != user_id:
         raise ApiError(404, FLOW_NOT_FOUND)
     members = ("name", "folder_id", *CREATE_MEMBERS)
-    return apply_changes(s, existing, body, members, clash_status=409, expected_token=expected_token), False
+    moved = body.get("folder_id") is not None and _uuid(body["folder_id"]) != existing.folder_id
+    details = move_into_shared(s, user_id, existing, body["folder_id"]) if moved else None
+    updated = apply_changes(
+        s, existing, body, members, clash_status=409, expected_token=expected_token, audit_details=details
+    )
+    return updated, False
 
 
 def delete_flows(s: Session, user_id: uuid.UUID, flow_ids: list[uuid.UUID]) -> int:

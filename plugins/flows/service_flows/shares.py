@@ -174,5 +174,11 @@ def delete_for_flows(s: Session, flow_ids: list[uuid.UUID]) -> None:
         s.execute(sa.delete(Share).where(Share.flow_id.in_(flow_ids)))
 
 
+def follow_owner(s: Session, flow_ids: list[uuid.UUID], user_id: uuid.UUID) -> None:
+    """The flows changed owner (moved into a project shared with the mover): their shares are the new owner's."""
+    if flow_ids:
+        s.execute(sa.update(Share).where(Share.flow_id.in_(flow_ids)).values(user_id=user_id))
+
+
 def delete_for_user(s: Session, user_id: uuid.UUID) -> None:
     s.execute(sa.delete(Share).where(Share.user_id == user_id))

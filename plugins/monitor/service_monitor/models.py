@@ -45,7 +45,11 @@ class Message(Base):
 
 class VertexBuild(Base):
     __tablename__ = "monitor_vertex_build"
-    __table_args__ = (sa.Index("ix_monitor_vertex_build_owner_flow", "user_id", "flow_id", "timestamp"),)
+    __table_args__ = (
+        sa.Index("ix_monitor_vertex_build_owner_flow", "user_id", "flow_id", "timestamp"),
+        # a shared flow's builds of every user in time order (the team view): migration monitor_0006
+        sa.Index("ix_monitor_vertex_build_flow_time", "flow_id", "timestamp"),
+    )
 
     build_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
     id: Mapped[str] = mapped_column(sa.String(255))  # the vertex id
@@ -62,7 +66,11 @@ class VertexBuild(Base):
 class Transaction(Base):
     __tablename__ = "monitor_transaction"
     # a flow's transactions newest first, keys from the index alone: migration monitor_0004
-    __table_args__ = (sa.Index("ix_monitor_transaction_owner_flow_time", "user_id", "flow_id", "timestamp", "id"),)
+    __table_args__ = (
+        sa.Index("ix_monitor_transaction_owner_flow_time", "user_id", "flow_id", "timestamp", "id"),
+        # a shared flow's transactions of every user, newest first (the team view): migration monitor_0006
+        sa.Index("ix_monitor_transaction_flow_time", "flow_id", "timestamp", "id"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=new_id)
     user_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid)

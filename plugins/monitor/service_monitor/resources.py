@@ -3,13 +3,16 @@
 Every route requires a signed-in caller and reads only the caller's rows, except for another user's flow shared
 with the caller (``core.auth.foreign_flow``): its messages, vertex builds and transactions are every user's runs
 (``read``), deleting its builds needs ``write``; another user's message of a flow the caller may ``write`` can
-be edited (``PUT /messages/{id}``) and one of a flow they may ``delete`` deleted (``DELETE /messages``).
+be edited (``PUT /messages/{id}``) and one of a flow they may ``delete`` deleted (``DELETE /messages``); with
+``flow_id``, a session of a flow the caller may ``write`` can be renamed and one of a flow they may ``delete``
+deleted, every user's messages of it (``PATCH``/``DELETE /messages/session/{id}``).
 """
 
 from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterator
 
 from flask import Response
@@ -17,7 +20,7 @@ from flask_smorest import Blueprint
 from marshmallow import fields
 
 from core import appstate, db, openapi
-from core.auth import authenticated, current_actor, foreign_flow
+from core.auth import authenticated, check_access, current_actor, flow_ref, foreign_flow
 from core.errors import ApiError
 from core.requests import json_list
 from core.runs import shared_flow_id, sse
@@ -156,25 +159,47 @@ def delete_sessions():
     return {"message": f"Messages deleted successfully for {count} sessions", "deleted_count": count}
 
 
+def _flow_session(flow_id: uuid.UUID | None, verb: str) -> services.SessionScope | None:
+    """The scope of a session route given ``flow_id``: None without one (the caller's messages of every flow, as
+    the reference); the flow id alone when it names no stored flow (the caller's messages of it); the flow id
+    and every user's messages of it when the caller owns the flow or may ``verb`` it through a share
+    (``core.auth.check_access``, deny wins: 404 when they may not even read it, 403 when they may only read
+    or run it)."""
+    if flow_id is None:
+        return None
+    actor = current_actor()
+    found = appstate.hooks().find_flow(user_id=None, flow_id_or_name=str(flow_id), public=False, draft=True)
+    if found is None or found.id != str(flow_id):
+        return services.SessionScope(flow_id, everyone=False)
+    if str(found.user_id) != actor.owner_id:
+        check_access(actor, verb, flow_ref(found), not_found="Flow not found")
+    return services.SessionScope(flow_id, everyone=True)
+
+
 @blp.route("/messages/session/<path:session_id>", methods=["DELETE"])
+@blp.arguments(schemas.FlowSessionSchema, location="query")
 @blp.response(204)
 @authenticated("user")
-def delete_session(session_id):
-    """Delete every message of one of the caller's sessions."""
+def delete_session(query, session_id):
+    """Delete every message of one of the caller's sessions; with ``flow_id``, of that flow's session only, every
+    user's messages of it for its owner or a team member who may ``delete`` the flow (403/404 otherwise)."""
+    scope = _flow_session(query.get("flow_id"), "delete")
     with db.transaction() as s:
-        services.delete_session(s, current_actor(), session_id)
+        services.delete_session(s, current_actor(), session_id, scope=scope)
     return _no_content()
 
 
 @blp.route("/messages/session/<path:old_session_id>", methods=["PATCH"])
-@blp.arguments(schemas.RenameSessionSchema, location="query")
+@blp.arguments(schemas.FlowSessionRenameSchema, location="query")
 @blp.response(200, schemas.ChatMessageSchema(many=True))
 @blp.doc(requestBody=openapi.no_body("the new session id is the new_session_id query parameter"))
 @authenticated("user")
 def rename_session(query, old_session_id):
-    """Move a session's messages to a new session id."""
+    """Move a session's messages to a new session id; with ``flow_id``, that flow's session only, every user's
+    messages of it for its owner or a team member who may ``write`` the flow (403/404 otherwise)."""
+    scope = _flow_session(query.get("flow_id"), "write")
     with db.transaction() as s:
-        messages = services.rename_session(s, current_actor(), old_session_id, query["new_session_id"])
+        messages = services.rename_session(s, current_actor(), old_session_id, query["new_session_id"], scope=scope)
         return [services.message_dict(m) for m in messages]
 
 

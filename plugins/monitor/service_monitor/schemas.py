@@ -51,6 +51,23 @@ class SharedRenameSessionSchema(RenameSessionSchema):
     source_flow_id = fields.UUID(required=True)
 
 
+#: an addition to the reference's routes: ``flow_id`` scopes the session to one flow, every user's messages of
+#: it when the caller may change the flow (its owner, a team member with ``write``/``delete``)
+SESSION_FLOW_ID = "the session of this flow only: every user's messages of it (the flow's owner, or a team member "
+SESSION_FLOW_ID += "who may change it: 403 for one who may only read or run it, 404 for one who may not see it)"
+
+
+class FlowSessionRenameSchema(RenameSessionSchema):
+    flow_id = fields.UUID(load_default=None, metadata={"description": SESSION_FLOW_ID})
+
+
+class FlowSessionSchema(Schema):
+    class Meta:
+        unknown = EXCLUDE  # the reference's route takes no query: other parameters stay ignored
+
+    flow_id = fields.UUID(load_default=None, metadata={"description": SESSION_FLOW_ID})
+
+
 class ChatMessageSchema(Schema):
     id = fields.UUID(required=True)
     flow_id = fields.UUID(allow_none=True)

@@ -12,6 +12,7 @@ import json
 import math
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, cast
 
 import sqlalchemy as sa
@@ -359,13 +360,43 @@ def update_message(
     return message
 
 
-def rename_session(s: Session, actor: Actor, old: str, new: str, *, flow_id: uuid.UUID | None = None) -> list[Message]:
+@dataclass(frozen=True)
+class SessionScope:
+    """A session route's ``flow_id``: that flow's messages only; ``everyone``: every user's messages of it (the
+    caller owns the flow or may change it, checked by the route), else the caller's."""
+
+    flow_id: uuid.UUID
+    everyone: bool
+
+
+def _session_where(actor: Actor, session_id: str, flow_id: uuid.UUID | None, scope: SessionScope | None) -> list[Any]:
+    where: list[Any] = [Message.session_id == session_id]
+    if scope is not None:
+        where.append(Message.flow_id == scope.flow_id)
+        if not scope.everyone:
+            where.append(Message.user_id == actor.id)
+    else:
+        where.append(Message.user_id == actor.id)
+        if flow_id is not None:
+            where.append(Message.flow_id == flow_id)
+    return where
+
+
+def rename_session(
+    s: Session,
+    actor: Actor,
+    old: str,
+    new: str,
+    *,
+    flow_id: uuid.UUID | None = None,
+    scope: SessionScope | None = None,
+) -> list[Message]:
+    """Move the caller's messages of session ``old`` (of ``flow_id``: a shared conversation's) to ``new``; with
+    ``scope`` the session's messages of that flow only (every user's when ``scope.everyone``). 404 when none."""
     if not new:
         raise ApiError(422, [{"loc": ["query", "new_session_id"], "msg": "must not be empty", "type": "value_error"}])
-    q = _owned_messages(actor).where(Message.session_id == old)
-    if flow_id is not None:
-        q = q.where(Message.flow_id == flow_id)
-    messages = list(s.scalars(q.order_by(Message.timestamp)))
+    where = _session_where(actor, old, flow_id, scope)
+    messages = list(s.scalars(sa.select(Message).where(*where).order_by(Message.timestamp, Message.id)))
     if not messages:
         raise ApiError(404, "Session not found")
     for m in messages:
@@ -374,11 +405,12 @@ def rename_session(s: Session, actor: Actor, old: str, new: str, *, flow_id: uui
     return messages
 
 
-def delete_session(s: Session, actor: Actor, session_id: str, *, flow_id: uuid.UUID | None = None) -> int:
-    q = sa.delete(Message).where(Message.user_id == actor.id, Message.session_id == session_id)
-    if flow_id is not None:
-        q = q.where(Message.flow_id == flow_id)
-    return int(s.execute(q).rowcount or 0)  # type: ignore[attr-defined]
+def delete_session(
+    s: Session, actor: Actor, session_id: str, *, flow_id: uuid.UUID | None = None, scope: SessionScope | None = None
+) -> int:
+    """Delete the caller's messages of a session (see :func:`rename_session` for ``flow_id`` and ``scope``)."""
+    where = _session_where(actor, session_id, flow_id, scope)
+    return int(s.execute(sa.delete(Message).where(*where)).rowcount or 0)  # type: ignore[attr-defined]
 
 
 def delete_sessions(s: Session, actor: Actor, session_ids: list[str]) -> int:

@@ -63,7 +63,7 @@ def unpack(blob: bytes) -> Any:
 
 # --- recording --------------------------------------------------------------------------------------
 _TABLE = cast("sa.Table", FlowVersion.__table__)
-_HEAD_COLUMNS = ("id", "version_number", "digest", "auto", "author_id", "created_at")
+_HEAD_COLUMNS = ("id", "version_number", "digest", "auto", "author_id", "created_at", "user_id")
 
 
 def _head(s: Session, flow_id: uuid.UUID) -> Any:
@@ -94,6 +94,9 @@ def record_save(s: Session, flow: FlowRecord, author_id: str | None, *, autosave
         return
     blob, digest, size = pack(flow.data)
     head = _head(s, flow_id)
+    owner = _uuid(flow.user_id)
+    if head is not None and owner is not None and head.user_id != owner:
+        follow_owner(s, flow_id, owner)
     if head is not None and head.digest == digest:
         return
     now = db.utcnow()
@@ -117,6 +120,13 @@ def record_save(s: Session, flow: FlowRecord, author_id: str | None, *, autosave
     # a flow's first version (as created or imported) is kept as it is: later autosaves start a second one
     auto = autosave and head is not None
     _insert(s, flow_id, _uuid(flow.user_id), author, blob, digest, size, saved_at, head, auto=auto)
+
+
+def follow_owner(s: Session, flow_id: uuid.UUID, owner: uuid.UUID) -> None:
+    """The flow changed owner (moved into a project shared with its former owner): its history and its
+    publication are the new owner's, listed and restored as theirs."""
+    s.execute(sa.update(_TABLE).where(_TABLE.c.flow_id == flow_id).values(user_id=owner))
+    s.execute(sa.update(Publication).where(Publication.flow_id == flow_id).values(user_id=owner))
 
 
 def _insert(
