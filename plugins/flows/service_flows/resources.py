@@ -19,7 +19,7 @@ from core import db, openapi
 from core.auth import allowed, authenticated, current_actor
 from core.errors import ApiError, ValidationFailed
 from core.requests import body_limit, json_list
-from service_flows import concurrency, examples, governance, schemas, services, transfer
+from service_flows import concurrency, examples, governance, listing, schemas, services, transfer
 
 flows_blp = Blueprint("flows", __name__, url_prefix="/api/v1/flows", description="Flows")
 starter_blp = Blueprint(
@@ -72,7 +72,7 @@ def _user() -> uuid.UUID:
 def list_flows(query):
     """The caller's flows (with the example flows unless ``remove_example_flows``), or one page of a project."""
     with db.transaction() as s:
-        result = services.list_flows(s, _user(), query)
+        result = listing.list_flows(s, _user(), query)
     if isinstance(result, dict):
         result["items"] = dump_flows(result["items"], query["header_flows"])
         return json_response(result)
@@ -203,7 +203,7 @@ def _check_include_blocked(query: dict[str, Any]) -> None:
 @flows_blp.response(200, schemas.PublicFlowSchema)
 def public_flow(flow_id):
     """A publicly granted flow (share or legacy grant), anonymously: password fields removed, owner ids withheld."""
-    return services.public_flow(db.session(), flow_id)
+    return listing.public_flow(db.session(), flow_id)
 
 
 # --- one flow -----------------------------------------------------------------------------------------
@@ -269,7 +269,7 @@ def note_translations(flow_id):
     """Translations of the flow's note nodes for the caller's ``Accept-Language``."""
     flow = services.readable_flow(db.session(), _user(), flow_id)
     languages = [tag for tag, _q in request.accept_languages]
-    return json_response(services.note_translations(flow, languages))
+    return json_response(listing.note_translations(flow, languages))
 
 
 # --- starter projects ---------------------------------------------------------------------------------

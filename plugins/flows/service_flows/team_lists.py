@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from core.auth import shared_ids, shared_role
-from service_flows import services
+from service_flows import listing, services
 from service_flows.models import Flow, Folder
 
 __all__ = ["shared_flows", "shared_folder", "shared_keys", "shared_role"]
@@ -27,7 +27,7 @@ def shared_flows(s: Session, user_id: uuid.UUID, q: dict[str, Any], order: Any) 
     where = [column.in_(keys) for column, keys in ((Flow.folder_id, projects), (Flow.id, flows)) if keys]
     if not where:
         return []
-    query = services._filtered(sa.select(Flow).where(sa.or_(*where), Flow.user_id != user_id), q)
+    query = listing._filtered(sa.select(Flow).where(sa.or_(*where), Flow.user_id != user_id), q)
     if q.get("folder_id") is not None:
         query = query.where(Flow.folder_id == q["folder_id"])
     actor, out = services.caller(user_id), []
