@@ -270,6 +270,12 @@ class JobQueue(abc.ABC):
     def close(self) -> None:  # noqa: B027 - optional hook for backends holding resources
         """Release resources (threads, connections)."""
 
+    @property
+    def closed(self) -> bool:
+        """Whether this queue was closed (its app is finished): a thread following the app (a ticker) stops
+        rather than claim work it could not enqueue. A backend that refuses jobs once closed sets ``_closed``."""
+        return bool(getattr(self, "_closed", False))
+
 
 #: what must be done before a forked work horse ends (RQ ends it with ``os._exit``, which skips ``atexit``)
 _horse_exits: list[Callable[[], object]] = []

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from flask import Flask
 
 from core import appstate, db
+from core.jobs import QueueClosed
 from service_triggers import executions, schedules
 from service_triggers.config import settings
 from service_triggers.models import Execution, Schedule
@@ -124,7 +125,12 @@ class Ticker:
                 return
             for app in apps:
                 try:
+                    if appstate.jobs(app).closed:  # the app is finished (shut down, or a test's): its database
+                        raise QueueClosed("the job queue is closed")  # may be another app's now: claim nothing
                     tick(app)
+                except QueueClosed:  # follow it no more (a schedule it claimed is restarted by a live process)
+                    with self.lock:
+                        self.apps.pop(id(app), None)
                 except Exception:  # a database hiccup: the next tick tries again
                     log.warning("the triggers tick failed", exc_info=True)
 
