@@ -19,11 +19,10 @@ from service_triggers.recorder import pending_queued
 from core import appstate
 from tests.jobkit import redis_or_skip, stop_processes
 from tests.run.runkit import chat_echo, create_flow
-from tests.triggers.conftest import TRIGGERS
+from tests.triggers.conftest import TRIGGERS, rq_worker_env
 from tests.triggers.test_executions import executions
 
 HERE = Path(__file__).resolve()
-REPO = HERE.parents[2]
 REDIS_URL = os.environ.get("SERVICE_TEST_RUN_REDIS_URL", "redis://127.0.0.1:6379/13")
 PLUGINS = [*TRIGGERS, "workflows"]
 
@@ -70,18 +69,7 @@ def test_webhook_and_background_runs_are_queued_until_a_worker_starts_them(app, 
         rows = db.execute(sa.select(Execution.id, Execution.status).where(Execution.flow_id == flow["id"])).all()
     assert sorted(rows) == sorted((e["id"], "queued") for e in waiting)
 
-    settings = appstate.settings(app)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
-    env.update(
-        SERVICE_CONFIG_DIR=str(settings.resolved_config_dir),
-        SERVICE_DATABASE_URL=settings.resolved_database_url,
-        SERVICE_REDIS_URL=REDIS_URL,
-        SERVICE_JOB_BACKEND="rq",
-        SERVICE_ENV_FILE=os.devnull,
-        SERVICE_LOG_LEVEL="warning",
-        SERVICE_TRIGGERS_TICK_S="0",
-        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
-    )
+    env = rq_worker_env(app, REDIS_URL)
     worker = subprocess.Popen([sys.executable, str(HERE), "worker", queue], env=env, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120

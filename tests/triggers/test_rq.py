@@ -23,11 +23,10 @@ import sqlalchemy as sa
 from core import appstate
 from tests.jobkit import stop_processes
 from tests.run.runkit import chat_echo, create_flow
-from tests.triggers.conftest import TRIGGERS
+from tests.triggers.conftest import TRIGGERS, rq_worker_env
 from tests.triggers.test_executions import executions
 
 HERE = Path(__file__).resolve()
-REPO = HERE.parents[2]
 REDIS_URL = os.environ.get("SERVICE_TEST_RUN_REDIS_URL", "redis://127.0.0.1:6379/13")
 
 pytestmark = pytest.mark.slow
@@ -60,17 +59,7 @@ def test_two_tickers_and_two_rq_workers_run_each_tick_once(app, client, alice):
         pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
     queue = f"trgtest-{uuid.uuid4().hex[:10]}"
     settings = appstate.settings(app)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SERVICE_")}
-    env.update(
-        SERVICE_CONFIG_DIR=str(settings.resolved_config_dir),
-        SERVICE_DATABASE_URL=settings.resolved_database_url,
-        SERVICE_REDIS_URL=REDIS_URL,
-        SERVICE_JOB_BACKEND="rq",
-        SERVICE_ENV_FILE=os.devnull,
-        SERVICE_LOG_LEVEL="warning",
-        SERVICE_TRIGGERS_TICK_S="0",
-        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
-    )
+    env = rq_worker_env(app, REDIS_URL)
     flow = create_flow(client, alice, chat_echo())
     created = client.post(
         "/api/v1/schedules", json={"flow_id": flow["id"], "interval_s": 1, "input_value": "rq"}, headers=alice.key
