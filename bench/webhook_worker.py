@@ -119,6 +119,7 @@ def main() -> None:
     mode.add_argument("--rate", action="store_true", help="wall and CPU seconds of a burst worker")
     mode.add_argument("--cpu", action="store_true", help="CPU time per job of a burst worker in this process")
     mode.add_argument("--count-web", action="store_true", help="instructions per webhook request (web side)")
+    mode.add_argument("--profile-web", metavar="FILE", help="cProfile the webhook requests (web side) into FILE")
     parser.add_argument("--jobs", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--database-url", default=None)
@@ -168,13 +169,24 @@ def main() -> None:
     path = f"/api/v1/webhook/{made.get_json()['id']}"
     body = b'{"any": "payload", "n": 1}'
 
+    try:
+        from core.batches import flush_all
+    except ImportError:  # code from before core.batches (a comparison): each request wrote its own rows
+
+        def flush_all(timeout: float = 10.0) -> bool:
+            return True
+
     def post(n: int) -> float:
-        """CPU seconds per webhook request (web side) over ``n`` requests."""
-        cpu = time.process_time()
+        """CPU seconds per webhook request (web side, every thread of this process: the batched writers' too)
+        over ``n`` requests; the requests' own thread's share is left in ``request_thread_cpu``."""
+        cpu, mine = time.process_time(), time.thread_time()
         for _ in range(n):
             answer = client.post(path, data=body, headers={**key, "Content-Type": "application/json"})
             assert answer.status_code == 202, answer.get_json()
+        request_thread_cpu[0] = (time.thread_time() - mine) / n
         return (time.process_time() - cpu) / n
+
+    request_thread_cpu = [0.0]
 
     env = clean_env(**settings)
     # compiled modules cached outside the checkout and the venv: a worker under valgrind otherwise spends
@@ -188,23 +200,29 @@ def main() -> None:
     proc: subprocess.Popen[bytes] | None = None
     try:
         if args.count_web:  # this process under callgrind (_count_web): count the requests, the writers' work too
-            try:
-                from core.batches import flush_all
-            except ImportError:  # code from before core.batches (a comparison): each request wrote its own rows
-
-                def flush_all(timeout: float = 10.0) -> bool:
-                    return True
-
             post(args.warmup)
             flush_all()
             subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], check=True, capture_output=True)
             post(args.jobs)
             flush_all()
             subprocess.run(["callgrind_control", "-i", "off", str(os.getpid())], check=True, capture_output=True)
-        elif args.profile or args.rate or args.cpu:
-            # warm the web side, then queue everything before the worker starts
+        elif args.profile_web:  # the requests' thread under cProfile (CPU time), no worker
+            import cProfile
+
             post(args.warmup)
+            flush_all()
+            profiler = cProfile.Profile(time.thread_time)
+            out["web_cpu_ms_per_post"] = round(profiler.runcall(post, args.jobs) * 1000, 3)
+            flush_all()
+            profiler.dump_stats(args.profile_web)
+            pstats.Stats(args.profile_web).sort_stats("tottime").print_stats(40)
+        elif args.profile or args.rate or args.cpu:
+            # warm the web side (the batched writers' first write included: it compiles their statements, 54 ms
+            # for the queued executions' insert), then queue everything before the worker starts
+            post(args.warmup)
+            flush_all()
             out["web_cpu_ms_per_post"] = round(post(args.jobs) * 1000, 3)
+            out["request_thread_cpu_ms_per_post"] = round(request_thread_cpu[0] * 1000, 3)
             queued = args.warmup + args.jobs
             if args.cpu:
                 from core.jobs.worker import run_worker

@@ -262,14 +262,22 @@ def queued(run: RunQueued) -> None:
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     if appstate.jobs(app).backend == STARTS_AT_ONCE:
         return  # its thread is starting it now (and writes it ``running``): a row would cost intake a commit
-    _queued_writer(appstate.engine(app)).put(queued_row(run, app))
+    _queued_writer(appstate.engine(app)).put((run, app))  # its row is built in the writer's thread too
 
 
-def _queued_writer(engine: sa.Engine) -> batches.BatchWriter[dict[str, Any]]:
+def _queued_writer(engine: sa.Engine) -> batches.BatchWriter[tuple[RunQueued, Flask]]:
     return batches.writer(engine, "queued-executions", _write_queued, interval=0.05, retry=True)
 
 
-def _write_queued(engine: sa.Engine, rows: list[dict[str, Any]]) -> None:
+def _write_queued(engine: sa.Engine, queued: list[tuple[RunQueued, Flask]]) -> None:
+    rows = []
+    for run, app in queued:
+        try:
+            rows.append(queued_row(run, app))
+        except Exception:  # one run's row that cannot be built is left out, not retried with the batch forever
+            log.warning("the queued execution row of run %s could not be built", run.run_id, exc_info=True)
+    if not rows:
+        return
     name = engine.dialect.name
     if name in db.Prepared.FAST_DIALECTS:
         statement = _QUEUED_INSERTS.get(name)
@@ -283,7 +291,7 @@ def _write_queued(engine: sa.Engine, rows: list[dict[str, Any]]) -> None:
 
 def pending_queued(engine: sa.Engine) -> list[dict[str, Any]]:
     """The ``queued`` rows this process has not written yet (listed with the stored ones)."""
-    return _queued_writer(engine).pending()
+    return [queued_row(run, app) for run, app in _queued_writer(engine).pending()]
 
 
 #: the runs in a request going on in this process now, by run id (listed as ``running``)
