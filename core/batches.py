@@ -14,7 +14,8 @@ Guarantees, and what they are not:
   write fails (``retry=False``) or put back in front of the queue and tried again a second later
   (``retry=True``: the write must then skip what an earlier, committed attempt wrote, e.g. ``ON CONFLICT DO
   NOTHING``);
-* :meth:`BatchWriter.flush` waits until everything put before it is written (reads that must see it call it);
+* :meth:`BatchWriter.flush` has what was put before it written at once (a gathering batch does not wait out its
+  interval) and waits until it is (reads that must see it call it);
 * a forked process starts a writer of its own (what it inherited is its parent's to write), and what is still
   queued as the process ends is written then (``core.jobs.at_exit``: a forked RQ job process too);
 * a crash of the process loses what was put in the last ``interval``: a writer is for rows that may be
@@ -69,6 +70,7 @@ class BatchWriter(Generic[T]):
         self._busy = False
         self._writing: list[T] = []  # the batch being written
         self._thread: threading.Thread | None = None
+        self._flushing = 0  # callers waiting in flush(): a gathering batch is written at once
         at_exit(self.flush)
 
     def put(self, item: T) -> None:
@@ -98,13 +100,18 @@ class BatchWriter(Generic[T]):
             return True  # a forked child's copy: its parent writes these
         end = time.monotonic() + timeout
         with self._cond:
-            while self._queue or self._busy:
-                if not self._busy and (self._thread is None or not self._thread.is_alive()):
-                    self._take_and_write()
-                    continue
-                if time.monotonic() >= end:
-                    return False
-                self._cond.wait(0.05)
+            self._flushing += 1
+            self._cond.notify_all()  # a batch gathering for its interval is written now
+            try:
+                while self._queue or self._busy:
+                    if not self._busy and (self._thread is None or not self._thread.is_alive()):
+                        self._take_and_write()
+                        continue
+                    if time.monotonic() >= end:
+                        return False
+                    self._cond.wait(0.05)
+            finally:
+                self._flushing -= 1
         return True
 
     def _work(self) -> None:
@@ -115,7 +122,7 @@ class BatchWriter(Generic[T]):
                         self._thread = None
                         return
                 deadline = time.monotonic() + self.interval  # the batch gathers (puts meanwhile do not wake it)
-                while (left := deadline - time.monotonic()) > 0:
+                while (left := deadline - time.monotonic()) > 0 and not self._flushing:
                     self._cond.wait(left)
                 self._take_and_write()
 

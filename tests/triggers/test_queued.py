@@ -92,6 +92,45 @@ def test_webhook_and_background_runs_are_queued_until_a_worker_starts_them(app, 
     ]
 
 
+def test_a_queued_execution_not_written_yet_reads_by_id_for_its_owner_only(app, client, alice, bob):
+    """Before its batch is written, a queued execution is read from this process's memory: by id for its owner
+    (as stored rows are), 404 for anyone else; a flush then writes it at once (no wait for the interval)."""
+    from service_triggers import recorder
+
+    from core import batches
+    from core.jobs.rq_backend import RQQueue
+
+    conn = redis_or_skip(REDIS_URL, decode=False)
+    queue = f"trgq-{uuid.uuid4().hex[:10]}"
+    svc = appstate.state(app)
+    svc.jobs = RQQueue(app, svc.settings, svc.job_registry, queue_name=queue)
+    engine = appstate.engine(app)
+    # a writer that would gather for an hour: the row stays in memory until flushed
+    slow = batches.BatchWriter(engine, recorder._write_queued, name="queued-executions", interval=3600, retry=True)
+    batches._writers[("queued-executions", id(engine))] = slow
+    try:
+        flow = create_flow(client, alice, chat_echo())
+        hooked = client.post(f"/api/v1/webhook/{flow['id']}", data="not written yet", headers=alice.key)
+        assert hooked.status_code == 202, hooked.get_json()
+        assert len(pending_queued(engine)) == 1
+        (listed,) = executions(client, alice, flow_id=flow["id"])
+        one = client.get(f"/api/v1/executions/{listed['id']}", headers=alice.key)
+        assert one.status_code == 200, one.get_json()
+        assert (one.get_json()["status"], one.get_json()["input"]) == ("queued", "not written yet")
+        assert client.get(f"/api/v1/executions/{listed['id']}", headers=bob.key).status_code == 404
+        started = time.monotonic()
+        assert slow.flush(timeout=10)
+        assert time.monotonic() - started < 5  # written at once, not after the writer's interval
+        with engine.connect() as db:
+            stored = db.execute(sa.select(Execution.status).where(Execution.id == listed["id"])).scalar_one()
+        assert stored == "queued" and pending_queued(engine) == []
+    finally:
+        batches._writers.pop(("queued-executions", id(engine)), None)
+        svc.jobs.close()
+        for key in conn.scan_iter(f"*{queue}*"):
+            conn.delete(key)
+
+
 # --- the worker entry point -------------------------------------------------------------------
 if __name__ == "__main__" and sys.argv[1:2] == ["worker"]:
     from core.app import create_app

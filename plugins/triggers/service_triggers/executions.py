@@ -14,7 +14,6 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping
-from types import SimpleNamespace
 from typing import Any
 
 import sqlalchemy as sa
@@ -219,6 +218,22 @@ def _live(
     return found
 
 
+class PendingRow:
+    """A ``queued`` execution this process has not written yet (:func:`service_triggers.recorder.pending_queued`),
+    read as a stored row is: its columns as attributes and as ``_mapping``."""
+
+    __slots__ = ("_mapping",)
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self._mapping = values
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._mapping[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 def read(app: Flask, user_id: str | None, execution_id: str) -> Any:
     """The row ``execution_id`` of ``user_id`` (None: of any user; the caller checks access to its flow)."""
     with tx() as conn:
@@ -230,7 +245,7 @@ def read(app: Flask, user_id: str | None, execution_id: str) -> Any:
         return row
     for pending in pending_queued(appstate.engine(app)):  # queued by this process an instant ago, not stored yet
         if pending["id"] == execution_id and user_id in (None, pending["user_id"]):
-            return SimpleNamespace(_mapping=pending)  # read as a stored row is (``row._mapping``)
+            return PendingRow(pending)
     raise NotFound()
 
 
