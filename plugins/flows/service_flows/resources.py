@@ -19,7 +19,7 @@ from core import db, openapi
 from core.auth import allowed, authenticated, current_actor
 from core.errors import ApiError, ValidationFailed
 from core.requests import body_limit, json_list
-from service_flows import concurrency, examples, governance, listing, schemas, services, transfer
+from service_flows import concurrency, examples, governance, listing, schemas, services, team_lists, transfer
 
 flows_blp = Blueprint("flows", __name__, url_prefix="/api/v1/flows", description="Flows")
 starter_blp = Blueprint(
@@ -211,8 +211,14 @@ def public_flow(flow_id):
 @flows_blp.response(200, schemas.FlowReadSchema)
 @authenticated("user")
 def read_flow(flow_id):
-    """One of the caller's flows, or an example flow; 404 for anything else."""
-    flow = services.readable_flow(db.session(), _user(), flow_id)
+    """One of the caller's flows, an example flow, or a flow shared with them (with their ``shared_role``:
+    viewer, run-only, developer or admin, as the list says; the editor opens it read-only for the first two);
+    404 for anything else."""
+    user_id = _user()
+    flow = services.readable_flow(db.session(), user_id, flow_id)
+    role = team_lists.flow_role(user_id, flow)
+    if role is not None:
+        flow = {**flow, "shared_role": role}
     return flow, 200, governance.mark_headers(flow)
 
 

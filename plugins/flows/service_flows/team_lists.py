@@ -1,5 +1,6 @@
 """Other users' flows and projects shared with the caller (the teams plugin answers ``shared_with``), for the
-lists: each is checked with ``core.auth.can`` and carries the caller's ``shared_role`` (the editor's badge)."""
+lists and the single read: each is checked with ``core.auth.can`` and carries the caller's ``shared_role`` (the
+editor's badge, and its read-only mode for viewers and run-only members)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,27 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from core.auth import shared_ids, shared_role
+from core.contracts import ResourceRef
 from service_flows import listing, services
 from service_flows.models import Flow, Folder
 
-__all__ = ["shared_flows", "shared_folder", "shared_keys", "shared_role"]
+__all__ = ["flow_role", "shared_flows", "shared_folder", "shared_keys", "shared_role"]
 
 
 def shared_keys(user_id: uuid.UUID, kind: str) -> list[uuid.UUID]:
     """Ids of ``kind`` (``flow``, ``project``) shared with the user, as the ``shared_with`` answers say."""
     return [k for k in (services._uuid(i) for i in shared_ids(user_id, kind)) if k is not None]
+
+
+def flow_role(user_id: uuid.UUID, flow: dict[str, Any]) -> str | None:
+    """The caller's ``shared_role`` on a flow they read (``flow_out``'s shape): None for their own flow or an
+    example (no permission hook is asked for the owner), else the role their shares amount to (as the list's)."""
+    owner = flow.get("user_id")
+    if owner is None or str(owner) == str(user_id):
+        return None
+    folder = flow.get("folder_id")
+    ref = ResourceRef("flow", str(flow["id"]), str(owner), str(folder) if folder else None)
+    return shared_role(services.caller(user_id), ref)
 
 
 def shared_flows(s: Session, user_id: uuid.UUID, q: dict[str, Any], order: Any) -> list[dict[str, Any]]:

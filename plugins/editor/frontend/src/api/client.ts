@@ -265,9 +265,14 @@ export const api = {
   sessions: (flowId: string) => request<string[]>("/api/v1/monitor/messages/sessions", { query: { flow_id: flowId } }),
   messages: (flowId: string, sessionId: string) =>
     request<MonitorMessage[]>("/api/v1/monitor/messages", { query: { flow_id: flowId, session_id: sessionId, order_by: "timestamp" } }),
-  renameSession: (oldId: string, newId: string) =>
-    request(`/api/v1/monitor/messages/session/${encodeURIComponent(oldId)}`, { method: "PATCH", query: { new_session_id: newId } }),
-  deleteSession: (id: string) => request(`/api/v1/monitor/messages/session/${encodeURIComponent(id)}`, { method: "DELETE" }),
+  /** Rename a session: the caller's own messages of it, or with ``flowId`` that flow's session only, every user's
+   * messages of it (the flow's owner, or a team member who may edit it: 403 for a viewer or a run-only member). */
+  renameSession: (oldId: string, newId: string, flowId?: string) =>
+    request(`/api/v1/monitor/messages/session/${encodeURIComponent(oldId)}`, { method: "PATCH", query: { new_session_id: newId, flow_id: flowId } }),
+  /** Delete a session: the caller's own messages of it, or with ``flowId`` that flow's session only, every user's
+   * messages of it (the flow's owner, or a team member who may delete in it: 403 for a viewer or a run-only member). */
+  deleteSession: (id: string, flowId?: string) =>
+    request(`/api/v1/monitor/messages/session/${encodeURIComponent(id)}`, { method: "DELETE", query: { flow_id: flowId } }),
 
   // MCP: a project's server, and the user's MCP servers for the MCP Tools component
   mcpProjectTools: (projectId: string) =>

@@ -22,6 +22,9 @@ interface Props {
   archive: ChatMessage[];
   /** text put in the input box when the Playground opens (an execution's input, from the Automation dialog) */
   initialInput?: string;
+  /** the caller owns the flow or edits it through a team (developer, admin): a session renamed or deleted here is
+   * the flow's session of every user (``flow_id`` sent); a viewer or a run-only member works on their own messages */
+  manageFlowSessions?: boolean;
 }
 
 function fromMonitor(m: MonitorMessage): ChatMessage {
@@ -126,7 +129,8 @@ function ApprovalCard({ pending, onDecide }: { pending: PendingApproval; onDecid
   );
 }
 
-export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archive, onDecide, initialInput }: Props) {
+export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archive, onDecide, initialInput, manageFlowSessions = true }: Props) {
+  const scope = manageFlowSessions ? flowId : undefined;
   const build = useBuildState();
   const [sessions, setSessions] = useState<string[]>([]);
   const [session, setSession] = useState(flowId);
@@ -365,7 +369,7 @@ export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archi
           onClose={() => setRenaming(null)}
           onSubmit={async (name) => {
             try {
-              if (sessions.includes(renaming)) await api.renameSession(renaming, name);
+              if (sessions.includes(renaming)) await api.renameSession(renaming, name, scope);
               if (session === renaming) setSession(name);
               setRenaming(null);
               await loadSessions();
@@ -382,7 +386,7 @@ export function Playground({ flowId, hasChatInput, onRun, onStop, onClose, archi
           onClose={() => setDeleting(null)}
           onConfirm={async () => {
             try {
-              if (sessions.includes(deleting)) await api.deleteSession(deleting);
+              if (sessions.includes(deleting)) await api.deleteSession(deleting, scope);
               setDeleting(null);
               if (session === deleting) setSession(flowId);
               setHistory([]);

@@ -78,6 +78,19 @@ import { useBuild } from "../editor/useBuild";
 
 const nodeTypes = { genericNode: GenericNode, noteNode: NoteNode };
 
+/** The roles of a flow shared through a team that open it read-only (they may not change it: 403). */
+const READ_ONLY_ROLES = new Set(["viewer", "run-only"]);
+
+/** The caller's role on a flow shared with them (``shared_role`` of the flow's read), null for their own. */
+function sharedRole(flow: FlowRecord): string | null {
+  return typeof flow.shared_role === "string" && flow.shared_role ? flow.shared_role : null;
+}
+
+/** What a read-only member is told (the banner, and when they try an edit). */
+function roleNotice(role: string | null): string {
+  return `Shared with you as ${role}: you can ${role === "viewer" ? "view" : "run"} this flow but not change it.`;
+}
+
 type Snapshot = { nodes: FlowNode[]; edges: FlowEdge[] };
 type SaveState = "saved" | "dirty" | "saving" | "error";
 
@@ -173,17 +186,25 @@ function EditorInner({
   const rf = useReactFlow();
   const flowId = initial.id;
   const [flow, setFlow] = useState(initial);
+  // a flow shared with the caller through a team: their role (the server's ``shared_role``); a viewer or a
+  // run-only member opens it read-only, as a locked flow (no edits, no saves, no drafts)
+  const role = sharedRole(initial);
+  const readOnly = READ_ONLY_ROLES.has(role ?? "");
+  const readOnlyRef = useRef(readOnly);
+  readOnlyRef.current = readOnly;
   const lockedRef = useRef(false);
-  lockedRef.current = Boolean(flow.locked);
+  lockedRef.current = Boolean(flow.locked) || readOnly;
   const refuseLocked = useCallback(() => {
-    if (lockedRef.current) notify("info", "This flow is locked: unlock it in Settings to edit it.");
+    if (readOnlyRef.current) notify("info", roleNotice(role));
+    else if (lockedRef.current) notify("info", "This flow is locked: unlock it in Settings to edit it.");
     return lockedRef.current;
-  }, []);
+  }, [role]);
 
   const start = useMemo(() => {
     const draft = readDraft(flowId);
     const serverTs = initial.updated_at ? Date.parse(initial.updated_at) : 0;
-    const restored = !!draft && draft.ts > serverTs;
+    // a read-only caller never takes a draft up (nothing of it could be saved)
+    const restored = !readOnly && !!draft && draft.ts > serverTs;
     if (draft && !restored) clearDraft(flowId);
     const loaded = fromFlowData(restored && draft ? draft.data : initial.data);
     // notes saved without a size (starters, other editors) get a readable one
@@ -191,7 +212,7 @@ function EditorInner({
     const nodes = fillMissingOutputs(sized, (key) => lookupCatalog(catalog, key)).nodes;
     return { ...loaded, nodes, edges: syncEdgeHandles(nodes, loaded.edges), restored };
     // the catalog only seeds the first state; a later catalog (bundle reload) goes through the effect below
-  }, [flowId, initial]);
+  }, [flowId, initial, readOnly]);
 
   const [nodes, setNodes] = useState<FlowNode[]>(start.nodes);
   const [edges, setEdges] = useState<FlowEdge[]>(start.edges);
@@ -623,6 +644,7 @@ function EditorInner({
   versionRef.current = version;
 
   const save = useCallback(async () => {
+    if (readOnlyRef.current) return; // the server would refuse it (403): nothing is sent
     if (savingRef.current) await savingRef.current;
     const v = versionRef.current;
     if (v === savedVersion.current) return;
@@ -672,6 +694,7 @@ function EditorInner({
   // keep a local draft of unsaved changes (survives a reload or a crash)
   useEffect(() => {
     if (saveState !== "dirty" && saveState !== "error") return;
+    if (readOnlyRef.current) return;
     const t = setTimeout(() => {
       if (!discardingRef.current) writeDraft(flowId, currentData());
     }, 250);
@@ -682,14 +705,14 @@ function EditorInner({
   const autoSaving = session.config.auto_saving !== false;
   const interval = Math.max(300, Number(session.config.auto_saving_interval ?? 1000));
   useEffect(() => {
-    if (!autoSaving || saveState !== "dirty") return;
+    if (!autoSaving || saveState !== "dirty" || readOnlyRef.current) return;
     const t = setTimeout(() => void save(), interval);
     return () => clearTimeout(t);
   }, [version, saveState, autoSaving, interval, save]);
 
   useEffect(() => {
     const onBeforeUnload = (e: BeforeUnloadEvent) => {
-      if (discardingRef.current || versionRef.current === savedVersion.current) return;
+      if (discardingRef.current || readOnlyRef.current || versionRef.current === savedVersion.current) return;
       writeDraft(flowId, currentData());
       e.preventDefault();
       e.returnValue = "";
@@ -701,7 +724,7 @@ function EditorInner({
   // leaving the page inside the app: save what is pending
   useEffect(
     () => () => {
-      if (!discardingRef.current && versionRef.current !== savedVersion.current) {
+      if (!discardingRef.current && !readOnlyRef.current && versionRef.current !== savedVersion.current) {
         writeDraft(flowId, toFlowData(nodesRef.current, edgesRef.current));
         void api.updateFlow(flowId, { data: toFlowData(nodesRef.current, edgesRef.current) }, tokenRef.current).then(() => clearDraft(flowId), () => undefined);
       }
@@ -825,8 +848,16 @@ function EditorInner({
   const hasWebhook = useMemo(() => nodes.some((n) => n.data?.type === "Webhook"), [nodes]);
   const tweaks = useMemo(() => (showApi ? defaultTweaks(nodes) : {}), [showApi, nodes]);
 
-  const locked = Boolean(flow.locked);
-  const statusText = saveState === "saved" ? "Saved" : saveState === "saving" ? "Saving…" : saveState === "error" ? "Not saved" : "Unsaved changes";
+  const locked = Boolean(flow.locked) || readOnly;
+  const statusText = readOnly
+    ? "Read only"
+    : saveState === "saved"
+      ? "Saved"
+      : saveState === "saving"
+        ? "Saving…"
+        : saveState === "error"
+          ? "Not saved"
+          : "Unsaved changes";
 
   return (
     <EditorContext.Provider value={actions}>
@@ -838,16 +869,21 @@ function EditorInner({
             <nav className="crumbs" aria-label="Breadcrumb">
               <Link to={flow.folder_id ? `/projects/${flow.folder_id}` : "/"}>Flows</Link>
               <span aria-hidden>/</span>
-              <button className="flow-name" onClick={() => setRenaming(true)} title={`${flow.name}: click to rename`} aria-label={`Flow ${flow.name}, rename`} data-testid="flow-name">
+              <button className="flow-name" onClick={() => (readOnly ? notify("info", roleNotice(role)) : setRenaming(true))} title={readOnly ? flow.name : `${flow.name}: click to rename`} aria-label={readOnly ? `Flow ${flow.name}` : `Flow ${flow.name}, rename`} data-testid="flow-name">
                 {flow.name}
               </button>
             </nav>
+            {role && (
+              <span className="badge" data-testid="role-badge" title={`Shared with you: your role on this flow is ${role}`}>
+                {role}
+              </span>
+            )}
             {published && (
               <span className="badge badge-published" data-testid="published-badge" title="API callers run this version; the editor runs the draft">
                 Published {published}
               </span>
             )}
-            <span className={`save-state save-${saveState}`} role="status" data-testid="save-state" title={`${statusText}: ${autoSaving ? "changes save automatically" : "press Ctrl+S to save"}`}>
+            <span className={`save-state save-${saveState}`} role="status" data-testid="save-state" title={readOnly ? roleNotice(role) : `${statusText}: ${autoSaving ? "changes save automatically" : "press Ctrl+S to save"}`}>
               <span className="save-text">{statusText}</span>
             </span>
             <div className="toolbar" role="toolbar" aria-label="Editor">
@@ -857,7 +893,7 @@ function EditorInner({
               <button className="btn btn-ghost" onClick={redo} disabled={!historyFlags.redo} title="Redo (Ctrl+Shift+Z)">
                 Redo
               </button>
-              <button className="btn" onClick={() => void save()} disabled={saveState === "saved" || saveState === "saving"} title="Save (Ctrl+S)">
+              <button className="btn" onClick={() => void save()} disabled={readOnly || saveState === "saved" || saveState === "saving"} title="Save (Ctrl+S)">
                 Save
               </button>
               <button className="btn" onClick={() => setShowSettings(true)} title="Flow type, A2A publishing and the agent card">
@@ -904,10 +940,16 @@ function EditorInner({
               </button>
             </div>
           )}
-          {locked && (
-            <div className="banner banner-info" role="status" data-testid="locked-banner">
-              This flow is locked: unlock it in Settings to edit it. It still runs.
+          {readOnly ? (
+            <div className="banner banner-info" role="status" data-testid="role-banner">
+              {roleNotice(role)}
             </div>
+          ) : (
+            locked && (
+              <div className="banner banner-info" role="status" data-testid="locked-banner">
+                This flow is locked: unlock it in Settings to edit it. It still runs.
+              </div>
+            )
           )}
           {needsProvider && (
             <div className="banner banner-info" role="status" data-testid="provider-cta">
@@ -997,6 +1039,7 @@ function EditorInner({
                 key={playgroundSeed.n}
                 initialInput={playgroundSeed.text}
                 flowId={flowId}
+                manageFlowSessions={!readOnly}
                 hasChatInput={hasChatInput}
                 archive={archive}
                 onRun={(input, s, files) => runBuild({ input, session: s, files })}
