@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 SETUP_FILES := setup.cfg constraints.txt $(wildcard plugins/*/setup.cfg) $(wildcard bundles/*/setup.cfg)
 PG_TEST_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
-PYTEST := $(BIN)/python -m pytest -n 2 -p no:cacheprovider
+PYTEST := $(BIN)/python -m pytest -n 2 -p no:cacheprovider --durations=30
 # setuptools warns on every editable install of a package that sits at its project's root (our layout,
 # on purpose); the warning is advice, not an error, and it printed about 300 lines per install.
 PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip --disable-pip-version-check
