@@ -300,6 +300,15 @@ def test_editor_dialogs_fit_and_close(page, server, button, dialog):
     close.tap()
     expect(box).to_be_hidden()
     assert_fits_width(page, f"the editor after the {button} dialog")
+    if button == "Settings":  # a toast stays clear of the toolbar
+        opener.tap()
+        box.get_by_role("button", name="Save").tap()
+        toast = page.get_by_role("status").filter(has_text="Flow settings saved")
+        expect(toast).to_be_visible()
+        assert_inside_screen(toast, "the toast")
+        page.get_by_role("toolbar", name="Editor").evaluate("el => { el.scrollLeft = 0; }")  # swiped back
+        for name in ("Run", "Playground"):
+            assert_tappable(toolbar_button(page, name), f"the toolbar's {name} under a toast")
 
 
 def centre(locator) -> tuple[float, float]:
