@@ -126,12 +126,12 @@ _WIDER_THAN_SCREEN = """(width) => {
 }"""
 
 
-def assert_fits_width(page, where: str) -> None:
+def assert_fits_width(page, where: str, width: int = WIDTH) -> None:
     """Nothing scrolls sideways: a wider page makes a mobile browser lay it out wider and zoom out."""
     page.wait_for_load_state("networkidle")
     sizes = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    offenders = page.evaluate(_WIDER_THAN_SCREEN, WIDTH)
-    assert sizes == [WIDTH, WIDTH] and not offenders, f"{where}: scrollWidth/innerWidth {sizes}, {offenders}"
+    offenders = page.evaluate(_WIDER_THAN_SCREEN, width)
+    assert sizes == [width, width] and not offenders, f"{where}: scrollWidth/innerWidth {sizes}, {offenders}"
 
 
 def assert_tappable(locator, what: str) -> None:
@@ -408,3 +408,22 @@ def test_other_pages_fit(page, path):
     expect(page.get_by_role("main").or_(page.locator(".page-main, .admin-page")).first).to_be_visible()
     assert_fits_width(page, path)
     assert_tappable(page.get_by_role("link", name="Flow Builder home"), f"the home link on {path}")
+
+
+def test_a_small_phone(page, server):
+    """360 px wide (a small Android phone): the same pages still fit."""
+    flow_id = empty_flow(page, server, "Small phone")
+    page.set_viewport_size({"width": 360, "height": 740})
+    for path in (
+        "/",
+        "/settings/model-providers",
+        "/files",
+        "/knowledge",
+        "/teams",
+        "/usage",
+        "/admin",
+        f"/flow/{flow_id}",
+    ):
+        page.goto(path)
+        expect(page.get_by_role("link", name="Flow Builder home")).to_be_visible()
+        assert_fits_width(page, f"{path} at 360 px", width=360)
