@@ -4,6 +4,7 @@ import { App } from "./App";
 import { applyTheme, storedTheme } from "./lib/theme";
 import "./styles.css";
 import "./pages.css";
+import "./phone.css";
 
 applyTheme(storedTheme());
 

@@ -19,6 +19,12 @@ const CATEGORY_NAMES: Record<string, string> = {
   agents: "Agents",
 };
 
+/** On a phone the list opens under the search box while focus is in it (phone.css): adding a component or a
+ * note folds it again, so the new node is in sight. */
+function foldOnPhone(el: HTMLElement) {
+  if (window.matchMedia("(max-width: 640px)").matches) el.blur();
+}
+
 export function categoryLabel(c: string): string {
   return CATEGORY_NAMES[c] ?? c.replace(/_/g, " ").replace(/\b\w/g, (m) => m.toUpperCase());
 }
@@ -75,7 +81,10 @@ export const ComponentSidebar = memo(function ComponentSidebar(props: {
                   e.dataTransfer.setData(DRAG_MIME, key);
                   e.dataTransfer.effectAllowed = "move";
                 }}
-                onClick={() => props.onAdd(key, n)}
+                onClick={(e) => {
+                  props.onAdd(key, n);
+                  foldOnPhone(e.currentTarget);
+                }}
               >
                 <span className="ci-name">{n.display_name || key}</span>
                 {n.legacy ? <span className="tag">legacy</span> : null}
@@ -103,7 +112,14 @@ export const ComponentSidebar = memo(function ComponentSidebar(props: {
           );
         })}
         <div className="pad">
-          <button type="button" className="btn btn-small" onClick={props.onAddNote}>
+          <button
+            type="button"
+            className="btn btn-small"
+            onClick={(e) => {
+              props.onAddNote();
+              foldOnPhone(e.currentTarget);
+            }}
+          >
             + Add note
           </button>
         </div>
