@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 
 
@@ -32,11 +36,12 @@ def browser(_playwright_installed):
         b.close()
 
 
-@pytest.fixture
-def page(browser, server, request):
+@contextlib.contextmanager
+def watched_page(context, request) -> Iterator[Any]:
+    """A new page of ``context`` for the test ``request`` names: the test fails on an uncaught page error or a
+    Content Security Policy refusal, and a failed test leaves a screenshot in the artifacts."""
     from tests.editor.test_e2e import ARTIFACTS
 
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server)
     pg = context.new_page()
     pg.set_default_timeout(15_000)
     problems: list[str] = []
@@ -47,8 +52,36 @@ def page(browser, server, request):
     if report is not None and report.failed:
         ARTIFACTS.mkdir(exist_ok=True)
         pg.screenshot(path=str(ARTIFACTS / f"e2e-FAILED-{request.node.name}.png"))
-    context.close()
+    pg.close()
     assert not problems, problems
+
+
+def signed_in_context(browser, server: str, *, tap: bool = False, **options: Any) -> Any:
+    """A browser context (``options``: its viewport or device) signed in as the admin through the sign-in form
+    (``tap``: with a finger, on a touch device); the caller closes it."""
+    from playwright.sync_api import expect
+
+    from tests.editor.test_e2e import ADMIN, PASSWORD
+
+    ctx = browser.new_context(base_url=server, **options)
+    pg = ctx.new_page()
+    pg.set_default_timeout(15_000)
+    pg.goto("/")
+    pg.get_by_label("Username").fill(ADMIN)
+    pg.get_by_label("Password").fill(PASSWORD)
+    button = pg.get_by_role("button", name="Sign in")
+    button.tap() if tap else button.click()
+    expect(pg.get_by_role("button", name="New flow")).to_be_visible(timeout=15_000)  # slow on a loaded machine
+    pg.close()
+    return ctx
+
+
+@pytest.fixture
+def page(browser, server, request):
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server)
+    with watched_page(context, request) as pg:
+        yield pg
+    context.close()
 
 
 @pytest.fixture(scope="module")

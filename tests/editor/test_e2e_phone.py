@@ -18,6 +18,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.editor import test_e2e
+from tests.editor.conftest import signed_in_context, watched_page
 from tests.editor.test_e2e import ADMIN, ARTIFACTS, PASSWORD, api, cookie_header, running_service, shot
 from tests.openai_server import OpenAIServer
 
@@ -84,30 +85,15 @@ def phone_page(browser, server):
 @pytest.fixture(scope="module")
 def signed_in(browser, server):
     """One signed-in phone context for the module."""
-    ctx, pg = phone_page(browser, server)
-    pg.goto("/")
-    pg.get_by_label("Username").fill(ADMIN)
-    pg.get_by_label("Password").fill(PASSWORD)
-    pg.get_by_role("button", name="Sign in").tap()
-    expect(pg.get_by_role("button", name="New flow")).to_be_visible(timeout=15_000)  # slow on a loaded machine
-    pg.close()
+    ctx = signed_in_context(browser, server, tap=True, **PIXEL_7)
     yield ctx
     ctx.close()
 
 
 @pytest.fixture
 def page(signed_in, request):
-    pg = signed_in.new_page()
-    pg.set_default_timeout(15_000)
-    problems: list[str] = []
-    pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    yield pg
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:
-        ARTIFACTS.mkdir(exist_ok=True)
-        pg.screenshot(path=str(ARTIFACTS / f"e2e-FAILED-{request.node.name}.png"))
-    pg.close()
-    assert not problems, problems
+    with watched_page(signed_in, request) as pg:
+        yield pg
 
 
 # --- what "fits a phone" means ---------------------------------------------------------------------------------

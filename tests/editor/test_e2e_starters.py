@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.editor import test_e2e
+from tests.editor.conftest import signed_in_context, watched_page
 from tests.editor.test_e2e import ADMIN, ARTIFACTS, PASSWORD, api, running_service, shot
 from tests.editor.test_e2e_mcp import sdk_server  # noqa: F401 - fixture (the MCP SDK example server)
 from tests.openai_server import OpenAIServer
@@ -111,32 +112,15 @@ def auth(server, llm):
 @pytest.fixture(scope="module")
 def context(browser, server, auth):
     """One signed-in browser context for the module."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server)
-    pg = ctx.new_page()
-    pg.set_default_timeout(15_000)
-    pg.goto("/")
-    pg.get_by_label("Username").fill(ADMIN)
-    pg.get_by_label("Password").fill(PASSWORD)
-    pg.get_by_role("button", name="Sign in").click()
-    expect(pg.get_by_role("button", name="New flow")).to_be_visible(timeout=15_000)  # slow on a loaded machine
-    pg.close()
+    ctx = signed_in_context(browser, server, viewport={"width": 1280, "height": 800})
     yield ctx
     ctx.close()
 
 
 @pytest.fixture
 def page(context, request):
-    pg = context.new_page()
-    pg.set_default_timeout(15_000)
-    problems: list[str] = []
-    pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    yield pg
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:
-        ARTIFACTS.mkdir(exist_ok=True)
-        pg.screenshot(path=str(ARTIFACTS / f"e2e-FAILED-{request.node.name}.png"))
-    pg.close()
-    assert not problems, problems
+    with watched_page(context, request) as pg:
+        yield pg
 
 
 def starter_names() -> dict[str, str]:
