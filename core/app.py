@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -46,9 +47,47 @@ class ErrorSchema(Schema):
 
 
 class Api(flask_smorest.Api):
-    """flask-smorest's Api with the spec's error bodies instead of its own."""
+    """flask-smorest's Api with the spec's error bodies instead of its own, and each blueprint's part of the
+    OpenAPI document written when the document is first read (``/openapi.json``, the docs pages) instead of
+    as the app is made: documenting every route took about a third of ``create_app`` (0.2-0.3 s with every
+    plugin; bench/NOTES.md), paid by every start-up and every test's app while few ever read the document."""
 
     ERROR_SCHEMA = ErrorSchema
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._undocumented: list[tuple[Any, str, Any]] = []  # (blueprint, name, parameters), in order
+        self._documenting = threading.RLock()  # other threads wait for the whole document
+        self._in_progress = False  # this thread documents now (flask-smorest's callbacks read ``spec`` too)
+        super().__init__(*args, **kwargs)
+
+    @property  # type: ignore[override]
+    def spec(self) -> Any:
+        """The OpenAPI document, with the blueprints registered so far documented in it."""
+        if self._undocumented:
+            with self._documenting:
+                if not self._in_progress:
+                    self._in_progress = True
+                    try:
+                        while self._undocumented:
+                            blueprint, name, parameters = self._undocumented[0]
+                            spec = self._spec
+                            blueprint.register_views_in_doc(self, self._app, spec, name=name, parameters=parameters)
+                            self._spec.tag({"name": name, "description": blueprint.description})
+                            del self._undocumented[0]
+                    finally:
+                        self._in_progress = False
+        return self._spec
+
+    @spec.setter
+    def spec(self, value: Any) -> None:
+        self._spec = value
+
+    def register_blueprint(self, blp: Any, *, parameters: Any = None, **options: Any) -> None:
+        """flask-smorest's registration, its documentation left for the first read of the document."""
+        name = options.get("name", blp.name)
+        self._app.extensions["flask-smorest"]["blp_name_to_api"][name] = self
+        self._app.register_blueprint(blp, **options)
+        self._undocumented.append((blp, name, parameters))
 
     def _register_error_handlers(self) -> None:  # errors.init_app installs ours
         pass
