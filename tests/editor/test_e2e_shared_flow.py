@@ -102,6 +102,14 @@ def test_a_run_only_member_runs_a_shared_flow_read_only(browser, server):  # noq
     rosa.get_by_test_id("flow-name").click()  # no rename dialog: the role's notice instead
     expect(rosa.get_by_role("dialog", name="Rename flow")).to_have_count(0)
     expect(rosa.locator(".toast").filter(has_text=BANNER)).to_be_visible()
+    # the flow's settings can be read, not changed: the role's notice, every field and Save disabled
+    rosa.get_by_role("button", name="Settings", exact=True).click()
+    settings = rosa.get_by_test_id("flow-settings")
+    expect(settings.get_by_test_id("modal-read-only")).to_contain_text(BANNER)
+    expect(settings.get_by_label("Description")).to_be_disabled()
+    expect(settings.get_by_role("button", name="Save", exact=True)).to_be_disabled()
+    settings.get_by_role("button", name="Close").click()
+    expect(settings).to_have_count(0)
 
     # the Playground runs it (run-only may run), and renames the member's own session without flow_id
     _run_in_playground(rosa, "hello from rosa")
@@ -134,6 +142,10 @@ def test_a_run_only_member_runs_a_shared_flow_read_only(browser, server):  # noq
     expect(page.get_by_test_id("node-ChatInput")).to_be_visible()
     expect(page.get_by_test_id("role-badge")).to_have_count(0)
     expect(page.get_by_test_id("role-banner")).to_have_count(0)
+    page.get_by_role("button", name="Settings", exact=True).click()  # the owner's settings: editable
+    expect(page.get_by_test_id("flow-settings").get_by_label("Description")).to_be_enabled()
+    expect(page.get_by_test_id("modal-read-only")).to_have_count(0)
+    page.get_by_test_id("flow-settings").get_by_role("button", name="Close").click()
     _run_in_playground(page, "hello from the owner")
     playground = page.get_by_test_id("playground")
     playground.get_by_role("button", name=f"Rename session {flow_id}").click()

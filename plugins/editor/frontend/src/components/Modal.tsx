@@ -7,6 +7,9 @@ interface Props {
   footer?: ReactNode;
   wide?: boolean;
   testId?: string;
+  /** why the caller may only look (e.g. their role on a shared flow): said above the body, whose controls are
+   * disabled (a disabled fieldset); closing stays possible */
+  readOnly?: string;
 }
 
 const FOCUSABLE = 'a[href], button:not(:disabled), input:not(:disabled):not([type="hidden"]), select:not(:disabled), textarea:not(:disabled), [tabindex]:not([tabindex="-1"])';
@@ -15,7 +18,7 @@ const FOCUSABLE = 'a[href], button:not(:disabled), input:not(:disabled):not([typ
  * A dialog: focus moves in and stays in (Tab and Shift+Tab cycle through it, focus that escaped comes back on
  * the next Tab), Escape closes the topmost dialog wherever focus is, and focus returns on close.
  */
-export function Modal({ title, onClose, children, footer, wide, testId }: Props) {
+export function Modal({ title, onClose, children, footer, wide, testId, readOnly }: Props) {
   const ref = useRef<HTMLDivElement>(null);
   const closeRef = useRef(onClose);
   closeRef.current = onClose;
@@ -76,7 +79,20 @@ export function Modal({ title, onClose, children, footer, wide, testId }: Props)
             ×
           </button>
         </header>
-        <div className="modal-body">{children}</div>
+        <div className="modal-body">
+          {readOnly ? (
+            <>
+              <p className="banner banner-info" role="status" data-testid="modal-read-only">
+                {readOnly}
+              </p>
+              <fieldset disabled className="modal-fieldset">
+                {children}
+              </fieldset>
+            </>
+          ) : (
+            children
+          )}
+        </div>
         {footer && <footer className="modal-footer">{footer}</footer>}
       </div>
     </div>

@@ -38,7 +38,13 @@ function errorsOf(e: unknown): FieldError[] {
   return [{ loc: [], msg: (e as Error).message }];
 }
 
-export function FlowSettingsDialog(props: { flow: FlowRecord; onSaved: (flow: FlowRecord) => void; onClose: () => void }) {
+export function FlowSettingsDialog(props: {
+  flow: FlowRecord;
+  onSaved: (flow: FlowRecord) => void;
+  onClose: () => void;
+  /** the caller may not change the flow (a viewer or run-only member): why, shown; every field disabled */
+  readOnly?: string;
+}) {
   const { flow } = props;
   const [description, setDescription] = useState(flow.description ?? "");
   const [endpoint, setEndpoint] = useState(flow.endpoint_name ?? "");
@@ -117,12 +123,13 @@ export function FlowSettingsDialog(props: { flow: FlowRecord; onSaved: (flow: Fl
       onClose={props.onClose}
       wide
       testId="flow-settings"
+      readOnly={props.readOnly}
       footer={
         <>
           <button className="btn" onClick={props.onClose}>
             Cancel
           </button>
-          <button className="btn btn-primary" disabled={busy || localError !== null || errors.length > 0} onClick={() => void save()}>
+          <button className="btn btn-primary" disabled={Boolean(props.readOnly) || busy || localError !== null || errors.length > 0} onClick={() => void save()}>
             Save
           </button>
         </>

@@ -1064,6 +1064,7 @@ function EditorInner({
         {showSettings && (
           <FlowSettingsDialog
             flow={flow}
+            readOnly={readOnly ? roleNotice(role) : undefined}
             onSaved={(updated) =>
               setFlow((f) => ({
                 ...f,
