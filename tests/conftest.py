@@ -77,6 +77,23 @@ def _finish(client: Any, token: str) -> Caller:
     return Caller(me["id"], me["username"], token, key)
 
 
+@pytest.fixture(autouse=True)
+def _cheap_password_hashing(monkeypatch):
+    """Argon2 with minimal cost in the apps built in process: the tests check behaviour, not the work factor
+    (``tests/accounts/test_users.py`` checks the production hasher, which this returns). A user made, a
+    sign-in and the superuser's start-up each hashed at about 20-45 ms before; servers started as processes
+    (``service run``) keep the production cost."""
+    from argon2 import PasswordHasher
+
+    try:
+        from service_accounts import security
+    except ImportError:  # an install without the accounts plugin
+        return None
+    original = security._hasher
+    monkeypatch.setattr(security, "_hasher", PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+    return original
+
+
 @pytest.fixture
 def app(make_app):
     """An app with every installed plugin, auto-login on (the default)."""

@@ -16,14 +16,3 @@ def strict_app(make_app):
 @pytest.fixture
 def strict_client(strict_app):
     return strict_app.test_client()
-
-
-@pytest.fixture(autouse=True)
-def _cheap_password_hashing(monkeypatch):
-    """Argon2 with minimal cost: the tests check behaviour, not the work factor (one test checks that)."""
-    from argon2 import PasswordHasher
-    from service_accounts import security
-
-    original = security._hasher
-    monkeypatch.setattr(security, "_hasher", PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
-    return original
