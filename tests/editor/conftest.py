@@ -76,6 +76,34 @@ def signed_in_context(browser, server: str, *, tap: bool = False, **options: Any
     return ctx
 
 
+def provider_for_admin(base: str, llm_url: str, key: str) -> dict[str, str]:
+    """Sign the admin in on the served ``base`` and point their OpenAI Compatible provider (its two global
+    variables) at the local test server ``llm_url`` with ``key``; the admin's bearer header."""
+    import json
+    import urllib.request
+
+    from tests.editor.test_e2e import ADMIN, PASSWORD, api
+
+    req = urllib.request.Request(  # noqa: S310 - local server
+        base + "/api/v1/login", data=f"username={ADMIN}&password={PASSWORD}".encode(), method="POST"
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:  # noqa: S310 - local server
+        headers = {"Authorization": f"Bearer {json.loads(r.read())['access_token']}"}
+    for name, value, kind in (
+        ("OPENAI_COMPATIBLE_BASE_URL", llm_url, "Generic"),
+        ("OPENAI_COMPATIBLE_API_KEY", key, "Credential"),
+    ):
+        status, body = api(
+            base,
+            "POST",
+            "/api/v1/variables/",
+            body={"name": name, "value": value, "type": kind, "default_fields": []},
+            headers=headers,
+        )
+        assert status == 201, body
+    return headers
+
+
 @pytest.fixture
 def page(browser, server, request):
     context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server)

@@ -10,15 +10,13 @@ set. Screenshots land in ``test-artifacts/`` (git-ignored) as ``e2e-phone-*.png`
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.editor import test_e2e
-from tests.editor.conftest import signed_in_context, watched_page
+from tests.editor.conftest import provider_for_admin, signed_in_context, watched_page
 from tests.editor.test_e2e import ADMIN, ARTIFACTS, PASSWORD, api, cookie_header, running_service, shot
 from tests.openai_server import OpenAIServer
 
@@ -53,23 +51,7 @@ def server(tmp_path_factory, llm):
     """``service run`` with auto-login off; the admin's OpenAI Compatible provider points at ``llm``."""
     config = tmp_path_factory.mktemp("e2e-phone")
     with running_service(config, drop=("SERVICE_", "OPENAI_"), SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1") as base:
-        req = urllib.request.Request(  # noqa: S310 - local server
-            base + "/api/v1/login", data=f"username={ADMIN}&password={PASSWORD}".encode(), method="POST"
-        )
-        with urllib.request.urlopen(req, timeout=30) as r:  # noqa: S310 - local server
-            headers = {"Authorization": f"Bearer {json.loads(r.read())['access_token']}"}
-        for name, value, kind in (
-            ("OPENAI_COMPATIBLE_BASE_URL", llm.url, "Generic"),
-            ("OPENAI_COMPATIBLE_API_KEY", KEY, "Credential"),
-        ):
-            status, body = api(
-                base,
-                "POST",
-                "/api/v1/variables/",
-                body={"name": name, "value": value, "type": kind, "default_fields": []},
-                headers=headers,
-            )
-            assert status == 201, body
+        provider_for_admin(base, llm.url, KEY)
         yield base
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "e2e-phone-server.log").write_bytes((config / "server.log").read_bytes())

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from tests.editor import test_e2e
-from tests.editor.conftest import signed_in_context, watched_page
-from tests.editor.test_e2e import ADMIN, ARTIFACTS, PASSWORD, api, running_service, shot
+from tests.editor.conftest import provider_for_admin, signed_in_context, watched_page
+from tests.editor.test_e2e import ARTIFACTS, api, running_service, shot
 from tests.editor.test_e2e_mcp import sdk_server  # noqa: F401 - fixture (the MCP SDK example server)
 from tests.openai_server import OpenAIServer
 
@@ -89,24 +89,7 @@ def server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def auth(server, llm):
     """The admin's bearer header; the admin's global variables point the OpenAI Compatible provider at ``llm``."""
-    req = urllib.request.Request(  # noqa: S310 - local server
-        server + "/api/v1/login", data=f"username={ADMIN}&password={PASSWORD}".encode(), method="POST"
-    )
-    with urllib.request.urlopen(req, timeout=30) as r:  # noqa: S310 - local server
-        headers = {"Authorization": f"Bearer {json.loads(r.read())['access_token']}"}
-    for name, value, kind in (
-        ("OPENAI_COMPATIBLE_BASE_URL", llm.url, "Generic"),
-        ("OPENAI_COMPATIBLE_API_KEY", LLM_KEY, "Credential"),
-    ):
-        status, body = api(
-            server,
-            "POST",
-            "/api/v1/variables/",
-            body={"name": name, "value": value, "type": kind, "default_fields": []},
-            headers=headers,
-        )
-        assert status == 201, body
-    return headers
+    return provider_for_admin(server, llm.url, LLM_KEY)
 
 
 @pytest.fixture(scope="module")
