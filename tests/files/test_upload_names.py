@@ -119,7 +119,7 @@ def test_concurrent_uploads_of_one_name_all_succeed(client, alice, app, frozen):
 
 
 def test_concurrent_appends_to_a_new_name_make_one_file(client, alice, app):
-    count = 4
+    count = 8
     results = _at_once(app, alice, count, lambda c, i: upload(c, alice, b"x", "log.txt", "?append=true"))
     assert all(r.status_code == 201 for r in results), [r.get_json() for r in results]
     assert len({r.get_json()["id"] for r in results}) == 1

@@ -151,7 +151,9 @@ def store_upload(
     folder, _, filename = wanted.rpartition("/")
     lost: set[str] = set()
     for _attempt in range(NAME_ATTEMPTS):
-        existing = s.scalar(_mine(user_id).where(StoredFile.path == wanted)) if append else None
+        # locked until this request commits: concurrent appends to one file take turns, so each stores the
+        # size its own append left (unlocked, an earlier append's size could be written last: a lost update)
+        existing = s.scalar(_mine(user_id).where(StoredFile.path == wanted).with_for_update()) if append else None
         if existing is not None:
             existing.size = storage.commit(upload.token, existing.storage_key, append=True)
             existing.updated_at = utcnow()
@@ -323,7 +325,7 @@ def write_for_user(
     path = f"{user_id}/{name}"
     content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
     for _attempt in range(2):  # the second time, the file a concurrent write just created is found
-        existing = s.scalar(_mine(user_id).where(StoredFile.path == path))
+        existing = s.scalar(_mine(user_id).where(StoredFile.path == path).with_for_update())  # as store_upload
         if existing is not None:
             existing.size = storage.commit(token, existing.storage_key, append=append)
             existing.updated_at = utcnow()
