@@ -72,7 +72,7 @@ class Api(flask_smorest.Api):
                             blueprint, name, parameters = self._undocumented[0]
                             spec = self._spec
                             blueprint.register_views_in_doc(self, self._app, spec, name=name, parameters=parameters)
-                            self._spec.tag({"name": name, "description": blueprint.description})
+                            spec.tag({"name": name, "description": blueprint.description})
                             del self._undocumented[0]
                     finally:
                         self._in_progress = False

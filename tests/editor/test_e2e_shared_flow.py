@@ -35,6 +35,18 @@ def _run_in_playground(page, text: str) -> None:
         expect(page.get_by_test_id("msg-ai").last).to_contain_text(text, timeout=30_000)
 
 
+def _rename_default_session(page, flow_id: str, name: str) -> None:
+    """Rename the flow's default session in the open Playground to ``name``: the PATCH answered 200 and the
+    session list shows the new name."""
+    playground = page.get_by_test_id("playground")
+    playground.get_by_role("button", name=f"Rename session {flow_id}").click()
+    page.get_by_label("Session name").fill(name)
+    with page.expect_response(lambda r: r.request.method == "PATCH" and "/monitor/messages/session/" in r.url) as got:
+        page.get_by_label("Session name").press("Enter")
+    assert got.value.status == 200, got.value.text()
+    expect(playground.get_by_role("button", name=name, exact=True)).to_be_visible()
+
+
 def _session_calls(requests: list[tuple[str, str]], method: str) -> list[urllib.parse.SplitResult]:
     return [
         urllib.parse.urlsplit(url)
@@ -113,13 +125,7 @@ def test_a_run_only_member_runs_a_shared_flow_read_only(browser, server):  # noq
 
     # the Playground runs it (run-only may run), and renames the member's own session without flow_id
     _run_in_playground(rosa, "hello from rosa")
-    playground = rosa.get_by_test_id("playground")
-    playground.get_by_role("button", name=f"Rename session {flow_id}").click()
-    rosa.get_by_label("Session name").fill("rosa-session")
-    with rosa.expect_response(lambda r: r.request.method == "PATCH" and "/monitor/messages/session/" in r.url) as got:
-        rosa.get_by_label("Session name").press("Enter")
-    assert got.value.status == 200, got.value.text()
-    expect(playground.get_by_role("button", name="rosa-session", exact=True)).to_be_visible()
+    _rename_default_session(rosa, flow_id, "rosa-session")
     [renamed] = _session_calls(sent, "PATCH")
     query = urllib.parse.parse_qs(renamed.query)
     assert query == {"new_session_id": ["rosa-session"]}, renamed  # no flow_id: the member's own messages
@@ -147,15 +153,9 @@ def test_a_run_only_member_runs_a_shared_flow_read_only(browser, server):  # noq
     expect(page.get_by_test_id("modal-read-only")).to_have_count(0)
     page.get_by_test_id("flow-settings").get_by_role("button", name="Close").click()
     _run_in_playground(page, "hello from the owner")
-    playground = page.get_by_test_id("playground")
-    playground.get_by_role("button", name=f"Rename session {flow_id}").click()
-    page.get_by_label("Session name").fill("owner-session")
-    with page.expect_response(lambda r: r.request.method == "PATCH" and "/monitor/messages/session/" in r.url) as got:
-        page.get_by_label("Session name").press("Enter")
-    assert got.value.status == 200, got.value.text()
+    _rename_default_session(page, flow_id, "owner-session")
     [renamed] = _session_calls(owned, "PATCH")
     assert urllib.parse.parse_qs(renamed.query) == {"new_session_id": ["owner-session"], "flow_id": [flow_id]}, renamed
-    expect(playground.get_by_role("button", name="owner-session", exact=True)).to_be_visible()
     # each kept their own session of the flow (the owner's rename took the flow's default session only)
     member_token = _token(server, MEMBER, MEMBER_PASSWORD)
     for token, expected in ((admin_token, ["owner-session"]), (member_token, ["rosa-session"])):
