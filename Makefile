@@ -1,6 +1,11 @@
 # One-command set-up: `make run` (installs the runtime on first use) and `make test` (adds the test and
 # dev tools first). Every install resolves through constraints.txt, so two machines get the same versions.
 PYTHON ?= python3
+# Python's bytecode cache on for everything make starts (the service, the suite, its subprocesses, the bench):
+# some machines set PYTHONDONTWRITEBYTECODE=1 (this project's CI machines do), and uv, unlike pip, compiles
+# nothing at install, so every interpreter compiled each module it imported from source: 1.3 s of the
+# `service` command's start and a third of the suite's time (bench/NOTES.md, "Bytecode").
+unexport PYTHONDONTWRITEBYTECODE
 VENV ?= .venv
 BIN := $(VENV)/bin
 PACKAGES := . $(wildcard plugins/*) $(wildcard bundles/*)
