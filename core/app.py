@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ import flask
 import flask_smorest
 from flask import Flask
 from marshmallow import Schema, fields
+from werkzeug.routing import Rule
 
 from core import __version__, db, errors, limits, plugin_state, requests, startup
 from core.appstate import ServiceState, SharedStatePort, plugin_settings, settings_of, state
@@ -109,6 +110,27 @@ class Api(flask_smorest.Api):
             self.spec.components.response(name, response, lazy=True)
 
 
+class LazyBuilderRule(Rule):
+    """werkzeug's URL rule with its two URL builders compiled on their first use instead of as the rule is added.
+
+    werkzeug writes and compiles two Python functions per rule (for ``url_for``) when the rule joins the
+    map: 0.15 s of each app with every plugin's 1,800 rules (about 40% of ``create_app``, paid by every
+    start-up and every test's app: bench/NOTES.md), while a process builds URLs for few of them. Matching
+    uses the parsed parts, which are still made at once. Hand-written: werkzeug has no switch for this;
+    ``_compile_builder`` is werkzeug's own (pinned in constraints.txt), and tests/core/test_app.py
+    builds URLs with and without unknown arguments through it."""
+
+    def _compile_builder(self, append_unknown: bool = True) -> Callable[..., tuple[str, str]]:
+        attribute = "_build_unknown" if append_unknown else "_build"
+
+        def build_on_first_use(rule: Rule, **values: Any) -> tuple[str, str]:
+            builder = Rule._compile_builder(rule, append_unknown).__get__(rule, None)
+            setattr(rule, attribute, builder)  # the next call goes to the compiled builder
+            return builder(**values)
+
+        return build_on_first_use
+
+
 def create_app(
     config: Mapping[str, Any] | None = None,
     plugins: Iterable[str | ModuleType | tuple[str, object]] | None = None,
@@ -136,6 +158,7 @@ def create_app(
     host = build_host(plugins, allow, deny)
 
     app = Flask("service")
+    app.url_rule_class = LazyBuilderRule
     app.config.update(
         API_TITLE="Flow Builder Service",
         API_VERSION=__version__,

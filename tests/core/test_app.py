@@ -248,3 +248,40 @@ def test_values_the_database_refuses_are_a_422_and_nothing_is_written(make_app, 
     names = [v["name"] for v in client.get("/api/v1/variables/", headers=admin.key).get_json()]
     assert "bad\u0000name" not in names
     assert client.get("/health").status_code == 200
+
+
+def test_url_builders_are_compiled_on_first_use_and_build_what_werkzeug_builds():
+    """``core.app.LazyBuilderRule``: no builder is compiled as the app is made; the first ``url_for`` of a
+    rule compiles its builder, and every URL (path arguments, a default, unknown arguments to the query
+    string, a converter's quoting) is the one werkzeug's own rule builds."""
+    import flask
+    from werkzeug.routing import Map, Rule
+
+    from core.app import LazyBuilderRule
+
+    app = flask.Flask("probe")
+    app.url_rule_class = LazyBuilderRule
+    app.add_url_rule("/flows/<uuid:flow_id>/runs/<path:rest>", "runs", lambda **kw: "")
+
+    def files(**_kw):
+        return ""
+
+    app.add_url_rule("/files/", "files", files, defaults={"name": "index"})
+    app.add_url_rule("/files/<name>", "files", files)
+    app.add_url_rule("/files/<name>/<int:part>", "parts", lambda **kw: "")
+    ours = [rule for rule in app.url_map.iter_rules() if rule.endpoint != "static"]
+    assert len(ours) == 4 and all(rule._build.__name__ == "build_on_first_use" for rule in ours)
+
+    plain = Map([Rule(r.rule, endpoint=r.endpoint, defaults=r.defaults) for r in ours]).bind("x")
+    cases = [
+        ("runs", {"flow_id": "9b2f7c1e-0d4a-4c55-9a51-0b3f3c1d2e4f", "rest": "a b/ü?"}),
+        ("runs", {"flow_id": "9b2f7c1e-0d4a-4c55-9a51-0b3f3c1d2e4f", "rest": "x", "page": 2, "q": "a&b"}),
+        ("files", {}),
+        ("files", {"name": "report 1.pdf"}),
+        ("parts", {"name": "a", "part": 3, "download": "true"}),
+    ]
+    with app.test_request_context():
+        for endpoint, values in cases:
+            assert flask.url_for(endpoint, **values) == plain.build(endpoint, values)
+            assert flask.url_for(endpoint, **values) == plain.build(endpoint, values)  # the compiled builder now
+    assert all(rule._build_unknown.__name__ != "build_on_first_use" for rule in ours)
