@@ -12,16 +12,14 @@ import os
 import sys
 
 import click
-from flask.cli import FlaskGroup
-
-from core.errors import StartupError
-from core.settings import SettingsError
 
 EXIT_STARTUP = 3
 
 
 def _factory():
     from core.app import create_app
+    from core.errors import StartupError
+    from core.settings import SettingsError
 
     try:
         return create_app()
@@ -62,66 +60,15 @@ def run_command(host: str | None, port: int | None, workers: int | None, dev: bo
     os.execv(sys.executable, args)  # noqa: S606 - fixed argv, no shell
 
 
-#: Flask's and its extensions' commands: useful to developers, noise to operators, so they live
-#: under ``service dev`` (``service dev routes``, ``service dev shell``, ...).
-DEV_COMMANDS = ("limiter", "openapi", "routes", "shell")
-#: FlaskGroup's own options (``-e/--env-file``, ``-A/--app``, ``--debug``): the service loads its own
-#: app and reads ``SERVICE_*`` settings, so they would only mislead.
-FLASK_OPTIONS = ("env_file", "app", "debug")
-
-
-class DevGroup(click.Group):
-    """``service dev``: the Flask internals, looked up through the parent group on demand."""
-
-    def __init__(self, parent: FlaskGroup) -> None:
-        super().__init__(
-            "dev",
-            help="Developer tools from Flask and its extensions (routes, shell, openapi, limiter).",
-            short_help="Developer tools: routes, shell, openapi, limiter.",
-        )
-        self.flask_group = parent
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return [name for name in DEV_COMMANDS if self.get_command(ctx, name) is not None]
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in DEV_COMMANDS:
-            return None
-        return FlaskGroup.get_command(self.flask_group, ctx, name)
-
-
-class ServiceGroup(FlaskGroup):
-    """The ``service`` command: our commands at the top, Flask's under ``service dev``."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted((set(super().list_commands(ctx)) - set(DEV_COMMANDS)) | {"dev"})
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name == "dev":
-            return DevGroup(self)
-        if name in DEV_COMMANDS:
-            return None
-        return super().get_command(ctx, name)
-
-
 def main() -> None:
-    group = ServiceGroup(
-        create_app=_factory,
-        add_default_commands=False,
-        add_version_option=False,
-        load_dotenv=False,
-        help="Flow Builder Service administration. Settings come from SERVICE_* variables (see the README).",
-    )
-    group.params = [p for p in group.params if p.name not in FLASK_OPTIONS]
-    group.add_command(run_command)
-    from core.settings_file import settings_group
+    if sys.argv[1:2] == ["run"]:
+        # ``service run`` goes straight to its command: it only starts the server's interpreter (os.execv
+        # above), and the group below imports Flask, SQLAlchemy and every plugin's commands first
+        run_command.main(sys.argv[2:], prog_name="service run")
+        return
+    from core.cli_group import make_group
 
-    group.add_command(settings_group)
-    from flask.cli import routes_command, shell_command
-
-    group.add_command(shell_command)
-    group.add_command(routes_command)
-    group.main(prog_name="service")
+    make_group(_factory, run_command).main(prog_name="service")
 
 
 if __name__ == "__main__":
