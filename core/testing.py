@@ -69,6 +69,7 @@ def _migrated_copy(cfg: dict[str, Any], plugins: Any) -> None:
     copy, and the app then finds its schema current (``core.db.schema_current``) and skips Alembic. The
     template is the database right after ``core.db.upgrade``, before the app's start-up writes anything.
     """
+    import atexit
     import shutil
     import tempfile
 
@@ -86,8 +87,9 @@ def _migrated_copy(cfg: dict[str, Any], plugins: Any) -> None:
     records = migration_records(build_host(plugins, settings.plugins, settings.disabled_plugins))
     key = tuple(sorted((r.branch, str(r.path)) for r in records))
     template = _TEMPLATES.get(key)
-    if template is None:
+    if template is None or not template.exists():  # a temporary-files cleaner may have removed it
         where = Path(tempfile.mkdtemp(prefix="service-test-schema-"))
+        atexit.register(shutil.rmtree, where, ignore_errors=True)  # one per test process: not left behind
         engine = sa.create_engine(f"sqlite:///{where / 'service.db'}")
         try:
             db.upgrade(engine, Settings.load({"config_dir": where}, strict=False), records)
