@@ -85,9 +85,9 @@ def main(argv: list[str] | None = None) -> None:
         # The app's objects (modules, catalog, SQLAlchemy metadata: about 270,000) live as long as
         # the process: out of the collector's reach, a full collection in a worker scans what the
         # requests made, not them (measured: p99 of the simplified run at 16 clients 230-300 ms
-        # before, see bench/NOTES.md), and the workers share the pages instead of copying them. The
-        # collection costs the master about 0.2 s of start-up, once.
-        gc.collect()
+        # before, see bench/NOTES.md), and the workers share the pages instead of copying them. No
+        # collection first (Python's documentation: freeze right before fork): it found 245 garbage
+        # objects of about 205,000 and cost 0.1-0.2 s of start-up (docs/performance.md).
         gc.freeze()
     except (StartupError, SettingsError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
