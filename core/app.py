@@ -114,7 +114,7 @@ class LazyBuilderRule(Rule):
     """werkzeug's URL rule with its two URL builders compiled on their first use instead of as the rule is added.
 
     werkzeug writes and compiles two Python functions per rule (for ``url_for``) when the rule joins the
-    map: 0.15 s of each app with every plugin's 1,800 rules (about 40% of ``create_app``, paid by every
+    map: 0.15 s of each app with every plugin's 230 rules (about 40% of ``create_app``, paid by every
     start-up and every test's app: bench/NOTES.md), while a process builds URLs for few of them. Matching
     uses the parsed parts, which are still made at once. Hand-written: werkzeug has no switch for this;
     ``_compile_builder`` is werkzeug's own (pinned in constraints.txt), and tests/core/test_app.py

@@ -83,6 +83,7 @@ class Recorder:
         self.lock = threading.Lock()
         self.current: set[str] | None = None
         self.started = 0.0
+        self.failed = False
         sa.event.listen(sa.engine.Engine, "after_cursor_execute", self._executed)
         sa.event.listen(sa.engine.Engine, "handle_error", self._failed)
 
@@ -103,6 +104,10 @@ class Recorder:
         with self.lock:
             self.current = set()
         self.started = time.perf_counter()
+        self.failed = False
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        self.failed = self.failed or report.failed
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
         with self.lock:
@@ -113,6 +118,7 @@ class Recorder:
             "module": path,
             "hash": module_hash(str(ROOT / path)),
             "seconds": round(time.perf_counter() - self.started, 3),
+            "failed": self.failed,
             "sql": prints,
         }
         self.out.write(json.dumps(line) + "\n")
@@ -133,8 +139,8 @@ def cover(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dic
     by_id = {r["id"]: r for r in records}  # a test recorded twice (a rerun): the last
     kept: dict[str, dict[str, Any]] = {}
     seen: set[str] = set()
-    for record in by_id.values():
-        if always_on_postgres(record["module"]):
+    for record in by_id.values():  # a test that failed in the recording may not have sent all it sends
+        if record.get("failed") or always_on_postgres(record["module"]):
             kept[record["id"]] = record
             seen.update(record["sql"])
     while True:
