@@ -474,18 +474,32 @@ def _migration_lock(engine: sa.Engine, settings: Settings) -> Iterator[sa.Connec
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+#: branch directory -> (its scripts' names, sizes and mtimes, their heads): read again only when one changes
+_heads_read: dict[Path, tuple[tuple[tuple[str, int, int], ...], frozenset[str] | None]] = {}
+
+
 def script_heads(path: Path) -> frozenset[str] | None:
     """The head revisions of one branch's scripts, read without Alembic (None: a script not readable so).
 
     A script names itself and its parent with literal ``revision`` / ``down_revision`` assignments (as
-    ``alembic revision`` writes them); a head is a revision no other script names as its parent.
+    ``alembic revision`` writes them); a head is a revision no other script names as its parent. Kept per
+    directory while no script changes (parsing every branch's scripts took 0.1 s of each app built).
     """
+    scripts = sorted(path.glob("*.py"))
+    signature = tuple((s.name, (st := s.stat()).st_size, st.st_mtime_ns) for s in scripts)
+    known = _heads_read.get(path)
+    if known is None or known[0] != signature:
+        known = _heads_read[path] = (signature, _read_heads(scripts))
+    return known[1]
+
+
+def _read_heads(scripts: list[Path]) -> frozenset[str] | None:
     import ast
 
     from core.engine import pyparse
 
     parents: dict[str, tuple[str, ...]] = {}
-    for script in sorted(path.glob("*.py")):
+    for script in scripts:
         found: dict[str, Any] = {}
         for node in pyparse.parse(script.read_bytes()).body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1:

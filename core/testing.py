@@ -60,6 +60,8 @@ def _isolated_service_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 #: migrated SQLite databases of this test process, by the migrations they hold (see _migrated_copy)
 _TEMPLATES: dict[tuple[tuple[str, str], ...], Path] = {}
+#: the migrations (a _TEMPLATES key) of the plugins a test names by entry point, or of every installed one
+_KEYS: dict[tuple[Any, ...], tuple[tuple[str, str], ...]] = {}
 
 
 def _migrated_copy(cfg: dict[str, Any], plugins: Any) -> None:
@@ -77,17 +79,30 @@ def _migrated_copy(cfg: dict[str, Any], plugins: Any) -> None:
 
     from core import db
     from core.plugin_state import migration_records
-    from core.plugins import build_host
+    from core.plugins import BUNDLE_GROUP, PLUGIN_GROUP, build_host, installed_entry_points
     from core.settings import Settings
 
     settings = Settings.load(cfg, strict=False)
     target = settings.resolved_config_dir / "service.db"
     if settings.database_url or target.exists():
         return
-    records = migration_records(build_host(plugins, settings.plugins, settings.disabled_plugins))
-    key = tuple(sorted((r.branch, str(r.path)) for r in records))
+
+    def migrations() -> list[Any]:  # the plugins' migration branches (a host built for them: about 40 ms)
+        return migration_records(build_host(plugins, settings.plugins, settings.disabled_plugins))
+
+    records = None
+    cacheable = all(isinstance(p, str) for p in plugins or ())  # entry point names, or every installed plugin
+    installed = tuple(e.ep.value for g in (PLUGIN_GROUP, BUNDLE_GROUP) for e in installed_entry_points(g))
+    chosen = (installed, tuple(plugins or ()), repr(settings.plugins), repr(settings.disabled_plugins))
+    key = _KEYS.get(chosen) if cacheable else None
+    if key is None:
+        records = migrations()
+        key = tuple(sorted((r.branch, str(r.path)) for r in records))
+        if cacheable:
+            _KEYS[chosen] = key
     template = _TEMPLATES.get(key)
     if template is None or not template.exists():  # a temporary-files cleaner may have removed it
+        records = migrations() if records is None else records
         where = Path(tempfile.mkdtemp(prefix="service-test-schema-"))
         atexit.register(shutil.rmtree, where, ignore_errors=True)  # one per test process: not left behind
         engine = sa.create_engine(f"sqlite:///{where / 'service.db'}")
@@ -97,6 +112,22 @@ def _migrated_copy(cfg: dict[str, Any], plugins: Any) -> None:
             engine.dispose()
         template = _TEMPLATES[key] = where / "service.db"
     shutil.copyfile(template, target)
+
+
+_frozen = False
+
+
+def _freeze_once() -> None:
+    """After this test process's first app, move everything it holds (the modules, the test modules, that app)
+    out of the cyclic collector's reach, as ``service run`` does before it forks: every later full collection
+    scans only what the tests made since. It made an app about 20% cheaper on average (the collections that
+    fell inside building one took 0.2 s instead of 0.08); the first app's own cycles are kept, once."""
+    global _frozen
+    if not _frozen:
+        import gc
+
+        gc.freeze()
+        _frozen = True
 
 
 @pytest.fixture
@@ -117,6 +148,7 @@ def make_app(tmp_path: Any, service_database_url: str | None) -> Iterator[Callab
         app = create_app(config=cfg, plugins=plugins)
         app.testing = True
         built.append(app)
+        _freeze_once()
         return app
 
     yield factory
