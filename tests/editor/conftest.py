@@ -77,6 +77,37 @@ def shared_server(tmp_path_factory):
     shutil.copy(config / "server.log", ARTIFACTS / f"e2e-server-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.log")
 
 
+@pytest.fixture(scope="session")
+def sdk_server():
+    """The MCP SDK's example server (tests/mcp/sdk_server.py, no state of its own) over Streamable HTTP, once per
+    test process; its URL."""
+    import subprocess
+    import sys
+    import urllib.error
+    import urllib.request
+    from pathlib import Path
+
+    from tests.serverkit import free_port
+
+    port = free_port()
+    script = Path(__file__).resolve().parents[1] / "mcp" / "sdk_server.py"
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        try:
+            urllib.request.urlopen(url, timeout=1)
+        except urllib.error.HTTPError:
+            break  # it answers
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.1)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
 @pytest.fixture(scope="module")
 def server(shared_server):
     """The served app a module's tests use, the admin without global variables as on a fresh app (no model

@@ -6,9 +6,6 @@ Chromium from the system package, as tests/editor/test_e2e.py."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -17,34 +14,12 @@ import pytest
 
 from tests.editor import test_e2e
 from tests.editor.conftest import unique
-from tests.editor.test_e2e import ADMIN, PASSWORD, _free_port, api, expect, shot, sign_in
+from tests.editor.test_e2e import ADMIN, PASSWORD, api, expect, shot, sign_in
 from tests.flowkit import edge as make_edge
 from tests.run.runkit import chat_echo
 
 pytestmark = test_e2e.pytestmark  # the module's marks
 pytest.importorskip("mcp")
-
-SDK_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "sdk_server.py"
-
-
-@pytest.fixture(scope="module")
-def sdk_server():
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(SDK_SERVER), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    end = time.monotonic() + 30
-    while time.monotonic() < end:
-        try:
-            urllib.request.urlopen(url, timeout=1)
-        except urllib.error.HTTPError:
-            break  # it answers
-        except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.1)
-    yield url
-    proc.terminate()
-    proc.wait(10)
 
 
 def _token(server: str) -> dict[str, str]:

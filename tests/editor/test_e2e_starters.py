@@ -25,7 +25,6 @@ import pytest
 from tests.editor import test_e2e
 from tests.editor.conftest import provider_for_admin, signed_in_context, watched_page
 from tests.editor.test_e2e import api, shot
-from tests.editor.test_e2e_mcp import sdk_server  # noqa: F401 - fixture (the MCP SDK example server)
 from tests.openai_server import OpenAIServer
 
 pytest.importorskip("mcp")
@@ -314,7 +313,7 @@ def test_api_request(page, repo_api):
     shot(page, "starter-api-request")
 
 
-def test_mcp_tool_agent(page, server, auth, llm, sdk_server):  # noqa: F811 - the imported fixture
+def test_mcp_tool_agent(page, server, auth, llm, sdk_server):
     calc = f"calc-{uuid.uuid4().hex[:6]}"  # the shared app: the MCP module adds a "calc" of its own
     status, body = api(
         server,
