@@ -8,20 +8,11 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 
-import pytest
-
 from tests.editor import test_e2e
-from tests.editor.test_e2e import ADMIN, PASSWORD, api, expect, running_service, shot, sign_in
+from tests.editor.test_e2e import ADMIN, PASSWORD, api, expect, shot, sign_in
 from tests.run.runkit import chat_echo
 
 pytestmark = test_e2e.pytestmark  # the module's marks
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """``service run`` with auto-login off and the A2A surface on."""
-    with running_service(tmp_path_factory.mktemp("e2e-a2a"), SERVICE_A2A_ENABLED="true") as base:
-        yield base
 
 
 def _token(server: str) -> dict[str, str]:

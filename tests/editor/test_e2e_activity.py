@@ -5,21 +5,24 @@ its tokens and its model call under its component; the Usage page shows that cal
 and a superuser adds a flow budget (used and left shown) and deletes it. WCAG AA contrast of both pages,
 light and dark (axe-core, as tests/editor/test_e2e_a11y.py).
 
-Same service, browser context and fixtures as tests/editor/test_e2e_starters.py.
+The shared app, LLM server and pages of tests/editor/test_e2e_starters.py; signed in as a superuser of its own
+(usage is counted per user).
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 
+import pytest
 from playwright.sync_api import expect
 
+from tests.editor.conftest import new_user, provider_for_admin, signed_in_context
 from tests.editor.test_e2e import api, shot
 from tests.editor.test_e2e_a11y import contrast_in_both_themes
 from tests.editor.test_e2e_starters import (  # noqa: F401 - fixtures
-    auth,
+    LLM_KEY,
     chat,
-    context,
     from_starter,
     last_answer,
     llm,
@@ -27,6 +30,25 @@ from tests.editor.test_e2e_starters import (  # noqa: F401 - fixtures
     pytestmark,
     server,
 )
+
+#: a superuser of the module's own: usage and budgets are per user, and the shared app's admin has other
+#: modules' model calls
+USER = (f"activity-{uuid.uuid4().hex[:6]}", "Activity-Password-42")
+
+
+@pytest.fixture(scope="module")
+def auth(server, llm):  # noqa: F811 - the imported fixtures
+    """``USER``'s bearer header; their global variables point the OpenAI Compatible provider at ``llm``."""
+    new_user(server, *USER, superuser=True)
+    return provider_for_admin(server, llm.url, LLM_KEY, user=USER)
+
+
+@pytest.fixture(scope="module")
+def context(browser, server, auth):  # noqa: F811 - the imported fixture
+    """One browser context signed in as ``USER`` for the module."""
+    ctx = signed_in_context(browser, server, user=USER, viewport={"width": 1280, "height": 800})
+    yield ctx
+    ctx.close()
 
 
 def test_flow_activity_and_usage(page, server, auth, llm):  # noqa: F811

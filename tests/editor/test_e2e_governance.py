@@ -6,11 +6,25 @@ from __future__ import annotations
 import json
 import time
 
-from tests.editor import test_e2e
+import pytest
+
+from tests.editor.conftest import bearer
 from tests.editor.test_e2e import ADMIN, api, cookie_header, expect, shot, sign_in
 from tests.flowkit import reference_path
 
-server = test_e2e.server  # the module's fixture
+
+@pytest.fixture(scope="module")
+def server(shared_server):
+    """The shared app; its catalog policy put back as it was after the module (the test blocks a component for
+    every user of the app: a failure half-way must not leave it blocked for the modules after)."""
+    admin = bearer(shared_server)
+    status, policy = api(shared_server, "GET", "/api/v1/catalog-policy/components", headers=admin)
+    assert status == 200, policy
+    yield shared_server
+    status, body = api(
+        shared_server, "PUT", "/api/v1/catalog-policy/components", body={"blocked": policy["blocked"]}, headers=admin
+    )
+    assert status == 200, body
 
 
 def test_admin_blocks_a_component_and_the_flow_stops_running(page, server):

@@ -6,9 +6,6 @@ Chromium from the system package, as tests/editor/test_e2e.py."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -16,41 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests.editor import test_e2e
-from tests.editor.test_e2e import ADMIN, PASSWORD, _free_port, api, expect, running_service, shot, sign_in
+from tests.editor.conftest import unique
+from tests.editor.test_e2e import ADMIN, PASSWORD, api, expect, shot, sign_in
 from tests.flowkit import edge as make_edge
 from tests.run.runkit import chat_echo
 
 pytestmark = test_e2e.pytestmark  # the module's marks
 pytest.importorskip("mcp")
-
-SDK_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "sdk_server.py"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """``service run`` with auto-login off; loopback MCP servers allowed (the test's own SDK server)."""
-    with running_service(tmp_path_factory.mktemp("e2e-mcp"), SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1") as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def sdk_server():
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(SDK_SERVER), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    end = time.monotonic() + 30
-    while time.monotonic() < end:
-        try:
-            urllib.request.urlopen(url, timeout=1)
-        except urllib.error.HTTPError:
-            break  # it answers
-        except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.1)
-    yield url
-    proc.terminate()
-    proc.wait(10)
 
 
 def _token(server: str) -> dict[str, str]:
@@ -81,8 +50,9 @@ def _call_tools(url: str, headers: dict[str, str]) -> dict:
 
 def test_flows_as_mcp_tools_and_an_mcp_server_in_a_flow(page, server, sdk_server):
     auth = _token(server)
-    projects = api(server, "GET", "/api/v1/projects/", headers=auth)[1]
-    project = projects[0]
+    # a project of its own: the shared app's other projects hold other modules' flows
+    status, project = api(server, "POST", "/api/v1/projects/", body={"name": unique("MCP tools")}, headers=auth)
+    assert status == 201, project
     for name in ("Greeter", "Echo Bot"):
         status, _ = api(
             server,
@@ -95,6 +65,7 @@ def test_flows_as_mcp_tools_and_an_mcp_server_in_a_flow(page, server, sdk_server
 
     # 1. the project's MCP Server tab: both flows become tools, one renamed
     sign_in(page)
+    page.goto(f"/projects/{project['id']}")
     page.get_by_role("tab", name="MCP Server").click()
     page.get_by_label("Use Greeter as a tool").check()
     page.get_by_label("Use Echo Bot as a tool").check()
@@ -139,14 +110,15 @@ def test_flows_as_mcp_tools_and_an_mcp_server_in_a_flow(page, server, sdk_server
     assert _call_tools(entry["url"], headers)["names"] == ["echo_bot", "greet"]
 
     # 3. Settings → MCP servers: add the external server
+    calc = unique("calc").replace(" ", "-")  # the shared app: the starters module adds a "calc" of its own
     page.goto("/settings/mcp-servers")
     page.get_by_role("button", name="Add MCP server").click()
     dialog = page.get_by_role("dialog")
-    dialog.get_by_label("Server name").fill("calc")
+    dialog.get_by_label("Server name").fill(calc)
     dialog.get_by_label("Server URL").fill(sdk_server)
     dialog.get_by_label("Server headers").fill("X-Token=secret-token-1")
     dialog.get_by_role("button", name="Add").click()
-    expect(page.get_by_role("cell", name="calc", exact=True)).to_be_visible()
+    expect(page.get_by_role("cell", name=calc, exact=True)).to_be_visible()
     assert "secret-token-1" not in page.content()
     shot(page, "mcp-02-settings-servers")
 
@@ -169,7 +141,7 @@ def test_flows_as_mcp_tools_and_an_mcp_server_in_a_flow(page, server, sdk_server
     page.goto(f"/flow/{flow['id']}")
     tools_node = page.get_by_test_id("node-MCPTools")
     expect(tools_node).to_be_visible()
-    tools_node.get_by_label("MCP server", exact=True).select_option("calc")
+    tools_node.get_by_label("MCP server", exact=True).select_option(calc)
     tools_node.get_by_label("MCP tool", exact=True).select_option("shout")
     expect(tools_node.get_by_text("Upper-case a text.")).to_be_visible()
     tools_node.get_by_label("text", exact=True).fill("quiet please")
@@ -178,7 +150,7 @@ def test_flows_as_mcp_tools_and_an_mcp_server_in_a_flow(page, server, sdk_server
     shot(page, "mcp-03-tools-node")
     saved = api(server, "GET", f"/api/v1/flows/{flow['id']}", headers=auth)[1]
     template = saved["data"]["nodes"][0]["data"]["node"]["template"]
-    assert template["tool"]["value"] == "shout" and template["mcp_server"]["value"] == {"name": "calc"}
+    assert template["tool"]["value"] == "shout" and template["mcp_server"]["value"] == {"name": calc}
     assert template["text"]["value"] == "quiet please"
     # run it: the component calls the external server's tool
     out = {

@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests import flowkit
+from tests.editor.conftest import unique
 from tests.editor.test_e2e import (  # noqa: F401 - fixtures
     ADMIN,
     ARTIFACTS,
@@ -22,7 +23,6 @@ from tests.editor.test_e2e import (  # noqa: F401 - fixtures
     open_imported_chat_echo,
     pytestmark,
     running_service,
-    server,
     shot,
     sign_in,
 )
@@ -53,7 +53,7 @@ def _flow(page, base: str, name: str, folder_id: str | None = None) -> str:
     return created["id"]
 
 
-def test_template_gallery_categories_search_and_blank(page, server):  # noqa: F811 - the imported fixture
+def test_template_gallery_categories_search_and_blank(page, server):
     sign_in(page)
     page.get_by_role("button", name="New flow").click()
     dialog = page.get_by_test_id("new-flow-dialog")
@@ -90,15 +90,16 @@ def test_template_gallery_categories_search_and_blank(page, server):  # noqa: F8
     expect(page.locator(".react-flow__node")).to_have_count(0)
 
 
-def test_admin_users_page(page, server, browser):  # noqa: F811 - the imported fixture
+def test_admin_users_page(page, server, browser):
     sign_in(page)
     cookies = cookie_header(page)
+    prefix = unique("page").replace(" ", "")  # the shared app has other modules' users: pages of these only
     for i in range(11):  # more than a page of 10
         status, body = api(
             server,
             "POST",
             "/api/v1/users/",
-            body={"username": f"page{i:02d}", "password": "Pass-word-42"},
+            body={"username": f"{prefix}{i:02d}", "password": "Pass-word-42"},
             cookies=cookies,
         )
         assert status == 201, body
@@ -107,13 +108,16 @@ def test_admin_users_page(page, server, browser):  # noqa: F811 - the imported f
     expect(page.get_by_role("heading", name="Admin")).to_be_visible()
     table = page.get_by_role("table", name="Users")
     expect(table.get_by_role("row")).to_have_count(11)  # header + 10
-    expect(page.get_by_test_id("users-total")).to_contain_text("page 1 of 2")
+    page.get_by_label("Search users").fill(prefix)
+    expect(page.get_by_test_id("users-total")).to_have_text("11 users · page 1 of 2")
+    expect(table.get_by_role("row")).to_have_count(11)
     page.get_by_role("button", name="Next").click()
-    expect(page.get_by_test_id("users-total")).to_contain_text("page 2 of 2")
-    expect(table.get_by_role("row")).to_have_count(3)
+    expect(page.get_by_test_id("users-total")).to_have_text("11 users · page 2 of 2")
+    expect(table.get_by_role("row")).to_have_count(2)  # header + 1
     page.get_by_role("button", name="Previous").click()
+    expect(page.get_by_test_id("users-total")).to_have_text("11 users · page 1 of 2")
 
-    page.get_by_label("Search users").fill("page03")
+    page.get_by_label("Search users").fill(f"{prefix}03")
     expect(table.get_by_role("row")).to_have_count(2)
 
     # create an active user, then reset the password, toggle flags, delete
@@ -176,7 +180,7 @@ def test_admin_users_page(page, server, browser):  # noqa: F811 - the imported f
     assert _login(server, "carol", "Carol-new-pass-43") != 200
 
 
-def test_message_logs_edit_feedback_copy_delete(page, server):  # noqa: F811 - the imported fixture
+def test_message_logs_edit_feedback_copy_delete(page, server):
     open_imported_chat_echo(page)
     flow_id = page.url.rsplit("/", 1)[1]
     page.get_by_role("button", name="Playground").click()
@@ -226,7 +230,7 @@ def test_message_logs_edit_feedback_copy_delete(page, server):  # noqa: F811 - t
     expect(page.get_by_test_id("playground").get_by_test_id("msg-user")).to_have_count(0)
 
 
-def test_failed_turn_keeps_its_error_after_a_reload(page, server):  # noqa: F811 - the imported fixture
+def test_failed_turn_keeps_its_error_after_a_reload(page, server):
     sign_in(page)
     url = flowkit.node("URLComponent", "URL-00001", urls=["http://10.255.0.1/"], continue_on_failure=False)
     out = flowkit.node("ChatOutput", "ChatOutput-00001")
@@ -255,7 +259,7 @@ def test_failed_turn_keeps_its_error_after_a_reload(page, server):  # noqa: F811
     assert errors[0]["content_blocks"][0]["contents"][0]["type"] == "error"
 
 
-def test_embed_into_site_snippet(page, server):  # noqa: F811 - the imported fixture
+def test_embed_into_site_snippet(page, server):
     outside: list[str] = []
     page.on("request", lambda r: not r.url.startswith(server) and outside.append(r.url))
     open_imported_chat_echo(page)
@@ -276,7 +280,7 @@ def test_embed_into_site_snippet(page, server):  # noqa: F811 - the imported fix
     assert not outside, outside  # the editor itself loads nothing from elsewhere
 
 
-def test_home_move_between_projects_and_bulk_actions(page, server):  # noqa: F811 - the imported fixture
+def test_home_move_between_projects_and_bulk_actions(page, server):
     sign_in(page)
     cookies = cookie_header(page)
     status, archive = api(
@@ -370,7 +374,7 @@ def test_auto_login_offers_no_sign_out(browser, auto_login_server):
         ctx.close()
 
 
-def test_sign_out_still_there_without_auto_login(page, server):  # noqa: F811 - the imported fixture
+def test_sign_out_still_there_without_auto_login(page, server):
     sign_in(page)
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()

@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 
 from tests.editor import test_e2e
 from tests.editor.conftest import provider_for_admin, signed_in_context, watched_page
-from tests.editor.test_e2e import ADMIN, ARTIFACTS, PASSWORD, api, cookie_header, running_service, shot
+from tests.editor.test_e2e import ADMIN, PASSWORD, api, cookie_header, shot
 from tests.openai_server import OpenAIServer
 
 pytestmark = test_e2e.pytestmark
@@ -47,14 +47,10 @@ def llm():
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, llm):
-    """``service run`` with auto-login off; the admin's OpenAI Compatible provider points at ``llm``."""
-    config = tmp_path_factory.mktemp("e2e-phone")
-    with running_service(config, drop=("SERVICE_", "OPENAI_"), SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1") as base:
-        provider_for_admin(base, llm.url, KEY)
-        yield base
-    ARTIFACTS.mkdir(exist_ok=True)
-    (ARTIFACTS / "e2e-phone-server.log").write_bytes((config / "server.log").read_bytes())
+def server(shared_server, llm):
+    """The shared app (tests/editor/conftest.py); the admin's OpenAI Compatible provider points at ``llm``."""
+    provider_for_admin(shared_server, llm.url, KEY)
+    return shared_server
 
 
 def phone_page(browser, server):

@@ -13,6 +13,7 @@ import urllib.request
 import pytest
 from playwright.sync_api import expect
 
+from tests.editor.conftest import clear_variables
 from tests.editor.test_e2e import (  # noqa: F401 - fixtures
     ADMIN,
     ARTIFACTS,
@@ -35,13 +36,11 @@ def llm():
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """No provider variables at all; loopback allowed for the test's LLM."""
-    config = tmp_path_factory.mktemp("e2e-providers")
-    with running_service(config, drop=("SERVICE_", "OPENAI_"), SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1") as base:
-        yield base
-    ARTIFACTS.mkdir(exist_ok=True)
-    (ARTIFACTS / "e2e-providers-server.log").write_bytes((config / "server.log").read_bytes())
+def server(shared_server):
+    """The shared app (no provider from the environment, loopback allowed for the test's LLM) with no global
+    variable of the admin: no provider at all (an earlier module may have set one up)."""
+    clear_variables(shared_server, _bearer(shared_server))
+    return shared_server
 
 
 @pytest.fixture

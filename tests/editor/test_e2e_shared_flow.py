@@ -10,7 +10,8 @@ import urllib.parse
 
 from playwright.sync_api import expect
 
-from tests.editor.test_e2e import ADMIN, PASSWORD, pytestmark, server, sign_in  # noqa: F401 - fixtures
+from tests.editor.conftest import unique
+from tests.editor.test_e2e import ADMIN, PASSWORD, pytestmark, sign_in  # noqa: F401 - the module's marks
 from tests.editor.test_e2e_team_switcher import _call, _token
 from tests.flowkit import reference_path
 
@@ -55,18 +56,19 @@ def _session_calls(requests: list[tuple[str, str]], method: str) -> list[urllib.
     ]
 
 
-def test_a_run_only_member_runs_a_shared_flow_read_only(browser, server):  # noqa: F811 - the imported fixture
+def test_a_run_only_member_runs_a_shared_flow_read_only(browser, server):
     admin_token = _token(server, ADMIN, PASSWORD)
     member = _call(server, "POST", "/api/v1/users/", admin_token, {"username": MEMBER, "password": MEMBER_PASSWORD})
     _call(server, "PATCH", f"/api/v1/users/{member['id']}", admin_token, {"is_active": True})
-    project = _call(server, "POST", "/api/v1/projects/", admin_token, {"name": "Support desk"})
+    project = _call(server, "POST", "/api/v1/projects/", admin_token, {"name": unique("Support desk")})
     echo = json.loads(reference_path("chat-echo.json").read_text())
     flow = _call(
         server, "POST", "/api/v1/flows/", admin_token,
         {"name": "Shared echo", "folder_id": project["id"], "data": echo["data"]},
     )  # fmt: skip
     flow_id = flow["id"]
-    team = _call(server, "POST", "/api/v1/authz/teams", admin_token, {"team_name": "Support", "adom_name": "support"})
+    name = unique("Support")  # the shared app has other modules' teams
+    team = _call(server, "POST", "/api/v1/authz/teams", admin_token, {"team_name": name, "adom_name": name.lower()})
     _call(server, "POST", f"/api/v1/authz/teams/{team['id']}/members", admin_token, {"user_id": member["id"]})
     body = {"resource_type": "project", "resource_id": project["id"], "scope": "team", "target_id": team["id"]}
     _call(server, "POST", "/api/v1/authz/shares", admin_token, {**body, "permission_level": "execute"})

@@ -3,8 +3,9 @@ editor and run (in the playground or with its Run button), with the LLM componen
 OpenAI-wire test server through the global variables a user would set. Also: the category icon colours
 of the light and dark themes (distinct per category, readable on their chip and on the panel).
 
-One service, one browser context (signed in once) and one LLM server for the whole module: each test
-costs a page and its flow, not a start-up. Chromium from the system package, as tests/editor/test_e2e.py.
+The shared app of tests/editor/conftest.py, one browser context (signed in once) and one LLM server for the
+whole module: each test costs a page and its flow, not a start-up. Chromium from the system package, as
+tests/editor/test_e2e.py.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ import pytest
 
 from tests.editor import test_e2e
 from tests.editor.conftest import provider_for_admin, signed_in_context, watched_page
-from tests.editor.test_e2e import ARTIFACTS, api, running_service, shot
-from tests.editor.test_e2e_mcp import sdk_server  # noqa: F401 - fixture (the MCP SDK example server)
+from tests.editor.test_e2e import api, shot
 from tests.openai_server import OpenAIServer
 
 pytest.importorskip("mcp")
@@ -77,18 +77,16 @@ def repo_api():
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """``service run`` with auto-login off; loopback allowed by the SSRF rules (the test's LLM, MCP and API)."""
-    config = tmp_path_factory.mktemp("e2e-starters")
-    with running_service(config, drop=("SERVICE_", "OPENAI_"), SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1") as base:
-        yield base
-    ARTIFACTS.mkdir(exist_ok=True)
-    (ARTIFACTS / "e2e-starters-server.log").write_bytes((config / "server.log").read_bytes())
+def server(shared_server):
+    """The shared app (tests/editor/conftest.py: loopback allowed by the SSRF rules for the test's LLM, MCP and
+    API servers; no model provider from the environment)."""
+    return shared_server
 
 
 @pytest.fixture(scope="module")
 def auth(server, llm):
-    """The admin's bearer header; the admin's global variables point the OpenAI Compatible provider at ``llm``."""
+    """The admin's bearer header; the admin's global variables are only the two that point the OpenAI
+    Compatible provider at ``llm`` (this module's)."""
     return provider_for_admin(server, llm.url, LLM_KEY)
 
 
@@ -315,18 +313,19 @@ def test_api_request(page, repo_api):
     shot(page, "starter-api-request")
 
 
-def test_mcp_tool_agent(page, server, auth, llm, sdk_server):  # noqa: F811 - the imported fixture
+def test_mcp_tool_agent(page, server, auth, llm, sdk_server):
+    calc = f"calc-{uuid.uuid4().hex[:6]}"  # the shared app: the MCP module adds a "calc" of its own
     status, body = api(
         server,
         "POST",
-        "/api/v2/mcp/servers/calc",
+        f"/api/v2/mcp/servers/{calc}",
         body={"url": sdk_server, "transport": "streamablehttp"},
         headers=auth,
     )
     assert status in (200, 201), body
     from_starter(page, "MCP Tool Agent")
     tools_node = page.get_by_test_id("node-MCPTools")
-    tools_node.get_by_label("MCP server", exact=True).select_option("calc")
+    tools_node.get_by_label("MCP server", exact=True).select_option(calc)
     expect(page.get_by_test_id("save-state")).to_have_text("Saved", timeout=20_000)
     before = len(llm.chat_requests)
     llm.reply(tool_calls=[("shout", {"text": "quiet please"})])

@@ -7,13 +7,12 @@ import json
 import re
 import time
 
-from tests.editor.test_e2e import (  # noqa: F401 - fixtures
+from tests.editor.test_e2e import (
     ADMIN,
     add_component,
     api,
     cookie_header,
     expect,
-    server,
     shot,
     sign_in,
 )
@@ -23,7 +22,7 @@ BOB, BOB_PASSWORD = "bob_editor", "Bob-Password-42"
 TEXT = "field:ChatInput-AAAAA:input_value"
 
 
-def test_history_publish_and_conflict(page, server):  # noqa: F811
+def test_history_publish_and_conflict(page, server):
     sign_in(page)
     cookies = cookie_header(page)
     document = json.loads(reference_path("chat-echo.json").read_text())
@@ -80,7 +79,7 @@ def test_history_publish_and_conflict(page, server):  # noqa: F811
     expect(page.get_by_test_id("publication-state")).to_contain_text("Published: v1")
 
 
-def _as_bob(browser, server):  # noqa: F811
+def _as_bob(browser, server):
     page = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server).new_page()
     page.set_default_timeout(15_000)
     page.goto("/")
@@ -97,7 +96,7 @@ def _type_text(page, text: str) -> None:
     field.blur()
 
 
-def test_two_people_edit_one_flow_and_merge(page, browser, server):  # noqa: F811
+def test_two_people_edit_one_flow_and_merge(page, browser, server):
     """Alice (the owner) and Bob (a team member who may write) edit one flow in two browsers at once. Each
     save over the other's is refused; the conflict dialog lists each side's changes since the common base,
     node by node and field by field, and saves the merged flow: neither loses work."""
@@ -184,7 +183,7 @@ def test_two_people_edit_one_flow_and_merge(page, browser, server):  # noqa: F81
     other.context.close()
 
 
-def _ask(server: str, key: str, flow_id: str, text: str) -> tuple[int, str | None]:  # noqa: F811
+def _ask(server: str, key: str, flow_id: str, text: str) -> tuple[int, str | None]:
     """An API caller's run (an API key, ``/api/v1/run``): the status and the answer's text, if any."""
     status, body = api(server, "POST", f"/api/v1/run/{flow_id}", body={"input_value": text}, headers={"x-api-key": key})
     try:
@@ -193,7 +192,7 @@ def _ask(server: str, key: str, flow_id: str, text: str) -> tuple[int, str | Non
         return status, None
 
 
-def _answers(server: str, key: str, flow_id: str, expected: tuple[int, str]) -> None:  # noqa: F811
+def _answers(server: str, key: str, flow_id: str, expected: tuple[int, str]) -> None:
     """The API caller gets ``expected`` within the publication refresh (SERVICE_FLOW_PUBLICATION_REFRESH_SECONDS,
     1 s: ``service run`` has two web workers, and the one that did not take the publish sees it within that)."""
     started = time.monotonic()
@@ -202,7 +201,7 @@ def _answers(server: str, key: str, flow_id: str, expected: tuple[int, str]) -> 
     assert got == expected, f"after {time.monotonic() - started:.1f} s"
 
 
-def test_bad_edit_rolled_back_in_one_click_while_api_callers_never_notice(page, server):  # noqa: F811
+def test_bad_edit_rolled_back_in_one_click_while_api_callers_never_notice(page, server):
     """'Done when', in the editor: the owner publishes from History, breaks the draft (deletes the Chat Input)
     and saves; an API caller keeps getting the published answer all along; one click on Restore (v1) puts the
     good graph back in the draft. Then the broken draft is published by mistake (callers do notice: that is the

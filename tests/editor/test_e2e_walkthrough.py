@@ -14,6 +14,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.editor.conftest import bearer, clear_variables, unique
 from tests.editor.test_e2e import api, cookie_header, pytestmark, running_service, shot, sign_in  # noqa: F401
 from tests.editor.test_e2e_canvas import build_agent_with_two_tools
 from tests.editor.test_e2e_providers import set_up_provider
@@ -30,11 +31,11 @@ def llm():
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """No provider from the environment: the newcomer sets one up in the editor."""
-    config = tmp_path_factory.mktemp("e2e-walkthrough")
-    with running_service(config, drop=("SERVICE_", "OPENAI_"), SERVICE_SSRF_ALLOWED_HOSTS="127.0.0.1") as base:
-        yield base
+def server(shared_server):
+    """The shared app: no provider from the environment, and no global variable of the admin (an earlier
+    module may have set a provider up): the newcomer sets one up in the editor."""
+    clear_variables(shared_server, bearer(shared_server))
+    return shared_server
 
 
 def _tools_offered(llm, since: int) -> list[str]:
@@ -112,20 +113,21 @@ def test_a_newcomer_builds_runs_inspects_groups_renames_and_moves(page, server, 
 
     # 7. move the flow to a new project, from the Home page
     name = page.get_by_test_id("flow-name").inner_text()
+    project = unique("Agents")  # the shared app has other modules' projects (the A2A module's "agents")
     page.get_by_role("link", name="Flows").click()
     page.get_by_role("button", name="New project").click()
-    page.get_by_role("dialog").get_by_label("Name", exact=True).fill("Agents")
+    page.get_by_role("dialog").get_by_label("Name", exact=True).fill(project)
     page.get_by_role("button", name="Create").click()
-    expect(page.get_by_role("heading", name="Agents")).to_be_visible()
+    expect(page.get_by_role("heading", name=project)).to_be_visible()
     expect(page.locator(".flow-card")).to_have_count(0)
     page.get_by_role("link", name=re.compile("^Starter Project|^My Projects|^My Collection")).first.click()
-    page.get_by_role("button", name=f"Move {name}").click()
+    page.get_by_role("button", name=f"Move {name}", exact=True).click()  # not "{name} (1)"
     dialog = page.get_by_test_id("move-dialog")
-    dialog.get_by_label("To the project").select_option(label="Agents")
+    dialog.get_by_label("To the project").select_option(label=project)
     dialog.get_by_role("button", name="Move").click()
     expect(dialog).to_have_count(0)
-    page.get_by_role("link", name="Agents").click()
-    expect(page.get_by_role("heading", name="Agents")).to_be_visible()
+    page.get_by_role("link", name=project).click()
+    expect(page.get_by_role("heading", name=project)).to_be_visible()
     expect(page.locator(".flow-card")).to_have_count(1)
     expect(page.locator(".flow-card")).to_contain_text(name)
     shot(page, "walkthrough-07-moved")
@@ -134,7 +136,7 @@ def test_a_newcomer_builds_runs_inspects_groups_renames_and_moves(page, server, 
     status, stored = api(server, "GET", f"/api/v1/flows/{flow_id}", cookies=cookie_header(page))
     assert status == 200, stored
     status, projects = api(server, "GET", "/api/v1/projects/", cookies=cookie_header(page))
-    assert stored["folder_id"] == next(p["id"] for p in projects if p["name"] == "Agents")
+    assert stored["folder_id"] == next(p["id"] for p in projects if p["name"] == project)
     nodes = {n["data"]["type"]: n for n in stored["data"]["nodes"]}
     assert nodes["Agent"]["data"]["node"]["display_name"] == "Math helper"
     inner = nodes["GroupNode"]["data"]["node"]["flow"]["data"]["nodes"]
