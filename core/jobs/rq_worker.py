@@ -277,6 +277,23 @@ def on_rq_failure(rq_job: Any, reason: str) -> None:
         log.exception("job %s: could not record the failure", getattr(rq_job, "id", "?"))
 
 
+#: the RQ job every service job is (:meth:`core.jobs.rq_backend.RQQueue.enqueue`)
+EXECUTE_PATH = "core.jobs.rq_backend.execute"
+
+
+def _plain_job(job: Any, default_result_ttl: int) -> bool:
+    """A job as :class:`~core.jobs.rq_backend.RQQueue` enqueues it: :data:`EXECUTE_PATH`, result discarded
+    (``result_ttl=0``), no repeats, group or rate limit. Nothing depends on such a job (the service's
+    enqueue takes no ``depends_on``), so RQ's dependents bookkeeping has nothing to do for it."""
+    return (
+        job.func_name == EXECUTE_PATH
+        and job.get_result_ttl(default_result_ttl) == 0
+        and not job.repeats_left
+        and not job.group_id
+        and not job.has_rate_limit
+    )
+
+
 def worker_classes() -> tuple[type, type]:
     """RQ's forking and simple workers, each reporting dead work horses to :func:`on_rq_failure`."""
     from rq import SimpleWorker, Worker
@@ -314,6 +331,56 @@ def worker_classes() -> tuple[type, type]:
                 super().heartbeat(None, pipeline=pipe)  # type: ignore[misc]
                 pipe.execute()
             self._next_beat = now + self.beat_every
+
+        #: seconds between two looks at ``rq suspend`` (RQ looks before every job, a transaction each time)
+        suspension_check_every = 1.0
+        _next_suspension_check = 0.0
+
+        def check_for_suspension(self, burst: bool) -> None:
+            """RQ's look at ``rq suspend`` (a ``MULTI`` with its default heartbeat), at most once a second:
+            a suspension stops new jobs within a second instead of before the very next one."""
+            now = time.monotonic()
+            if now < self._next_suspension_check:
+                return
+            super().check_for_suspension(burst)  # type: ignore[misc]
+            self._next_suspension_check = time.monotonic() + self.suspension_check_every
+
+        def set_state(self, state: str, pipeline: Any = None) -> None:
+            """RQ writes ``idle`` twice between two jobs (after the job, then as it starts listening): the
+            second write of the same state, outside a pipeline, is skipped (one round trip a job)."""
+            if pipeline is None and state == "idle" and getattr(self, "_state", None) == "idle":
+                return
+            super().set_state(state, pipeline=pipeline)  # type: ignore[misc]
+
+        def handle_execution_ended(self, job: Any, queue: Any, heartbeat_ttl: int) -> None:
+            """RQ beats the job once more as it ended (a round trip of its own), to keep it alive through its
+            callbacks; a plain job of ours that succeeded has none and its hash is deleted right after."""
+            if job.get_status(refresh=False) == "failed" or not _plain_job(job, self.default_result_ttl):  # type: ignore[attr-defined]
+                super().handle_execution_ended(job, queue, heartbeat_ttl)  # type: ignore[misc]
+                return
+            from rq.utils import now
+
+            job.ended_at = now()
+
+        def handle_job_success(self, job: Any, queue: Any, started_job_registry: Any, execution: Any) -> None:
+            """A plain job of ours (:func:`_plain_job`) ends in one ``MULTI`` without reads: RQ's own success
+            path first watches and reads the job's dependents, then (``result_ttl=0``) reads its status and
+            twice its executions to find what the same ``MULTI`` already deletes (nine round trips a job)."""
+            if not _plain_job(job, self.default_result_ttl):  # type: ignore[attr-defined]
+                super().handle_job_success(job, queue, started_job_registry, execution)  # type: ignore[misc]
+                return
+            from rq.results import Result
+
+            with self.connection.pipeline() as pipe:  # type: ignore[attr-defined]
+                self.increment_successful_job_count(pipeline=pipe)  # type: ignore[attr-defined]
+                self.increment_total_working_time(job.ended_at - job.started_at, pipe)  # type: ignore[attr-defined]
+                self.cleanup_execution(job, pipeline=pipe, execution=execution)  # type: ignore[attr-defined]
+                pipe.delete(job.execution_registry.key)
+                pipe.delete(job.key, job.dependents_key, job.dependencies_key, Result.get_key(job.id))
+                pipe.execute()
+            job._status = "finished"
+            took = job.ended_at - job.started_at
+            self.log.info("Successfully completed job %s in %ss on worker %s", job.id, took, self.name)  # type: ignore[attr-defined]
 
         def work(self, *args: Any, **kwargs: Any) -> bool:
             """RQ's loop, with a thread beating for each queue (metrics count live workers from these)."""
@@ -358,7 +425,39 @@ def worker_classes() -> tuple[type, type]:
                     work_horse_exiting()
 
     class ServiceSimpleWorker(_Mixin, SimpleWorker):
-        pass
+        """Runs the job in its own process, so RQ's two transactions before a job (the execution's
+        registration, then the job's start) go as one: the first is held and sent with the second."""
+
+        _held: Any = None
+
+        def prepare_execution(self, job: Any) -> Any:
+            from rq.executions import Execution
+
+            pipe = self.connection.pipeline()
+            execution = Execution.create(job, self.get_heartbeat_ttl(job), pipeline=pipe, worker_name=self.name)
+            self.executions[execution.id] = execution
+            self.set_state("busy", pipeline=pipe)
+            self._held = pipe
+            return execution
+
+        def prepare_job_execution(self, job: Any, remove_from_intermediate_queue: bool = False) -> None:
+            pipe, self._held = self._held, None
+            if pipe is None:  # not through prepare_execution above
+                super().prepare_job_execution(job, remove_from_intermediate_queue)
+                return
+            from rq.utils import now
+
+            with pipe:  # RQ's prepare_job_execution, in the held transaction
+                ttl = self.get_heartbeat_ttl(job)
+                self.heartbeat(ttl, pipeline=pipe)
+                job.heartbeat(now(), ttl, pipeline=pipe)
+                job.prepare_for_execution(self.name, pipeline=pipe)
+                pipe.persist(job.key)
+                if remove_from_intermediate_queue:
+                    queue = self.queue_class(job.origin, connection=self.connection)
+                    pipe.lrem(queue.intermediate_queue_key, 1, job.id)
+                pipe.execute()
+            self.procline(f"Processing {job.func_name} from {job.origin} since {time.time()}")
 
     return ServiceWorker, ServiceSimpleWorker
 
