@@ -118,10 +118,24 @@ def worker_app() -> Flask:
     return _worker_app
 
 
-def _caught_up(app: Flask) -> Flask:
+def _generation_keys(app: Flask, client: Any) -> list[str] | None:
+    """The Redis keys of both generations :func:`_caught_up` compares before every job, when the deployment's
+    shared state is on ``client`` (the job store's): the start script reads them along. None otherwise."""
+    from core.appstate import state
+    from core.reload import APPS_GEN, COMPONENTS_GEN
+    from core.shared import RedisState
+
+    shared = state(app).shared
+    if not isinstance(shared, RedisState) or shared.r is not client:
+        return None
+    return [shared.prefix + APPS_GEN, shared.prefix + COMPONENTS_GEN]
+
+
+def _caught_up(app: Flask, generations: list[str | None] | None = None) -> Flask:
     """The worker's app in step with the deployment: a new plugin set rebuilds it, reloaded bundles swap in.
 
-    Both generations are read in one round trip (``MGET``) before every job."""
+    Both generations are read in one round trip (``MGET``) before every job, or given (``generations``: read
+    by the job's start script, :func:`_generation_keys`)."""
     global _worker_app, _worker_plugins_gen
     from core.appstate import state
     from core.reload import APPS_GEN, COMPONENTS_GEN, sync_components
@@ -129,7 +143,7 @@ def _caught_up(app: Flask) -> Flask:
     shared = state(app).shared
     components: int | None = None
     if shared is not None:
-        apps_value, components_value = shared.get_many([APPS_GEN, COMPONENTS_GEN])
+        apps_value, components_value = generations or shared.get_many([APPS_GEN, COMPONENTS_GEN])
         gen = int(apps_value) if apps_value else 0
         components = int(components_value) if components_value else 0
         if _worker_plugins_gen is None:  # the generation the app was built for, not the current one
@@ -165,15 +179,36 @@ def execute(job_id: str) -> None:
     rq_job = get_current_job()
     queue_name = rq_job.origin if rq_job is not None else "service"
     worker_name = (rq_job.worker_name if rq_job is not None else None) or f"pid-{os.getpid()}"
-    app = _caught_up(worker_app())
-    service = app_state(app)
-    store = _store(redis_client(service.settings.redis_url or ""), queue_name)
-    run_job(store, app, service.job_registry, job_id, worker_name, _worker_kind)
+    app = worker_app()
+    store = _store(redis_client(app_state(app).settings.redis_url or ""), queue_name)
+    keys = _generation_keys(app, store.r)
+    if keys is None:  # the shared state elsewhere: read before the start, as its own round trip
+        app = _caught_up(app)
+        run_job(store, app, app_state(app).job_registry, job_id, worker_name, _worker_kind)
+        return
+    run_job(store, app, None, job_id, worker_name, _worker_kind, generation_keys=keys)
 
 
-def run_job(store: RedisJobStore, app: Flask, registry: Mapping[str, Job], job_id: str, worker: str, kind: str) -> None:
+def run_job(
+    store: RedisJobStore,
+    app: Flask,
+    registry: Mapping[str, Job] | None,
+    job_id: str,
+    worker: str,
+    kind: str,
+    *,
+    generation_keys: list[str] | None = None,
+) -> None:
+    """Start and run service job ``job_id``. With ``generation_keys`` (:func:`_generation_keys`) the start
+    script reads the generations along and ``app`` is caught up (:func:`_caught_up`) before the job runs,
+    ``registry`` (None) then the caught-up app's."""
     # the record and the start in one round trip (the start script also looks at the cancel marker)
-    started, fields = store.start_with_fields(job_id, worker, kind)
+    started, fields, generations = store.start_reading(job_id, worker, kind, generation_keys or ())
+    if generation_keys is not None and started == "running":
+        from core.appstate import state as app_state
+
+        app = _caught_up(app, generations)
+        registry = app_state(app).job_registry
     if not started:
         log.warning("job %s: no record (expired or deleted); skipping", job_id)
         return
@@ -185,7 +220,7 @@ def run_job(store: RedisJobStore, app: Flask, registry: Mapping[str, Job], job_i
     if started != "running":
         log.info("job %s is %s; not running it", job_id, started)
         return
-    job = registry.get(fields["name"])
+    job = registry.get(fields["name"]) if registry is not None else None
     if job is None:
         store.end(job_id, JobState.FAILED, ttl=ttl, error=f"job {fields['name']!r} is not registered on this worker")
         return
