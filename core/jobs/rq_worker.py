@@ -5,8 +5,10 @@ path ``core.jobs.rq_backend.execute``, which re-exports it): it reads the job's
 name and kwargs from Redis and the registry from the worker's preloaded app,
 beats the job's heartbeat while it runs and records its ending (retried
 through a short Redis outage). :func:`worker_classes` are RQ's workers
-reporting a dead work horse (:func:`on_rq_failure`) and beating their own
-liveness for ``metrics``.
+reporting a dead work horse (:func:`on_rq_failure`), beating their own
+liveness for ``metrics`` and sparing RQ's bookkeeping the round trips a job as
+the service enqueues it does not need (docs/performance.md, "Webhooks and jobs
+on RQ").
 """
 
 from __future__ import annotations
