@@ -42,24 +42,28 @@ _DEAD_RQ_STATUSES = {"failed", "stopped", "canceled", "finished"}
 
 
 # --- Lua: atomic state transitions -------------------------------------------------------
-# KEYS: job, cancel, hb, stats; ARGV: now, worker, kind, heartbeat ttl.
-# Returns {outcome, field, value, ...}: outcome '' (no record), the state it is in when not queued,
-# 'cancel' or 'running'; with the record's fields (as they were before the start) for the last two, so
-# a worker reads and starts a job in one round trip.
+# KEYS: job, cancel, hb, stats, then any number of string keys to read along (the worker's generations);
+# ARGV: now, worker, kind, heartbeat ttl.
+# Returns {outcome, n, value 1..n, field, value, ...}: outcome '' (no record), the state it is in when not
+# queued, 'cancel' or 'running'; n the number of keys read along and their values ('' for a missing key); the
+# record's fields (as they were before the start) for the last two outcomes, so a worker reads and starts a
+# job, and reads what it checks before every job, in one round trip.
 _START = """
 local f = redis.call('HGETALL', KEYS[1])
 local st = redis.call('HGET', KEYS[1], 'state')
-if (not st) or (not redis.call('HGET', KEYS[1], 'name')) then return {''} end
-if st ~= 'queued' then return {st} end
-local outcome = 'cancel'
+local out = {'', #KEYS - 4}
+for i = 5, #KEYS do out[#out + 1] = redis.call('GET', KEYS[i]) or '' end
+if (not st) or (not redis.call('HGET', KEYS[1], 'name')) then return out end
+out[1] = st
+if st ~= 'queued' then return out end
+out[1] = 'cancel'
 if redis.call('EXISTS', KEYS[2]) == 0 then
-  outcome = 'running'
+  out[1] = 'running'
   redis.call('HSET', KEYS[1], 'state', 'running', 'started_at', ARGV[1], 'worker', ARGV[2], 'worker_kind', ARGV[3])
   redis.call('SET', KEYS[3], ARGV[1], 'EX', ARGV[4])
   redis.call('HINCRBY', KEYS[4], 'started', 1)
 end
-local out = {outcome}
-for i = 1, #f do out[i + 1] = f[i] end
+for i = 1, #f do out[#out + 1] = f[i] end
 return out
 """
 # KEYS: job, events, cancel, hb, active, stats
@@ -132,12 +136,22 @@ class RedisJobStore:
     def start_with_fields(self, job_id: str, worker: str, kind: str) -> tuple[str, dict[str, str]]:
         """:meth:`start` and the job's record (name, kwargs, ttl...) in one round trip; the record is
         empty unless the outcome is ``running`` or ``cancel``."""
+        outcome, fields, _ = self.start_reading(job_id, worker, kind)
+        return outcome, fields
+
+    def start_reading(
+        self, job_id: str, worker: str, kind: str, read: list[str] | tuple[str, ...] = ()
+    ) -> tuple[str, dict[str, str], list[str | None]]:
+        """:meth:`start_with_fields`, and the values of the string keys ``read`` (full key names, None for a
+        missing one) read in the same round trip."""
         reply = self._start(
-            keys=[self.job_key(job_id), self.cancel_key(job_id), self.hb_key(job_id), self.stats_key],
+            keys=[self.job_key(job_id), self.cancel_key(job_id), self.hb_key(job_id), self.stats_key, *read],
             args=[time.time(), worker, kind, HEARTBEAT_TTL],
         )
-        values = list(reply or [""])
-        return str(values[0]), dict(zip(values[1::2], values[2::2], strict=True))
+        values = list(reply or ["", 0])
+        n = int(values[1])
+        rest = values[2 + n :]
+        return str(values[0]), dict(zip(rest[::2], rest[1::2], strict=True)), [v or None for v in values[2 : 2 + n]]
 
     def end(
         self,

@@ -5,8 +5,10 @@ path ``core.jobs.rq_backend.execute``, which re-exports it): it reads the job's
 name and kwargs from Redis and the registry from the worker's preloaded app,
 beats the job's heartbeat while it runs and records its ending (retried
 through a short Redis outage). :func:`worker_classes` are RQ's workers
-reporting a dead work horse (:func:`on_rq_failure`) and beating their own
-liveness for ``metrics``.
+reporting a dead work horse (:func:`on_rq_failure`), beating their own
+liveness for ``metrics`` and sparing RQ's bookkeeping the round trips a job as
+the service enqueues it does not need (docs/performance.md, "Webhooks and jobs
+on RQ").
 """
 
 from __future__ import annotations
@@ -118,10 +120,24 @@ def worker_app() -> Flask:
     return _worker_app
 
 
-def _caught_up(app: Flask) -> Flask:
+def _generation_keys(app: Flask, client: Any) -> list[str] | None:
+    """The Redis keys of both generations :func:`_caught_up` compares before every job, when the deployment's
+    shared state is on ``client`` (the job store's): the start script reads them along. None otherwise."""
+    from core.appstate import state
+    from core.reload import APPS_GEN, COMPONENTS_GEN
+    from core.shared import RedisState
+
+    shared = state(app).shared
+    if not isinstance(shared, RedisState) or shared.r is not client:
+        return None
+    return [shared.prefix + APPS_GEN, shared.prefix + COMPONENTS_GEN]
+
+
+def _caught_up(app: Flask, generations: list[str | None] | None = None) -> Flask:
     """The worker's app in step with the deployment: a new plugin set rebuilds it, reloaded bundles swap in.
 
-    Both generations are read in one round trip (``MGET``) before every job."""
+    Both generations are read in one round trip (``MGET``) before every job, or given (``generations``: read
+    by the job's start script, :func:`_generation_keys`)."""
     global _worker_app, _worker_plugins_gen
     from core.appstate import state
     from core.reload import APPS_GEN, COMPONENTS_GEN, sync_components
@@ -129,7 +145,7 @@ def _caught_up(app: Flask) -> Flask:
     shared = state(app).shared
     components: int | None = None
     if shared is not None:
-        apps_value, components_value = shared.get_many([APPS_GEN, COMPONENTS_GEN])
+        apps_value, components_value = generations or shared.get_many([APPS_GEN, COMPONENTS_GEN])
         gen = int(apps_value) if apps_value else 0
         components = int(components_value) if components_value else 0
         if _worker_plugins_gen is None:  # the generation the app was built for, not the current one
@@ -165,15 +181,36 @@ def execute(job_id: str) -> None:
     rq_job = get_current_job()
     queue_name = rq_job.origin if rq_job is not None else "service"
     worker_name = (rq_job.worker_name if rq_job is not None else None) or f"pid-{os.getpid()}"
-    app = _caught_up(worker_app())
-    service = app_state(app)
-    store = _store(redis_client(service.settings.redis_url or ""), queue_name)
-    run_job(store, app, service.job_registry, job_id, worker_name, _worker_kind)
+    app = worker_app()
+    store = _store(redis_client(app_state(app).settings.redis_url or ""), queue_name)
+    keys = _generation_keys(app, store.r)
+    if keys is None:  # the shared state elsewhere: read before the start, as its own round trip
+        app = _caught_up(app)
+        run_job(store, app, app_state(app).job_registry, job_id, worker_name, _worker_kind)
+        return
+    run_job(store, app, None, job_id, worker_name, _worker_kind, generation_keys=keys)
 
 
-def run_job(store: RedisJobStore, app: Flask, registry: Mapping[str, Job], job_id: str, worker: str, kind: str) -> None:
+def run_job(
+    store: RedisJobStore,
+    app: Flask,
+    registry: Mapping[str, Job] | None,
+    job_id: str,
+    worker: str,
+    kind: str,
+    *,
+    generation_keys: list[str] | None = None,
+) -> None:
+    """Start and run service job ``job_id``. With ``generation_keys`` (:func:`_generation_keys`) the start
+    script reads the generations along and ``app`` is caught up (:func:`_caught_up`) before the job runs,
+    ``registry`` (None) then the caught-up app's."""
     # the record and the start in one round trip (the start script also looks at the cancel marker)
-    started, fields = store.start_with_fields(job_id, worker, kind)
+    started, fields, generations = store.start_reading(job_id, worker, kind, generation_keys or ())
+    if generation_keys is not None and started == "running":
+        from core.appstate import state as app_state
+
+        app = _caught_up(app, generations)
+        registry = app_state(app).job_registry
     if not started:
         log.warning("job %s: no record (expired or deleted); skipping", job_id)
         return
@@ -185,7 +222,7 @@ def run_job(store: RedisJobStore, app: Flask, registry: Mapping[str, Job], job_i
     if started != "running":
         log.info("job %s is %s; not running it", job_id, started)
         return
-    job = registry.get(fields["name"])
+    job = registry.get(fields["name"]) if registry is not None else None
     if job is None:
         store.end(job_id, JobState.FAILED, ttl=ttl, error=f"job {fields['name']!r} is not registered on this worker")
         return
@@ -277,6 +314,23 @@ def on_rq_failure(rq_job: Any, reason: str) -> None:
         log.exception("job %s: could not record the failure", getattr(rq_job, "id", "?"))
 
 
+#: the RQ job every service job is (:meth:`core.jobs.rq_backend.RQQueue.enqueue`)
+EXECUTE_PATH = "core.jobs.rq_backend.execute"
+
+
+def _plain_job(job: Any, default_result_ttl: int) -> bool:
+    """A job as :class:`~core.jobs.rq_backend.RQQueue` enqueues it: :data:`EXECUTE_PATH`, result discarded
+    (``result_ttl=0``), no repeats, group or rate limit. Nothing depends on such a job (the service's
+    enqueue takes no ``depends_on``), so RQ's dependents bookkeeping has nothing to do for it."""
+    return (
+        job.func_name == EXECUTE_PATH
+        and job.get_result_ttl(default_result_ttl) == 0
+        and not job.repeats_left
+        and not job.group_id
+        and not job.has_rate_limit
+    )
+
+
 def worker_classes() -> tuple[type, type]:
     """RQ's forking and simple workers, each reporting dead work horses to :func:`on_rq_failure`."""
     from rq import SimpleWorker, Worker
@@ -314,6 +368,56 @@ def worker_classes() -> tuple[type, type]:
                 super().heartbeat(None, pipeline=pipe)  # type: ignore[misc]
                 pipe.execute()
             self._next_beat = now + self.beat_every
+
+        #: seconds between two looks at ``rq suspend`` (RQ looks before every job, a transaction each time)
+        suspension_check_every = 1.0
+        _next_suspension_check = 0.0
+
+        def check_for_suspension(self, burst: bool) -> None:
+            """RQ's look at ``rq suspend`` (a ``MULTI`` with its default heartbeat), at most once a second:
+            a suspension stops new jobs within a second instead of before the very next one."""
+            now = time.monotonic()
+            if now < self._next_suspension_check:
+                return
+            super().check_for_suspension(burst)  # type: ignore[misc]
+            self._next_suspension_check = time.monotonic() + self.suspension_check_every
+
+        def set_state(self, state: str, pipeline: Any = None) -> None:
+            """RQ writes ``idle`` twice between two jobs (after the job, then as it starts listening): the
+            second write of the same state, outside a pipeline, is skipped (one round trip a job)."""
+            if pipeline is None and state == "idle" and getattr(self, "_state", None) == "idle":
+                return
+            super().set_state(state, pipeline=pipeline)  # type: ignore[misc]
+
+        def handle_execution_ended(self, job: Any, queue: Any, heartbeat_ttl: int) -> None:
+            """RQ beats the job once more as it ended (a round trip of its own), to keep it alive through its
+            callbacks; a plain job of ours that succeeded has none and its hash is deleted right after."""
+            if job.get_status(refresh=False) == "failed" or not _plain_job(job, self.default_result_ttl):  # type: ignore[attr-defined]
+                super().handle_execution_ended(job, queue, heartbeat_ttl)  # type: ignore[misc]
+                return
+            from rq.utils import now
+
+            job.ended_at = now()
+
+        def handle_job_success(self, job: Any, queue: Any, started_job_registry: Any, execution: Any) -> None:
+            """A plain job of ours (:func:`_plain_job`) ends in one ``MULTI`` without reads: RQ's own success
+            path first watches and reads the job's dependents, then (``result_ttl=0``) reads its status and
+            twice its executions to find what the same ``MULTI`` already deletes (nine round trips a job)."""
+            if not _plain_job(job, self.default_result_ttl):  # type: ignore[attr-defined]
+                super().handle_job_success(job, queue, started_job_registry, execution)  # type: ignore[misc]
+                return
+            from rq.results import Result
+
+            with self.connection.pipeline() as pipe:  # type: ignore[attr-defined]
+                self.increment_successful_job_count(pipeline=pipe)  # type: ignore[attr-defined]
+                self.increment_total_working_time(job.ended_at - job.started_at, pipe)  # type: ignore[attr-defined]
+                self.cleanup_execution(job, pipeline=pipe, execution=execution)  # type: ignore[attr-defined]
+                pipe.delete(job.execution_registry.key)
+                pipe.delete(job.key, job.dependents_key, job.dependencies_key, Result.get_key(job.id))
+                pipe.execute()
+            job._status = "finished"
+            took = job.ended_at - job.started_at
+            self.log.info("Successfully completed job %s in %ss on worker %s", job.id, took, self.name)  # type: ignore[attr-defined]
 
         def work(self, *args: Any, **kwargs: Any) -> bool:
             """RQ's loop, with a thread beating for each queue (metrics count live workers from these)."""
@@ -358,7 +462,39 @@ def worker_classes() -> tuple[type, type]:
                     work_horse_exiting()
 
     class ServiceSimpleWorker(_Mixin, SimpleWorker):
-        pass
+        """Runs the job in its own process, so RQ's two transactions before a job (the execution's
+        registration, then the job's start) go as one: the first is held and sent with the second."""
+
+        _held: Any = None
+
+        def prepare_execution(self, job: Any) -> Any:
+            from rq.executions import Execution
+
+            pipe = self.connection.pipeline()
+            execution = Execution.create(job, self.get_heartbeat_ttl(job), pipeline=pipe, worker_name=self.name)
+            self.executions[execution.id] = execution
+            self.set_state("busy", pipeline=pipe)
+            self._held = pipe
+            return execution
+
+        def prepare_job_execution(self, job: Any, remove_from_intermediate_queue: bool = False) -> None:
+            pipe, self._held = self._held, None
+            if pipe is None:  # not through prepare_execution above
+                super().prepare_job_execution(job, remove_from_intermediate_queue)
+                return
+            from rq.utils import now
+
+            with pipe:  # RQ's prepare_job_execution, in the held transaction
+                ttl = self.get_heartbeat_ttl(job)
+                self.heartbeat(ttl, pipeline=pipe)
+                job.heartbeat(now(), ttl, pipeline=pipe)
+                job.prepare_for_execution(self.name, pipeline=pipe)
+                pipe.persist(job.key)
+                if remove_from_intermediate_queue:
+                    queue = self.queue_class(job.origin, connection=self.connection)
+                    pipe.lrem(queue.intermediate_queue_key, 1, job.id)
+                pipe.execute()
+            self.procline(f"Processing {job.func_name} from {job.origin} since {time.time()}")
 
     return ServiceWorker, ServiceSimpleWorker
 

@@ -34,6 +34,18 @@ def ended_of(started: RunStarted, results: list[RunResult], duration: float) -> 
     return RunEnded(started, status, duration, error=failure_text(final), outputs=outputs)
 
 
+_SCALARS = (str, int, float, bool)
+_FIELDS: dict[type, frozenset[str]] = {}
+
+
+def _fields(cls: type) -> frozenset[str]:
+    """The field names of the request dataclass ``cls`` (the keys of its JSON)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = frozenset(f.name for f in dataclasses.fields(cls))
+    return names
+
+
 class RequestJson(Mapping[str, Any]):
     """``RunStarted.request``: the request's JSON, made on first read (most observers never read it)."""
 
@@ -49,8 +61,14 @@ class RequestJson(Mapping[str, Any]):
         return self._data
 
     def __getitem__(self, key: str) -> Any:
-        if self._data is None and key == "inputs":  # the common read, without converting the rest
-            return [dataclasses.asdict(item) for item in self._req.inputs]
+        if self._data is None:  # the common reads, without converting the rest
+            if key == "inputs":
+                return [dataclasses.asdict(item) for item in self._req.inputs]
+            if key not in _fields(type(self._req)):  # the JSON's keys are the fields
+                raise KeyError(key)
+            value = getattr(self._req, key)
+            if value is None or isinstance(value, _SCALARS):  # as the JSON has it: a copy would be the same
+                return value
         return self._json()[key]
 
     def __iter__(self) -> Iterator[str]:

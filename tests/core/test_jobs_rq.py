@@ -474,3 +474,39 @@ def test_enqueue_is_one_round_trip_and_a_chosen_id_two(env):
     assert q.metrics()["queue_length"] == queued + 3
     for job_id in (*ids, chosen):
         assert q.cancel(job_id) is True
+
+
+def test_a_simple_worker_job_costs_few_round_trips_and_leaves_no_rq_keys(env):
+    """A burst SimpleWorker in this process: its round trips per job (the service's own: the generations, the
+    start script, two events, the end; RQ's: the dequeue, the job's hash, one transaction before the job and one
+    after, the idle state) and what RQ leaves of a finished job (nothing: ``result_ttl=0``). RQ's own success
+    path read the job's dependents, status and executions (25 round trips a job before)."""
+    import signal as signals
+
+    from core.jobs.worker import run_worker
+
+    name = f"{env.simple[:9]}-burst"  # cleaned up with the module's queues
+    q = env.queue(name)
+    raw = redis.Redis.from_url(REDIS_URL)
+
+    def burst(jobs: int) -> tuple[int, list[str]]:
+        ids = [q.enqueue("core.countdown", owner="alice", kwargs={"n": 1, "delay": 0}) for _ in range(jobs)]
+        handlers = {s: signals.getsignal(s) for s in (signals.SIGINT, signals.SIGTERM)}
+        try:
+            with env.app.app_context():
+                sent = _round_trips(lambda: run_worker(env.app, queue=name, burst=True, simple=True))
+        finally:
+            for s, handler in handlers.items():
+                signals.signal(s, handler)
+        return sent, ids
+
+    burst(1)  # the first job's one-off work (scripts loaded, connections made)
+    few, few_ids = burst(2)
+    many, many_ids = burst(8)
+    for job_id in few_ids + many_ids:
+        info = q.info(job_id)
+        assert info.state is JobState.FINISHED and info.result == {"count": 1}, info
+        assert not list(raw.scan_iter(match=f"rq:*{job_id}*", count=1000)), job_id  # job, executions, results
+    assert raw.zcard(f"rq:wip:{name}") == 0 and raw.llen(f"rq:queue:{name}:intermediate") == 0
+    per_job = (many - few) / 6
+    assert per_job <= 9, per_job

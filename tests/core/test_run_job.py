@@ -203,3 +203,21 @@ def test_a_requests_job_json_is_its_json_without_the_deep_copy():
     )
     assert req.to_job_json() == req.to_json()
     assert req.to_job_json()["tweaks"] is req.tweaks and req.to_json()["tweaks"] is not req.tweaks
+
+
+def test_an_observers_request_json_reads_scalars_without_converting_the_request():
+    """``RunStarted.request`` (``RequestJson``): a scalar field is read from the request as its JSON has it, without
+    the whole request's deep copy (the triggers recorder reads ``webhook_payload`` as every job's run starts); a
+    field holding a structure, or iterating, still makes the JSON, whose values are the same."""
+    from core.runs.observing import RequestJson
+    from core.runs.service import RunInput, RunRequest
+
+    req = RunRequest(flow="f", user_id="u", inputs=[RunInput("x")], tweaks={"n": {"k": 1}}, webhook_payload="{}")
+    full = req.to_json()
+    lazy = RequestJson(req)
+    assert lazy.get("webhook_payload") == "{}" and lazy["flow"] == "f" and lazy.get("run_id") is None
+    assert lazy.get("store_messages") is True and lazy.get("no_such_field", 7) == 7
+    assert lazy["inputs"] == full["inputs"]
+    assert lazy._data is None  # nothing converted yet
+    assert lazy["tweaks"] == full["tweaks"] and lazy["tweaks"] is not req.tweaks  # a copy, made now
+    assert lazy._data is not None and dict(lazy) == full
