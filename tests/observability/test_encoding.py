@@ -135,18 +135,3 @@ def test_the_http_exporter_in_force_encodes_with_the_direct_encoder(monkeypatch,
     finally:
         monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT")
         otel.configure()
-
-
-@pytest.mark.parametrize(("asked", "filter_name"), [(None, "AlwaysOffExemplarFilter"), ("trace_based", "TraceBased")])
-def test_metrics_carry_no_exemplars_unless_the_operator_asks(monkeypatch, asked, filter_name):
-    from service_observability import otel
-
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
-    if asked:
-        monkeypatch.setenv("OTEL_METRICS_EXEMPLAR_FILTER", asked)
-    try:
-        otel.configure()
-        assert type(otel.meter_provider()._sdk_config.exemplar_filter).__name__.startswith(filter_name)
-    finally:
-        monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT")
-        otel.configure()

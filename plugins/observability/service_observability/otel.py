@@ -89,7 +89,6 @@ def wanted() -> tuple[object, ...] | None:
         _env("OTEL_RESOURCE_ATTRIBUTES"),
         _env("OTEL_BSP_SCHEDULE_DELAY"),
         _env("OTEL_METRIC_EXPORT_INTERVAL"),
-        _env("OTEL_METRICS_EXEMPLAR_FILTER"),
     )
 
 
@@ -152,15 +151,11 @@ def configure() -> trace.Tracer | None:
             provider.add_span_processor(BatchSpanProcessor(exporter))
             _provider, _tracer = provider, provider.get_tracer(SCOPE)
         if metric_exporter is not None:
-            from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, MeterProvider
+            from opentelemetry.sdk.metrics import MeterProvider
             from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
             reader = PeriodicExportingMetricReader(metric_exporter.OTLPMetricExporter())
-            # no exemplars unless the operator asks (``OTEL_METRICS_EXEMPLAR_FILTER``): the SDK's default
-            # (``trace_based``) samples one into the duration histogram on every traced request, about 0.5 M
-            # instructions of a 7 M run (bench/NOTES.md)
-            exemplars = None if config[6] else AlwaysOffExemplarFilter()
-            _meter_provider = MeterProvider(metric_readers=[reader], resource=resource, exemplar_filter=exemplars)
+            _meter_provider = MeterProvider(metric_readers=[reader], resource=resource)
         _config = config
         return _tracer
 
