@@ -117,8 +117,11 @@ def test_an_attribute_that_cannot_be_encoded_is_left_out_as_the_official_encoder
     provider.get_tracer("scope").start_span("span", attributes={"kept": "yes"}).end()
     [span] = memory.get_finished_spans()
     span._attributes._dict["odd"] = object()  # past the SDK's own checks
+    span._attributes._dict["huge"] = 2**64  # the SDK keeps it; an int64 cannot hold it
+    span._attributes._dict["huges"] = (1, -(2**63) - 1)
+    span._attributes._dict["least"] = -(2**63)
     decoded = ExportTraceServiceRequest.FromString(_same([span]))
-    assert [a.key for a in decoded.resource_spans[0].scope_spans[0].spans[0].attributes] == ["kept"]
+    assert [a.key for a in decoded.resource_spans[0].scope_spans[0].spans[0].attributes] == ["kept", "least"]
 
 
 @pytest.mark.parametrize("protocol", ["http/protobuf", None])

@@ -60,6 +60,8 @@ def _text(tag: bytes, text: str) -> bytes:
 
 
 def _int64(n: int) -> bytes:
+    if not -(1 << 63) <= n < 1 << 63:  # as protobuf: the attribute is left out (``_attributes``)
+        raise ValueError(f"Value out of range: {n}")
     return _varint(n if n >= 0 else n + (1 << 64))
 
 
@@ -103,19 +105,19 @@ def _attributes(tag: bytes, attributes: Mapping[str, Any] | None) -> bytes:
     cache = _KEY_VALUES
     for key, value in attributes.items():
         kind = type(value)
-        if kind is str or kind is bool or kind is int:  # the type in the key: True == 1
-            body = cache.get((key, value, kind))
-            if body is None:
-                kv = _key_value(key, value)
-                n = len(kv)
-                body = (_SMALL[n] if n < 128 else _varint(n)) + kv
-                if len(cache) >= _KEY_VALUES_MAX:
-                    cache.clear()
-                cache[key, value, kind] = body
-            out.append(tag + body)
-            continue
         try:
-            out.append(_len(tag, _key_value(key, value)))
+            if kind is str or kind is bool or kind is int:  # the type in the key: True == 1
+                body = cache.get((key, value, kind))
+                if body is None:
+                    kv = _key_value(key, value)
+                    n = len(kv)
+                    body = (_SMALL[n] if n < 128 else _varint(n)) + kv
+                    if len(cache) >= _KEY_VALUES_MAX:
+                        cache.clear()
+                    cache[key, value, kind] = body
+                out.append(tag + body)
+            else:
+                out.append(_len(tag, _key_value(key, value)))
         except Exception:  # as the official encoder: the attribute is left out, the span kept
             log.exception("Failed to encode key %s", key)
     return b"".join(out)
