@@ -12,7 +12,9 @@
   with a cost of their own, docs/observability.md): instruction counts, independent of the machine's load.
 
 Throughput on this shared 2-core VM moves by 10-30% from minute to minute, so one ratio is noisy; the
-instruction counts are not.
+instruction counts are not. Beside each throughput figure: the service's CPU per request (master and workers,
+``/proc``), and the receiver's apart; ``cpu_fraction`` (CPU per request off / on) is what the throughput ratio
+tends to on a machine the service saturates.
 """
 
 from __future__ import annotations
@@ -25,6 +27,20 @@ import time
 from typing import Any
 
 from bench.common import ROOT, Client, Service, clean_env, code_path, free_port, load, start, stop, wait_http
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds these processes have used so far (``/proc/<pid>/stat``)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / tick
 
 
 def _counts(port: int) -> dict[str, int]:
@@ -55,6 +71,8 @@ def otel(b: Any, rounds: int = 2, runs: int = 400, instructions: bool = True) ->
             svc.wait()
             svc.setup()
         rps: dict[str, list[float]] = {"off": [], "on": []}
+        # the service's CPU per request (master and workers; the sink's apart): the load-independent side
+        cpu_ms: dict[str, list[float]] = {"off": [], "on": [], "sink": []}
         exported = 0
         for _ in range(rounds):  # alternated, so both see the same machine state
             for label, svc in (("off", off), ("on", on)):
@@ -62,12 +80,22 @@ def otel(b: Any, rounds: int = 2, runs: int = 400, instructions: bool = True) ->
                 headers = {**svc.key, "Content-Type": "application/json"}
                 load(url, 16, b.warmup, body=svc.body, headers=headers, tool=b.tool, workdir=b.work)
                 before = _counts(sink_port)["flow_execute"]
+                pids = [svc.proc.pid, *svc.workers()]
+                cpu, sink_cpu = cpu_seconds(pids), cpu_seconds([sink.pid])
                 figures = load(url, 16, b.duration, body=svc.body, headers=headers, tool=b.tool, workdir=b.work)
                 if label == "on":
                     time.sleep(1.0)  # the batch span processor exports every 5 s or 512 spans
                     exported += _counts(sink_port)["flow_execute"] - before
+                requests = max(1, int(figures["requests"]))
+                cpu_ms[label].append(round((cpu_seconds(pids) - cpu) / requests * 1000, 3))
+                if label == "on":
+                    cpu_ms["sink"].append(round((cpu_seconds([sink.pid]) - sink_cpu) / requests * 1000, 3))
                 rps[label].append(float(figures["rps"]))
-                print(f"otel {label:<3} c=16 {figures['rps']:>8} req/s  p50 {figures['p50_ms']:.2f} ms", flush=True)
+                print(
+                    f"otel {label:<3} c=16 {figures['rps']:>8} req/s  p50 {figures['p50_ms']:.2f} ms  "
+                    f"service CPU {cpu_ms[label][-1]:.3f} ms per request",
+                    flush=True,
+                )
         counts = _counts(sink_port)
     finally:
         for svc in (off, on):
@@ -79,6 +107,10 @@ def otel(b: Any, rounds: int = 2, runs: int = 400, instructions: bool = True) ->
         "run_rps_without_export": rps["off"],
         "run_rps_with_export": rps["on"],
         "export_fraction": round(ratio, 3),
+        "service_cpu_ms_per_request": cpu_ms,
+        "cpu_fraction": round(statistics.median(cpu_ms["off"]) / statistics.median(cpu_ms["on"]), 3)
+        if cpu_ms["on"] and cpu_ms["off"]
+        else None,
         "runs_exported_while_measured": exported,
         "receiver": counts,
         "spans_per_run": round(counts["spans"] / counts["flow_execute"], 1) if counts["flow_execute"] else None,

@@ -134,14 +134,21 @@ def configure() -> trace.Tracer | None:
         os.environ.setdefault("OTEL_SEMCONV_STABILITY_OPT_IN", "http,database")
         defaults = {} if config[2] or "service.name=" in str(config[3]) else {"service.name": SERVICE_NAME}
         resource = Resource.create(defaults)
-        span_exporter = _exporter_module(traces[1], "trace_exporter") if isinstance(traces, tuple) else None
+        protocol = traces[1] if isinstance(traces, tuple) else None
+        span_exporter = _exporter_module(protocol, "trace_exporter") if protocol is not None else None
         metric_exporter = _exporter_module(metrics[1], "metric_exporter") if isinstance(metrics, tuple) else None
         if span_exporter is not None:
             from opentelemetry.sdk.trace import TracerProvider
             from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
             provider = TracerProvider(resource=resource)
-            provider.add_span_processor(BatchSpanProcessor(span_exporter.OTLPSpanExporter()))
+            if protocol == "http/protobuf":  # the official exporter with a direct encoder (encoding.py)
+                from service_observability.encoding import SpanExporter
+
+                exporter = SpanExporter()
+            else:
+                exporter = span_exporter.OTLPSpanExporter()
+            provider.add_span_processor(BatchSpanProcessor(exporter))
             _provider, _tracer = provider, provider.get_tracer(SCOPE)
         if metric_exporter is not None:
             from opentelemetry.sdk.metrics import MeterProvider
@@ -213,8 +220,7 @@ class RunSpan:
 
     def end(self, ended: RunEnded) -> None:
         span = self.span
-        span.set_attribute("status", ended.status)
-        span.set_attribute("duration_ms", round(ended.duration_s * 1000, 3))
+        span.set_attributes({"status": ended.status, "duration_ms": round(ended.duration_s * 1000, 3)})
         if ended.status == "error":
             span.set_status(Status(StatusCode.ERROR, ended.error or "error"))
         elif ended.status == "ok":
