@@ -8,8 +8,10 @@ Each fixture's answer is compared with the full service's engine run in this pro
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -34,8 +36,25 @@ KEY = "executor-test-key-0123456789"
 
 
 @pytest.fixture(scope="session")
-def venv(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("execvenv") / "venv"
+def venv(request, tmp_path_factory) -> Path:
+    """One venv for the whole run: under xdist the first worker to ask builds it (under a lock) and the others
+    reuse it (the tests only run what it holds). Two workers building at once also raced in the bundle's
+    source tree (setuptools' ``build/`` directory)."""
+    base = tmp_path_factory.getbasetemp()
+    run_dir = base.parent if hasattr(request.config, "workerinput") else base  # xdist: the run's, shared
+    where = run_dir / "execvenv"
+    root = where / "venv"
+    with open(run_dir / "execvenv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (where / "built").exists():
+            shutil.rmtree(where, ignore_errors=True)  # a worker's failed attempt
+            where.mkdir()
+            _build_venv(root)
+            (where / "built").touch()
+    return root
+
+
+def _build_venv(root: Path) -> None:
     # no pip of its own: this process's pip installs into it (``--python``); ensurepip's copy of pip, compiled on
     # the way in, was most of this fixture's time (about 10 s on a quiet machine, 40 s under load)
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=120)
@@ -46,7 +65,6 @@ def venv(tmp_path_factory) -> Path:
         timeout=600,
     )
     assert pip.returncode == 0, pip.stdout + pip.stderr
-    return root
 
 
 def venv_pip(venv: Path) -> list[str]:
