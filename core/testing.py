@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,6 +53,10 @@ def service_database_url(request: pytest.FixtureRequest) -> str | None:
 
 @pytest.fixture(autouse=True)
 def _isolated_service_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    _isolate(monkeypatch)
+
+
+def _isolate(monkeypatch: pytest.MonkeyPatch) -> None:
     for key in list(os.environ):
         if key.startswith("SERVICE_") and key != TEST_DATABASE_ENV:
             monkeypatch.delenv(key, raising=False)
@@ -130,20 +135,23 @@ def _freeze_once() -> None:
         _frozen = True
 
 
-@pytest.fixture
-def make_app(tmp_path: Any, service_database_url: str | None) -> Iterator[Callable[..., Any]]:
-    """Factory: ``make_app(plugins=["accounts"], auto_login=False, superuser_password="...")``."""
+@contextlib.contextmanager
+def app_factory(config_dir: Path, database_url: str | None) -> Iterator[Callable[..., Any]]:
+    """What ``make_app`` yields, for any scope: apps on ``config_dir`` and ``database_url`` (None: SQLite
+    in ``config_dir``); on exit their job queues close and the database is emptied (PostgreSQL) or its
+    engine disposed (SQLite). A module- or session-scoped user gives PostgreSQL a database of its own
+    (:func:`own_database`): every ``make_app`` empties the worker's database after its test."""
     from core import appstate, db
     from core.app import create_app
 
     built: list[Any] = []
 
     def factory(plugins: Any = None, **config: Any) -> Any:
-        cfg: dict[str, Any] = {"config_dir": tmp_path / "config", "rate_limit_storage_uri": "memory://"}
-        if service_database_url:
-            cfg["database_url"] = service_database_url
+        cfg: dict[str, Any] = {"config_dir": config_dir, "rate_limit_storage_uri": "memory://"}
+        if database_url:
+            cfg["database_url"] = database_url
         cfg.update(config)
-        if not service_database_url:
+        if not database_url:
             _migrated_copy(cfg, plugins)
         app = create_app(config=cfg, plugins=plugins)
         app.testing = True
@@ -151,12 +159,35 @@ def make_app(tmp_path: Any, service_database_url: str | None) -> Iterator[Callab
         _freeze_once()
         return app
 
-    yield factory
-    for app in built:
-        appstate.jobs(app).close()
-    if built:
-        svc = appstate.state(built[0])
-        if service_database_url:
-            db.truncate_all(svc.engine)
-        else:
-            db.dispose_engine(svc.settings)
+    try:
+        yield factory
+    finally:
+        for app in built:
+            appstate.jobs(app).close()
+        if built:
+            svc = appstate.state(built[0])
+            if database_url:
+                db.truncate_all(svc.engine)
+            else:
+                db.dispose_engine(svc.settings)
+
+
+def own_database(database_url: str | None, name: str) -> str | None:
+    """A PostgreSQL database of its own beside the worker's ``database_url`` (``<it>_<name>``, created if
+    missing), or None (SQLite) when ``database_url`` is None."""
+    return _worker_database(database_url, name) if database_url else None
+
+
+@contextlib.contextmanager
+def isolated_service_env() -> Iterator[pytest.MonkeyPatch]:
+    """``_isolated_service_env`` for a fixture of a wider scope than a test (which builds before it)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _isolate(monkeypatch)
+        yield monkeypatch
+
+
+@pytest.fixture
+def make_app(tmp_path: Any, service_database_url: str | None) -> Iterator[Callable[..., Any]]:
+    """Factory: ``make_app(plugins=["accounts"], auto_login=False, superuser_password="...")``."""
+    with app_factory(tmp_path / "config", service_database_url) as factory:
+        yield factory

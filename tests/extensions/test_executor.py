@@ -2,14 +2,16 @@
 
 A session-scoped fixture creates a venv under the test's tmp directory and installs
 ``./executor`` and ``./bundles/standard`` with pip (offline: pip's configured local indexes
-and cache), exactly as a user would. Each fixture's answer is compared with the full
-service's engine run in this process.
+and cache), as a user would (the test process's pip, pointed at the venv with ``--python``).
+Each fixture's answer is compared with the full service's engine run in this process.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -34,17 +36,40 @@ KEY = "executor-test-key-0123456789"
 
 
 @pytest.fixture(scope="session")
-def venv(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("execvenv") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, timeout=120)
+def venv(request, tmp_path_factory) -> Path:
+    """One venv for the whole run: under xdist the first worker to ask builds it (under a lock) and the others
+    reuse it (the tests only run what it holds). Two workers building at once also raced in the bundle's
+    source tree (setuptools' ``build/`` directory)."""
+    base = tmp_path_factory.getbasetemp()
+    run_dir = base.parent if hasattr(request.config, "workerinput") else base  # xdist: the run's, shared
+    where = run_dir / "execvenv"
+    root = where / "venv"
+    with open(run_dir / "execvenv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (where / "built").exists():
+            shutil.rmtree(where, ignore_errors=True)  # a worker's failed attempt
+            where.mkdir()
+            _build_venv(root)
+            (where / "built").touch()
+    return root
+
+
+def _build_venv(root: Path) -> None:
+    # no pip of its own: this process's pip installs into it (``--python``); ensurepip's copy of pip, compiled on
+    # the way in, was most of this fixture's time (about 10 s on a quiet machine, 40 s under load)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=120)
     pip = subprocess.run(
-        [str(root / "bin" / "pip"), "install", "-q", str(REPO / "executor"), str(REPO / "bundles" / "standard")],
+        [*venv_pip(root), "install", "-q", str(REPO / "executor"), str(REPO / "bundles" / "standard")],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert pip.returncode == 0, pip.stdout + pip.stderr
-    return root
+
+
+def venv_pip(venv: Path) -> list[str]:
+    """pip acting on ``venv``'s interpreter and site-packages (pip >= 22.3)."""
+    return [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", str(venv / "bin" / "python")]
 
 
 def clean_env() -> dict[str, str]:
@@ -78,9 +103,7 @@ def answer(body: dict) -> str:
 
 
 def test_the_install_has_no_database_accounts_editor_or_redis(venv):
-    listed = subprocess.run(
-        [str(venv / "bin" / "pip"), "list", "--format=json"], capture_output=True, text=True, check=True
-    )
+    listed = subprocess.run([*venv_pip(venv), "list", "--format=json"], capture_output=True, text=True, check=True)
     names = {p["name"].lower() for p in json.loads(listed.stdout)}
     assert {"service-executor", "service-bundle-standard"} <= names
     for heavy in ("sqlalchemy", "psycopg", "psycopg2-binary", "alembic", "redis", "rq", "flask-login", "service-core"):
