@@ -30,6 +30,9 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("SERVICE_TEST_SCALEOUT_REDIS_URL", "redis://127.0.0.1:6379/15")
+#: the lock tests/build/test_scale_out.py takes too: both serve the default queue on db 15, so the other test's
+#: RQ worker (without this bundle) could take this test's job while both run (each xdist worker one of them)
+LOCK_URL = os.environ.get("SERVICE_TEST_REDIS_URL", "redis://127.0.0.1:6379/11")
 DIST = "svc-ext-scale"
 PACKAGE = "svc_ext_scale"
 WORKER = f"extw-{os.getpid()}"
@@ -42,6 +45,16 @@ def cluster(tmp_path_factory):
         r.ping()
     except redis.RedisError as exc:
         pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
+    lock = redis.Redis.from_url(LOCK_URL).lock("service-test:scaleout", timeout=300, blocking_timeout=300)
+    if not lock.acquire():
+        pytest.fail("another scale-out test kept the lock for 5 minutes")
+    try:
+        yield from _cluster(r, tmp_path_factory)
+    finally:
+        lock.release()
+
+
+def _cluster(r, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("extscale")
     database_url = shared_database_url(tmp, "extscale")
     site = tmp / "site"
