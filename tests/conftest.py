@@ -96,6 +96,32 @@ def _cheap_password_hashing(monkeypatch):
     return original
 
 
+@pytest.fixture(scope="session")
+def _playwright_installed():
+    """Chromium is there (the browser modules skip otherwise) but not the driver: a broken set-up, not a skip."""
+    from tests.editor.test_e2e import sync_api
+
+    if sync_api is None:
+        pytest.fail("the playwright pip package is missing: pip install playwright (never `playwright install`)")
+
+
+@pytest.fixture(scope="session")
+def browser(_playwright_installed):
+    """One Debian chromium per test process for every browser test (the editor's, SSO's, teams', extensions'):
+    Playwright's sync API runs one loop per thread, so a second ``sync_playwright()`` beside a live one fails.
+    Each test or module opens its own context (cookies, storage) in it and closes it."""
+    from pathlib import Path
+
+    from tests.editor.test_e2e import CHROME_ARGS, CHROMIUM, sync_api
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is absent: apt-get install -y chromium")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS)
+        yield b
+        b.close()
+
+
 @pytest.fixture
 def app(make_app):
     """An app with every installed plugin, auto-login on (the default)."""

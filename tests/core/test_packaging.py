@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import importlib.metadata as md
 import json
 import os
@@ -90,14 +91,24 @@ def _imported_distributions(files: list[Path], owners: dict[str, list[str]]) -> 
 
 
 def _owners_of(name: str, dists: list[str]) -> list[str]:
-    """The distributions of a module; for a namespace package shared by several (``google``), the one
-    shipping ``name``'s second level (``google.protobuf`` is protobuf's, not google-auth's)."""
+    """The distributions of a module; for a namespace package shared by several (``google``,
+    ``opentelemetry``), the ones shipping ``name`` at its deepest level any of them ships
+    (``google.protobuf`` is protobuf's, not google-auth's; ``opentelemetry.exporter.otlp.proto.http`` is the
+    HTTP exporter's, not the gRPC one's, though both ship ``opentelemetry/exporter/``)."""
     parts = name.split(".")
     if len(dists) < 2 or len(parts) < 2:
         return dists
-    prefix = "/".join(parts[:2])
-    owning = [d for d in dists if any(str(f).startswith(prefix + "/") for f in md.files(d) or [])]
-    return owning or dists
+    for depth in range(len(parts), 1, -1):
+        prefix = "/".join(parts[:depth])
+        owning = [d for d in dists if any(f.startswith((prefix + "/", prefix + ".py")) for f in _files(d))]
+        if owning:
+            return owning
+    return dists
+
+
+@functools.cache
+def _files(dist: str) -> tuple[str, ...]:
+    return tuple(str(f) for f in md.files(dist) or [])
 
 
 def test_every_imported_distribution_is_declared():

@@ -33,26 +33,6 @@ def pytest_runtest_makereport(item, call):
 
 
 @pytest.fixture(scope="session")
-def _playwright_installed():
-    """Chromium is there (the end-to-end modules skip otherwise) but not the driver: a broken set-up, not a skip."""
-    from tests.editor.test_e2e import sync_api
-
-    if sync_api is None:
-        pytest.fail("the playwright pip package is missing: pip install playwright (never `playwright install`)")
-
-
-@pytest.fixture(scope="session")
-def browser(_playwright_installed):
-    """One chromium per test process; each test or module opens its own context (cookies, storage) in it."""
-    from tests.editor.test_e2e import CHROME_ARGS, CHROMIUM, sync_api
-
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="session")
 def shared_server(tmp_path_factory):
     """``service run`` for the browser modules of this test process: auto-login off, the A2A surface on,
     loopback allowed by the SSRF rules (the tests' LLM, MCP and API servers), no ``SERVICE_*`` or ``OPENAI_*``

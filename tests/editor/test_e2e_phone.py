@@ -205,7 +205,8 @@ def test_starter_flow_runs_in_the_playground(page, llm):
     new_flow_from_starter(page, "Basic Prompting")
     assert_fits_width(page, "the editor")
     name = page.get_by_test_id("flow-name")
-    expect(name).to_have_text("Basic Prompting")
+    # the starter's name, numbered when the shared served app already holds one (another module's)
+    expect(name).to_have_text(re.compile(r"^Basic Prompting( \(\d+\))?$"))
     assert_inside_screen(name, "the flow name")
     assert name.bounding_box()["width"] >= 96, "the flow name is squeezed to a sliver"  # type: ignore[index]
     for button in ("Run", "Playground"):

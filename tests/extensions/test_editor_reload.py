@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.editor.test_e2e import ADMIN, CHROME_ARGS, CHROMIUM, PASSWORD, api, cookie_header, sign_in
+from tests.editor.test_e2e import ADMIN, CHROMIUM, PASSWORD, api, cookie_header, sign_in
 from tests.extensions.extkit import component, flow_of, write_bundle
 from tests.serverkit import free_port, wait_healthy
 
@@ -91,39 +91,38 @@ def registry_of(site: Path):
             del sys.modules[name]
 
 
-def test_the_palette_refreshes_and_the_open_flow_shows_what_a_reload_changed(served):
+def test_the_palette_refreshes_and_the_open_flow_shows_what_a_reload_changed(served, browser):
     base, site = served
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS)
-        try:
-            page = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base).new_page()
-            page.set_default_timeout(20_000)
-            sign_in(page)
-            cookies = cookie_header(page)
-            status, flow = api(
-                base,
-                "POST",
-                "/api/v1/flows/",
-                body={"name": "uses B", "data": flow_of("ExtGoneB", registry_of(site), "ExtGoneB-1")},
-                cookies=cookies,
-            )
-            assert status == 201, flow
-            page.goto(f"/flow/{flow['id']}")
-            expect(page.locator("[data-testid=component-ExtGoneB]")).to_have_count(1)
-            expect(page.locator("[data-testid=component-ExtNewC]")).to_have_count(0)
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        sign_in(page)
+        cookies = cookie_header(page)
+        status, flow = api(
+            base,
+            "POST",
+            "/api/v1/flows/",
+            body={"name": "uses B", "data": flow_of("ExtGoneB", registry_of(site), "ExtGoneB-1")},
+            cookies=cookies,
+        )
+        assert status == 201, flow
+        page.goto(f"/flow/{flow['id']}")
+        expect(page.locator("[data-testid=component-ExtGoneB]")).to_have_count(1)
+        expect(page.locator("[data-testid=component-ExtNewC]")).to_have_count(0)
 
-            write_bundle(site, DIST, "edit", PACKAGE, [component("ExtKeepA"), component("ExtNewC")])
-            status, result = api(base, "POST", f"/api/v1/extensions/{DIST}/bundles/edit/reload", cookies=cookies)
-            assert status == 200, result
-            assert result["components_removed"] == ["ExtGoneB"]
-            assert [n["id"] for f in result["flows_affected"] for n in f["nodes"]] == ["ExtGoneB-1"], result
+        write_bundle(site, DIST, "edit", PACKAGE, [component("ExtKeepA"), component("ExtNewC")])
+        status, result = api(base, "POST", f"/api/v1/extensions/{DIST}/bundles/edit/reload", cookies=cookies)
+        assert status == 200, result
+        assert result["components_removed"] == ["ExtGoneB"]
+        assert [n["id"] for f in result["flows_affected"] for n in f["nodes"]] == ["ExtGoneB-1"], result
 
-            banner = page.get_by_test_id("reload-affected")
-            # the editor polls every 5 s; on a loaded machine give it a few rounds
-            expect(banner).to_contain_text("ExtGoneB-1 (ExtGoneB, removed)", timeout=45_000)
-            expect(page.locator("[data-testid=component-ExtNewC]")).to_have_count(1)  # the palette refreshed
-            expect(page.locator("[data-testid=component-ExtGoneB]")).to_have_count(0)
-            banner.get_by_role("button", name="Dismiss").click()
-            expect(banner).to_have_count(0)
-        finally:
-            browser.close()
+        banner = page.get_by_test_id("reload-affected")
+        # the editor polls every 5 s; on a loaded machine give it a few rounds
+        expect(banner).to_contain_text("ExtGoneB-1 (ExtGoneB, removed)", timeout=45_000)
+        expect(page.locator("[data-testid=component-ExtNewC]")).to_have_count(1)  # the palette refreshed
+        expect(page.locator("[data-testid=component-ExtGoneB]")).to_have_count(0)
+        banner.get_by_role("button", name="Dismiss").click()
+        expect(banner).to_have_count(0)
+    finally:
+        context.close()

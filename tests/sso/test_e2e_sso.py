@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.editor.test_e2e import CHROME_ARGS, CHROMIUM, expect, running_service, sync_api
+from tests.editor.test_e2e import expect, running_service
 from tests.sso.conftest import CLIENT_ID, CLIENT_SECRET, free_port, start_provider
 
 pytestmark = [pytest.mark.slow]
 
 
-def test_sign_in_and_out_through_the_provider(tmp_path):
-    from pathlib import Path
-
-    if not Path(CHROMIUM).exists() or sync_api is None:
-        pytest.skip(f"{CHROMIUM} or the playwright package is absent")
+def test_sign_in_and_out_through_the_provider(tmp_path, browser):
     issuer = f"http://127.0.0.1:{free_port()}"
     config = tmp_path / "config"
     config.mkdir()
@@ -31,9 +27,9 @@ def test_sign_in_and_out_through_the_provider(tmp_path):
     with running_service(config, **sso) as base:
         client = {"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET}
         client["redirect_uris"] = [f"{base}/api/v1/sso/oidc/callback"]  # type: ignore[assignment]
-        with start_provider(client, tmp_path, port=int(issuer.rsplit(":", 1)[1])), sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS)
-            page = browser.new_context(base_url=base).new_page()
+        with start_provider(client, tmp_path, port=int(issuer.rsplit(":", 1)[1])):
+            context = browser.new_context(base_url=base)
+            page = context.new_page()
             page.set_default_timeout(15_000)
             page.goto("/")
             expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
@@ -49,4 +45,4 @@ def test_sign_in_and_out_through_the_provider(tmp_path):
             # a refused sign-in lands on the sign-in page with the reason
             page.goto("/api/v1/sso/oidc/callback?state=forged&code=x")
             expect(page.get_by_role("alert")).to_contain_text("did not start here")
-            browser.close()
+            context.close()

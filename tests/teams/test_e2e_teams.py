@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import urllib.parse
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from tests.editor.test_e2e import ADMIN, CHROME_ARGS, CHROMIUM, PASSWORD, expect, running_service, sync_api
+from tests.editor.test_e2e import ADMIN, PASSWORD, expect, running_service
 
 pytestmark = [pytest.mark.slow]
 MEMBER, MEMBER_PASSWORD = "maria", "Maria-Password-42"
@@ -35,17 +34,15 @@ def _sign_in(page, username: str, password: str) -> None:
     expect(page.get_by_role("button", name="New flow")).to_be_visible()
 
 
-def test_share_a_project_with_a_team_in_the_editor(tmp_path):
-    if not Path(CHROMIUM).exists() or sync_api is None:
-        pytest.skip(f"{CHROMIUM} or the playwright package is absent")
+def test_share_a_project_with_a_team_in_the_editor(tmp_path, browser):
     with running_service(tmp_path) as base:
         token = _call(base, "POST", "/api/v1/login", form={"username": ADMIN, "password": PASSWORD})["access_token"]
         member = _call(base, "POST", "/api/v1/users/", {"username": MEMBER, "password": MEMBER_PASSWORD}, token)
         _call(base, "PATCH", f"/api/v1/users/{member['id']}", {"is_active": True}, token)
         _call(base, "POST", "/api/v1/projects/", {"name": "Support desk"}, token)
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS)
-            admin = browser.new_context(base_url=base).new_page()
+        contexts = [browser.new_context(base_url=base), browser.new_context(base_url=base)]
+        try:
+            admin = contexts[0].new_page()
             admin.set_default_timeout(15_000)
             _sign_in(admin, ADMIN, PASSWORD)
             admin.get_by_role("link", name="Teams").click()
@@ -60,9 +57,11 @@ def test_share_a_project_with_a_team_in_the_editor(tmp_path):
             admin.get_by_label("Role").select_option(label="run-only")
             admin.get_by_role("button", name="Share", exact=True).click()
             expect(admin.get_by_role("list", name="Your shares")).to_contain_text("run-only")
-            maria = browser.new_context(base_url=base).new_page()
+            maria = contexts[1].new_page()
             maria.set_default_timeout(15_000)
             _sign_in(maria, MEMBER, MEMBER_PASSWORD)
             shared = maria.get_by_role("navigation", name="Projects").get_by_role("link", name="Support desk")
             expect(shared).to_contain_text("shared · run-only")  # the caller's role, from shared_role
-            browser.close()
+        finally:
+            for context in contexts:
+                context.close()
