@@ -96,7 +96,7 @@ def _cheap_password_hashing(monkeypatch):
     return original
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def _playwright_installed():
     """Chromium is there (the browser modules skip otherwise) but not the driver: a broken set-up, not a skip."""
     from tests.editor.test_e2e import sync_api
@@ -105,11 +105,13 @@ def _playwright_installed():
         pytest.fail("the playwright pip package is missing: pip install playwright (never `playwright install`)")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(_playwright_installed):
-    """One Debian chromium per test process for every browser test (the editor's, SSO's, teams', extensions'):
-    Playwright's sync API runs one loop per thread, so a second ``sync_playwright()`` beside a live one fails.
-    Each test or module opens its own context (cookies, storage) in it and closes it."""
+    """Debian's chromium for a module's browser tests (the editor's, SSO's, teams', extensions'); each test or
+    module opens its own context (cookies, storage) in it and closes it. Per module, not per test process:
+    while Playwright's sync API is started, its asyncio loop is the thread's running loop, so every later test
+    of the process that runs a loop of its own (the MCP and A2A clients, ``asyncio.run``) would fail with
+    "Cannot run the event loop while another loop is running" (about 1 s a module to start chromium)."""
     from pathlib import Path
 
     from tests.editor.test_e2e import CHROME_ARGS, CHROMIUM, sync_api

@@ -1,8 +1,9 @@
 """The browser fixtures of the end-to-end modules, and each phase's report kept on the test item (so the
 ``page`` fixture can save a screenshot when a test failed).
 
-One browser and one served app (``shared_server``) per test process (each xdist worker): starting
-``service run`` costs 2-15 s and a browser about 1 s, once for every module before. The served app has the
+One served app (``shared_server``) per test process (each xdist worker): starting ``service run`` costs 2-15 s,
+once for every module before. The browser stays one per module (``browser`` in tests/conftest.py: a live
+Playwright owns the process's running asyncio loop, which later non-browser tests need). The served app has the
 union of what the modules need where that union is harmless (the A2A surface on, loopback allowed by the SSRF
 rules, no model provider from the environment); a module that needs other settings (auto-login on) starts its
 own. The modules share the app's database, so none assumes a fresh one: each names what it creates uniquely
