@@ -122,6 +122,9 @@ def assert_inside_screen(locator, what: str) -> None:
 
 def new_flow_from_starter(page, name: str) -> str:
     page.goto("/")
+    # the projects and flows arrive after the page: measured before, the button moves as they fill the list
+    # (on the shared served app other modules' projects push it down the screen)
+    page.wait_for_load_state("networkidle")
     assert_tappable(page.get_by_role("button", name="New flow"), "New flow")
     page.get_by_role("button", name="New flow").tap()
     dialog = page.get_by_test_id("new-flow-dialog")
