@@ -157,6 +157,17 @@ def link(src: dict[str, Any], output: str, tgt: dict[str, Any], field: str) -> d
     }
 
 
+def in_process_run(client: Any) -> tuple[str, str, dict[str, str]]:
+    """In an app's test ``client`` (auto-login on): an API key and the Chat Input -> Chat Output flow; the run's
+    URL, its JSON body and the key's header, for ``client.post(url, data=body, headers=key, ...)``."""
+    token = client.get("/api/v1/auto_login").get_json()["access_token"]
+    bearer = {"Authorization": f"Bearer {token}"}
+    key = {"x-api-key": client.post("/api/v1/api_key/", json={"name": "p"}, headers=bearer).get_json()["api_key"]}
+    catalog = client.get("/api/v1/all", headers=bearer).get_json()
+    flow = client.post("/api/v1/flows/", json={"name": "p", "data": chat_echo(catalog)}, headers=bearer).get_json()
+    return f"/api/v1/run/{flow['id']}", json.dumps({"input_value": "hello"}), key
+
+
 def chat_echo(catalog: dict[str, Any]) -> dict[str, Any]:
     chat_in = catalog_node(catalog, "ChatInput", "ChatInput-AAAAA")
     chat_out = catalog_node(catalog, "ChatOutput", "ChatOutput-BBBBB")

@@ -33,7 +33,7 @@ from bench.common import ROOT, clean_env, code_path, free_port, start, stop, wai
 def child(runs: int, profile: str) -> None:
     """In the measured process: the app, the flow, ``runs`` measured runs; prints one JSON line."""
     os.environ["SERVICE_ENV_FILE"] = os.devnull
-    from bench.common import chat_echo
+    from bench.common import in_process_run
     from core.app import create_app
 
     app = create_app(config={"config_dir": tempfile.mkdtemp(prefix="otel-cpu-"), "log_level": "warning"})
@@ -47,13 +47,7 @@ def child(runs: int, profile: str) -> None:
 
     app.test_client_class = Closing
     client = app.test_client()
-    token = client.get("/api/v1/auto_login").get_json()["access_token"]
-    bearer = {"Authorization": f"Bearer {token}"}
-    key = {"x-api-key": client.post("/api/v1/api_key/", json={"name": "p"}, headers=bearer).get_json()["api_key"]}
-    catalog = client.get("/api/v1/all", headers=bearer).get_json()
-    flow = client.post("/api/v1/flows/", json={"name": "p", "data": chat_echo(catalog)}, headers=bearer).get_json()
-    url = f"/api/v1/run/{flow['id']}"
-    body = json.dumps({"input_value": "hello"})
+    url, body, key = in_process_run(client)
     from service_observability import otel
 
     if os.environ.get("BENCH_SPANS_NOT_EXPORTED"):  # a variant: spans made and batched, never encoded

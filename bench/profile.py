@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import cProfile
 import io
-import json
 import os
 import pstats
 import tempfile
@@ -23,18 +22,12 @@ def main(runs: int = 2000, top: int = 30) -> str:
     for key in [k for k in os.environ if k.startswith("SERVICE_")]:
         del os.environ[key]
     os.environ["SERVICE_ENV_FILE"] = os.devnull
-    from bench.common import chat_echo
+    from bench.common import in_process_run
     from core.app import create_app
 
     app = create_app(config={"config_dir": tempfile.mkdtemp(prefix="service-profile-"), "log_level": "warning"})
     client = app.test_client()
-    token = client.get("/api/v1/auto_login").get_json()["access_token"]
-    bearer = {"Authorization": f"Bearer {token}"}
-    key = {"x-api-key": client.post("/api/v1/api_key/", json={"name": "p"}, headers=bearer).get_json()["api_key"]}
-    catalog = client.get("/api/v1/all", headers=bearer).get_json()
-    flow = client.post("/api/v1/flows/", json={"name": "p", "data": chat_echo(catalog)}, headers=bearer).get_json()
-    url = f"/api/v1/run/{flow['id']}"
-    body = json.dumps({"input_value": "hello"})
+    url, body, key = in_process_run(client)
     for _ in range(200):
         client.post(url, data=body, headers=key, content_type="application/json")
     t = time.perf_counter()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,27 @@ def service_run(
 def auto_login(base: str) -> str:
     """An access token from the auto-login endpoint (``SERVICE_AUTO_LOGIN`` on)."""
     return str(requests.get(f"{base}/api/v1/auto_login", timeout=10).json()["access_token"])
+
+
+@contextlib.contextmanager
+def mcp_sdk_server() -> Iterator[str]:
+    """The MCP SDK's example server (tests/mcp/sdk_server.py, no state of its own) over Streamable HTTP on a free
+    port, once it answers; its URL. Stopped on exit."""
+    port = free_port()
+    script = Path(__file__).resolve().parent / "mcp" / "sdk_server.py"
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        try:
+            requests.get(url, timeout=1)
+            break  # it answers (any status)
+        except requests.RequestException:
+            time.sleep(0.1)
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -60,33 +60,11 @@ def shared_server(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def sdk_server():
-    """The MCP SDK's example server (tests/mcp/sdk_server.py, no state of its own) over Streamable HTTP, once per
-    test process; its URL."""
-    import subprocess
-    import sys
-    import urllib.error
-    import urllib.request
-    from pathlib import Path
+    """The MCP SDK's example server over Streamable HTTP, once per test process; its URL."""
+    from tests.serverkit import mcp_sdk_server
 
-    from tests.serverkit import free_port
-
-    port = free_port()
-    script = Path(__file__).resolve().parents[1] / "mcp" / "sdk_server.py"
-    proc = subprocess.Popen(
-        [sys.executable, str(script), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    end = time.monotonic() + 30
-    while time.monotonic() < end:
-        try:
-            urllib.request.urlopen(url, timeout=1)
-        except urllib.error.HTTPError:
-            break  # it answers
-        except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.1)
-    yield url
-    proc.terminate()
-    proc.wait(10)
+    with mcp_sdk_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-import requests
 from sqlalchemy import text
 
 from core import db, sandbox
@@ -22,7 +20,7 @@ from tests.flowkit import edge, node
 from tests.flowkit import flow as flow_data
 from tests.mcp.conftest import PLUGINS
 from tests.run.runkit import create_flow
-from tests.serverkit import free_port
+from tests.serverkit import mcp_sdk_server
 
 pytest.importorskip("mcp")
 
@@ -32,21 +30,8 @@ SERVERS = "/api/v2/mcp/servers"
 
 @pytest.fixture(scope="module")
 def http_server():
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    end = time.monotonic() + 30
-    while time.monotonic() < end:
-        try:
-            requests.get(url, timeout=1)
-            break
-        except requests.RequestException:
-            time.sleep(0.1)
-    yield url
-    proc.terminate()
-    proc.wait(10)
+    with mcp_sdk_server() as url:
+        yield url
 
 
 #: what a python MCP server from this virtualenv needs in the sandbox: the venv, its interpreter, the script
