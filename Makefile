@@ -96,8 +96,9 @@ browser:
 run: install
 	$(BIN)/service run
 
-# Style, types and import contracts, then the whole suite on SQLite and again on PostgreSQL
-# (RQ tests use the real Redis either way).
+# Style, types and import contracts, then the whole suite on SQLite and again on PostgreSQL: there, the tests
+# that can reach the database less those whose SQL others send too (tests/postgres_covered.txt; RQ tests use
+# the real Redis either way).
 test: install-dev lint typecheck test-sqlite test-postgres
 
 # pytest.ini's testpaths: tests/ and the tests each plugin ships (plugins/*/tests)
