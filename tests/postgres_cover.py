@@ -162,23 +162,19 @@ def cover(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dic
 
 def write(records: list[dict[str, Any]], commit: str) -> str:
     kept, covered = cover(records)
-    total = sum(r["seconds"] for r in by_id_last(records))
+    total = sum(r["seconds"] for r in kept + covered)
     saved = sum(r["seconds"] for r in covered)
     prints = {p for r in records for p in r["sql"]}
     lines = [
         "# The PostgreSQL pass's tests whose (statement, outcome) pairs others of the pass also send (see",
         "# tests/postgres_cover.py). Written by `make postgres-cover`; do not edit. Each line: test id, then the",
         "# hash of its module when recorded (a changed module runs whole again until the next recording).",
-        f"# recorded at {commit}: {len(by_id_last(records))} tests, {len(prints)} distinct pairs; "
+        f"# recorded at {commit}: {len(kept) + len(covered)} tests, {len(prints)} distinct pairs; "
         f"{len(kept)} tests send them all; {len(covered)} listed here ({saved:.0f} of {total:.0f} s)",
     ]
     lines += [f"{r['id']} {r['hash']}" for r in sorted(covered, key=lambda r: r["id"])]
     COVERED.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return lines[3]
-
-
-def by_id_last(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return list({r["id"]: r for r in records}.values())
 
 
 def covered_tests() -> dict[str, str]:
