@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 SETUP_FILES := setup.cfg constraints.txt $(wildcard plugins/*/setup.cfg) $(wildcard bundles/*/setup.cfg)
 PG_TEST_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
-PYTEST := $(BIN)/python -m pytest -n 2 -p no:cacheprovider --durations=30
+PYTEST := $(BIN)/python -m pytest -n 3 -p no:cacheprovider --durations=30
 # setuptools warns on every editable install of a package that sits at its project's root (our layout,
 # on purpose); the warning is advice, not an error, and it printed about 300 lines per install.
 PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip --disable-pip-version-check
@@ -96,10 +96,15 @@ browser:
 run: install
 	$(BIN)/service run
 
-# Style, types and import contracts, then the whole suite on SQLite and again on PostgreSQL: there, the tests
-# that can reach the database less those whose SQL others send too (tests/postgres_covered.txt; RQ tests use
-# the real Redis either way).
-test: install-dev lint typecheck test-sqlite test-postgres
+# Style, types and import contracts beside the whole suite on SQLite, then the suite again on PostgreSQL: there,
+# the tests that can reach the database less those whose SQL others send too (tests/postgres_covered.txt; RQ
+# tests use the real Redis either way). mypy from a cold cache (a clean clone) takes about 100 s on one core,
+# and the SQLite pass leaves about a quarter of the two cores idle (tests waiting on the servers, workers and
+# browsers they start): side by side they end together (bench/NOTES.md, "The suite"). A failing check still
+# fails `make test`, once the SQLite pass has ended, and the PostgreSQL pass then does not start.
+test: install-dev
+	$(MAKE) --no-print-directory -j3 lint typecheck test-sqlite
+	$(MAKE) --no-print-directory test-postgres
 
 # pytest.ini's testpaths: tests/ and the tests each plugin ships (plugins/*/tests)
 test-sqlite: install-dev
