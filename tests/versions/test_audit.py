@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from service_versions import audit
 from service_versions.models import AuditEvent
 
-from core import appstate
+from core import appstate, batches
 from tests.conftest import make_user
 from tests.versions.vkit import create, graph, save
 
@@ -103,7 +103,8 @@ def test_entries_are_queued_not_written_in_the_request(app, client, alice):
     """The request only queues the entry; the writer thread (or a read of the log) writes it."""
     engine = appstate.engine(app)
     audit.writer(engine).flush()
-    slow = audit._writers[id(engine)] = audit.AuditWriter(engine, interval=3600)  # a writer that waits
+    slow = batches.BatchWriter(engine, audit.write, name="audit-writer", interval=3600, retry=True)  # it waits
+    batches._writers[("audit-writer", id(engine))] = slow
     flow = create(client, alice, graph("a"))
 
     def stored() -> int:
@@ -111,9 +112,9 @@ def test_entries_are_queued_not_written_in_the_request(app, client, alice):
         with engine.connect() as conn:
             return int(conn.execute(query).scalar() or 0)
 
-    assert [row["action"] for row in slow._queue] == ["flow:create"]
+    assert [row["action"] for row in slow.pending()] == ["flow:create"]
     assert stored() == 0  # the request answered before its entry was written
-    assert slow.flush() == 1 and stored() == 1
+    assert slow.flush() and slow.written == 1 and stored() == 1
 
 
 def test_user_sees_only_their_own(client, admin, alice):
@@ -186,11 +187,11 @@ def test_a_forked_worker_writes_with_its_own_writer_and_a_duplicate_never_blocks
         )
 
     first, second = str(uuid.uuid4()), str(uuid.uuid4())
-    mine.submit(entry(first))
-    assert mine.flush() == 1
-    mine.submit(entry(first))  # written already (a retried batch whose commit went through)
-    mine.submit(entry(second))
-    mine.flush()
+    audit.submit(engine, entry(first))
+    assert mine.flush() and mine.written == 1
+    audit.submit(engine, entry(first))  # written already (a retried batch whose commit went through)
+    audit.submit(engine, entry(second))
+    assert mine.flush() and mine.written == 3 and not mine.pending()
     with engine.connect() as conn:
         ids = [r[0] for r in conn.execute(sa.select(AuditEvent.id).where(AuditEvent.resource_type == "thing"))]
     assert sorted(str(i) for i in ids) == sorted([first, second])

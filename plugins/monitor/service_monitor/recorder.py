@@ -1,31 +1,28 @@
 """Vertex builds and transactions are written off the run's path, in batches.
 
-A run hands each record to :meth:`Recorder.submit`, which only appends to a
-bounded in-memory queue (when it is full the record is dropped and counted:
-recording must never slow or fail a run). One writer thread per process
-drains the queue every ``interval`` seconds, inserts a batch in one short
-transaction, and prunes a flow down to ``keep_per_flow`` rows once a tenth of
-that was written for it since its last pruning, in small batches (``FOR
-UPDATE SKIP LOCKED`` on PostgreSQL, so concurrent pruners never wait on, or
-deadlock with, each other). :meth:`flush` drains
-synchronously (tests, shutdown); the process's end flushes (``core.jobs.at_exit``: also a forked RQ job
-process, which RQ ends with ``os._exit``).
+A run hands each record to :meth:`Recorder.submit`, which only puts it into this process's
+:class:`core.batches.BatchWriter` (bounded: when it is full the record is dropped and counted: recording must
+never slow or fail a run). The writer's thread gathers records for ``interval`` seconds after the first,
+inserts the batch in one short transaction, and prunes a flow down to ``keep_per_flow`` rows once a tenth of
+that was written for it since its last pruning, in small batches (``FOR UPDATE SKIP LOCKED`` on PostgreSQL,
+so concurrent pruners never wait on, or deadlock with, each other). A batch that fails is dropped with a
+warning. :meth:`flush` waits until what was submitted is written (tests, reads); the process's end flushes
+(``core.jobs.at_exit``: also a forked RQ job process, which RQ ends with ``os._exit``), and a forked process
+writes with a writer of its own, never its copy of its parent's queue (the parent writes that).
 """
 
 from __future__ import annotations
 
-import collections
 import logging
-import threading
+import os
 import uuid
 from typing import Any
 
 import sqlalchemy as sa
 
-from core import db
+from core import batches, db
 from core.contracts import VertexRecord
 from core.db import utcnow
-from core.jobs import at_exit
 from service_monitor.models import Transaction, VertexBuild
 
 log = logging.getLogger(__name__)
@@ -77,43 +74,41 @@ class Recorder:
         #: ``keep_per_flow``): counting a flow's rows on every flush cost more than the inserts, and the
         #: flush runs in a web worker, where it holds every request of that worker while it writes
         self.prune_every = max(1, prune_every if prune_every is not None else keep_per_flow // 10)
-        #: rows written per (owner, flow) since its last pruning
+        #: rows written per (owner, flow) since its last pruning (only the writer's thread touches it)
         self._unpruned: dict[tuple[uuid.UUID, uuid.UUID], int] = {}
-        self._queue: collections.deque[VertexRecord] = collections.deque()
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stopped = False
-        self.dropped = 0
-        self.written = 0
-        self._thread: threading.Thread | None = None
-        at_exit(self.close)
+        self._writer = self._new_writer()
+
+    def _new_writer(self) -> batches.BatchWriter[VertexRecord]:
+        return batches.BatchWriter(
+            self.engine, self._write, name="monitor-recorder", interval=self.interval, capacity=self.capacity
+        )
+
+    @property
+    def writer(self) -> batches.BatchWriter[VertexRecord]:
+        """This process's writer (a forked process makes its own: its parent writes what it inherited)."""
+        if self._writer.pid != os.getpid():
+            self._writer = self._new_writer()
+        return self._writer
+
+    @property
+    def dropped(self) -> int:
+        return self.writer.dropped
+
+    @property
+    def written(self) -> int:
+        return self.writer.written
 
     def submit(self, record: VertexRecord) -> None:
-        with self._lock:
-            if len(self._queue) >= self.capacity:
-                self.dropped += 1
-                return
-            self._queue.append(record)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="monitor-recorder", daemon=True)
-                self._thread.start()
+        self.writer.put(record)
 
-    def _run(self) -> None:
-        while not self._stopped:
-            self._wake.wait(self.interval)
-            self._wake.clear()
-            try:
-                self.flush()
-            except Exception:  # keep the writer alive; the batch is lost, the service is not
-                log.exception("writing vertex builds failed")
+    def flush(self, timeout: float = 10.0) -> int:
+        """Wait until everything submitted so far is written; the number of records written meanwhile."""
+        writer = self.writer
+        before = writer.written
+        writer.flush(timeout)
+        return writer.written - before
 
-    def flush(self) -> int:
-        """Write everything queued now; returns the number of records written."""
-        with self._lock:
-            batch = list(self._queue)
-            self._queue.clear()
-        if not batch:
-            return 0
+    def _write(self, engine: sa.Engine, batch: list[VertexRecord]) -> None:
         builds: list[dict[str, Any]] = []
         transactions: list[dict[str, Any]] = []
         for r in batch:
@@ -150,19 +145,20 @@ class Recorder:
             )
         # on the driver (core.db.Prepared): through Connection.execute the execution layer cost about
         # as much as the rows' own JSON encoding and SQLite work
-        dialect = self.engine.dialect
-        with db.raw(self.engine, write=True) as conn:
+        dialect = engine.dialect
+        with db.raw(engine, write=True) as conn:
             if builds:
                 _insert(VertexBuild, BUILD_COLUMNS).execute_many(builds, conn, dialect)
             _insert(Transaction, TRANSACTION_COLUMNS).execute_many(transactions, conn, dialect)
-        self.written += len(batch)
         for t in transactions:
             owner_flow = (t["user_id"], t["flow_id"])
             self._unpruned[owner_flow] = self._unpruned.get(owner_flow, 0) + 1
         for owner_flow in [f for f, n in self._unpruned.items() if n >= self.prune_every]:
             del self._unpruned[owner_flow]
-            self._prune(*owner_flow)
-        return len(batch)
+            try:
+                self._prune(*owner_flow)
+            except Exception:  # the rows are written; the next pruning of this flow removes the excess
+                log.warning("pruning the monitor rows of a flow failed", exc_info=True)
 
     def _prune(self, user_id: uuid.UUID, flow_id: uuid.UUID) -> None:
         for model, key in ((VertexBuild, VertexBuild.build_id), (Transaction, Transaction.id)):
@@ -179,9 +175,5 @@ class Recorder:
                     conn.execute(sa.delete(model).where(key.in_(ids)))
 
     def close(self) -> None:
-        self._stopped = True
-        self._wake.set()
-        try:
-            self.flush()
-        except Exception:  # at exit the database may already be gone
-            log.warning("could not flush vertex builds at shutdown", exc_info=True)
+        """Write what is queued (a test's recorder; the process's end flushes every writer by itself)."""
+        self.flush()

@@ -39,7 +39,7 @@ def on_audit(entry: AuditEntry) -> None:
     from core import appstate
     from service_versions import audit
 
-    audit.writer(appstate.engine()).submit(entry)
+    audit.submit(appstate.engine(), entry)
 
 
 @hookimpl
