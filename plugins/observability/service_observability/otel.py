@@ -42,6 +42,8 @@ _config: tuple[object, ...] | None = None
 _provider: Any = None
 _tracer: trace.Tracer | None = None
 _meter_provider: Any = None
+#: ``spans.start`` once a tracer is made (the SDK is imported only when tracing is on)
+_start: Any = None
 
 
 def _env(name: str) -> str:
@@ -113,7 +115,7 @@ def configure() -> trace.Tracer | None:
 
     ``ValueError`` (a start-up error) names an unsupported protocol, or gRPC asked for without its extra.
     """
-    global _config, _provider, _tracer, _meter_provider
+    global _config, _provider, _tracer, _meter_provider, _start
     config = wanted()
     with _lock:
         if config == _config:
@@ -149,6 +151,9 @@ def configure() -> trace.Tracer | None:
             else:
                 exporter = span_exporter.OTLPSpanExporter()
             provider.add_span_processor(BatchSpanProcessor(exporter))
+            from service_observability import spans
+
+            _start = spans.start
             _provider, _tracer = provider, provider.get_tracer(SCOPE)
         if metric_exporter is not None:
             from opentelemetry.sdk.metrics import MeterProvider
@@ -251,7 +256,7 @@ def start_run(run: RunStarted) -> RunSpan | None:
         attributes["session_id"] = run.session_id
     if run.job_id:
         attributes["job_id"] = run.job_id
-    span = tracer.start_span("flow.execute", context=parent, kind=SpanKind.INTERNAL, attributes=attributes)
+    span = _start(tracer, "flow.execute", SpanKind.INTERNAL, attributes, parent)
     token = otel_context.attach(trace.set_span_in_context(span, parent))
     return RunSpan(span, token)
 
@@ -263,7 +268,7 @@ def start_component(vertex_id: str, display_name: str, component_type: str) -> C
     if tracer is None:
         return _no_end
     attributes = {"component.id": vertex_id, "component.type": component_type, "component.name": display_name}
-    span = tracer.start_span(display_name or component_type, kind=SpanKind.INTERNAL, attributes=attributes)
+    span = _start(tracer, display_name or component_type, SpanKind.INTERNAL, attributes)
     token = otel_context.attach(trace.set_span_in_context(span))
 
     def end(status: str, error: str | None) -> None:
@@ -293,7 +298,7 @@ def model_call_span(call: ModelCall, content: bool) -> None:
         return
     attributes = call.genai_attributes(content)
     start_ns = int(call.started_at * 1e9)
-    span = tracer.start_span(f"chat {call.model}", kind=SpanKind.CLIENT, attributes=attributes, start_time=start_ns)
+    span = _start(tracer, f"chat {call.model}", SpanKind.CLIENT, attributes, start_time=start_ns)
     if call.error:
         span.set_attribute("error.type", "provider_error")
         span.set_status(Status(StatusCode.ERROR, call.error))
