@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from time import time_ns
 from typing import Any
 
-from opentelemetry import trace
+import opentelemetry.trace as trace
 from opentelemetry.attributes import _clean_attribute_value
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import Span as SdkSpan
