@@ -39,6 +39,7 @@ TEAM_INDEXES = {
     "monitor_message": ("ix_monitor_message_flow_time",),
     "monitor_vertex_build": ("ix_monitor_vertex_build_flow_time",),
     "monitor_transaction": ("ix_monitor_transaction_flow_time",),
+    "observability_trace": ("ix_observability_trace_flow_time",),
 }
 
 
@@ -103,10 +104,13 @@ def _check(plans: list[tuple[str, str]], table: str, dialect: str, *, far: bool 
 def seeded(client, alice):
     """A project with a few flows; the monitor's lists work on empty tables as well (the plans do not need rows)."""
     folder = client.post("/api/v1/projects/", json={"name": "plans"}, headers=alice.bearer).get_json()["id"]
+    flows = []
     for i in range(3):
         body = {"name": f"f{i}", "folder_id": folder, "data": {"nodes": [], "edges": []}}
-        assert client.post("/api/v1/flows/", json=body, headers=alice.bearer).status_code == 201
-    return folder
+        made = client.post("/api/v1/flows/", json=body, headers=alice.bearer)
+        assert made.status_code == 201
+        flows.append(made.get_json()["id"])
+    return {"folder": folder, "flow": flows[0]}
 
 
 LISTS = [
@@ -155,12 +159,17 @@ LISTS = [
     ),
     ("vertex builds", f"/api/v1/monitor/builds?flow_id={MSG_FLOW}", "monitor_vertex_build", False),
     ("files", "/api/v2/files", "files_file", False),
+    ("executions", "/api/v1/executions?limit=50", "triggers_execution", False),
+    ("executions of a flow", "/api/v1/executions?flow_id={flow}&limit=50", "triggers_execution", False),
+    ("executions, far page", "/api/v1/executions?limit=50&offset=500", "triggers_execution", False),
+    ("traces", "/api/v1/monitor/traces?page=1&size=50", "observability_trace", False),
+    ("traces of a flow", "/api/v1/monitor/traces?flow_id={flow}&page=1&size=50", "observability_trace", False),
 ]
 
 
 @pytest.mark.parametrize(("name", "url", "table", "far"), LISTS, ids=[case[0] for case in LISTS])
 def test_a_list_reads_through_an_index(app, client, alice, seeded, name, url, table, far):
-    plans = _plans(app, client, url.format(folder=seeded), alice.bearer, table, hide=TEAM_INDEXES.get(table, ()))
+    plans = _plans(app, client, url.format(**seeded), alice.bearer, table, hide=TEAM_INDEXES.get(table, ()))
     _check(plans, table, appstate.state(app).engine.dialect.name, far=far)
 
 

@@ -18,7 +18,13 @@ from core.db import Base, UTCDateTime
 
 class Trace(Base):
     __tablename__ = "observability_trace"
-    __table_args__ = (sa.Index("ix_observability_trace_owner_flow_time", "user_id", "flow_id", "start_time"),)
+    # the traces lists, newest first: an owner's of one flow, of every flow, and a shared flow's (its team's
+    # view; migration observability_0003)
+    __table_args__ = (
+        sa.Index("ix_observability_trace_owner_flow_time", "user_id", "flow_id", "start_time"),
+        sa.Index("ix_observability_trace_owner_time", "user_id", "start_time"),
+        sa.Index("ix_observability_trace_flow_time", "flow_id", "start_time"),
+    )
 
     id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)  # the run id
     user_id: Mapped[str] = mapped_column(sa.String(64))

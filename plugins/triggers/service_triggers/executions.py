@@ -178,7 +178,8 @@ def list_executions(
         query = query.where(_T.c.started_at >= since)
     if until is not None:
         query = query.where(_T.c.started_at < until)
-    query = query.order_by(_T.c.started_at.desc(), _T.c.id).limit(limit).offset(offset)
+    # newest first, ties by id in the same direction: one index range read backwards (migration triggers_0002)
+    query = query.order_by(_T.c.started_at.desc(), _T.c.id.desc()).limit(limit).offset(offset)
     with tx() as conn:
         stored = [out(r) for r in conn.execute(query)]
     going = _live(app, user_id, flow_id, status, trigger, since, until) if offset == 0 else []

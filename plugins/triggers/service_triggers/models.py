@@ -21,7 +21,10 @@ class Execution(Base):
 
     __tablename__ = "triggers_execution"
     __table_args__ = (
-        sa.Index("ix_triggers_execution_user_flow_started", "user_id", "flow_id", "started_at"),
+        # the lists' order, newest first with the id breaking ties (migration triggers_0002): an owner's
+        # executions of every flow; a flow's, every user's (who may read the flow sees all of its runs)
+        sa.Index("ix_triggers_execution_owner_started", "user_id", "started_at", "id"),
+        sa.Index("ix_triggers_execution_flow_started", "flow_id", "started_at", "id"),
         sa.Index("ix_triggers_execution_status_due", "status", "due_at"),
     )
 
