@@ -411,20 +411,31 @@ class Prepared:
 
 
 def page(
-    s: Session, query: sa.Select[Any], key: Any, order: tuple[Any, ...], offset: int, limit: int | None
+    s: Session | sa.Connection,
+    query: sa.Select[Any],
+    key: Any,
+    order: tuple[Any, ...],
+    offset: int,
+    limit: int | None,
 ) -> list[Any]:
-    """One page of ``query`` (a select of one mapped entity) in ``order``, ``key`` its primary key column.
+    """One page of ``query`` in ``order``, ``key`` its primary key column: a select of one mapped entity (its
+    objects), or of one table's columns (its rows).
 
     Far pages are a deferred join: the page's keys first, from an index that holds the filter and order
     columns (no table row read for the rows skipped), then only the page's rows by key. Same rows, same
     order as ``offset``/``limit`` on the query itself; at 1,000,000 rows a random page reads 50 rows
     instead of half a million. Page one (offset 0) is the plain query.
     """
+    entity = query.column_descriptions[0].get("entity")
+
+    def fetch(select: sa.Select[Any]) -> list[Any]:
+        return list(s.scalars(select) if entity is not None else s.execute(select).all())
+
     if not offset or limit is None:
-        return list(s.scalars(query.order_by(*order).offset(offset or None).limit(limit)))
+        return fetch(query.order_by(*order).offset(offset or None).limit(limit))
     keys = query.with_only_columns(key).order_by(*order).offset(offset).limit(limit).subquery()
-    entity = query.column_descriptions[0]["entity"]
-    return list(s.scalars(sa.select(entity).join(keys, key == keys.c[key.key]).order_by(*order)))
+    rows = sa.select(entity) if entity is not None else sa.select(*query.selected_columns)
+    return fetch(rows.join(keys, key == keys.c[key.key]).order_by(*order))
 
 
 def _current_engine() -> sa.Engine:

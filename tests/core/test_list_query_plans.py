@@ -161,7 +161,7 @@ LISTS = [
     ("files", "/api/v2/files", "files_file", False),
     ("executions", "/api/v1/executions?limit=50", "triggers_execution", False),
     ("executions of a flow", "/api/v1/executions?flow_id={flow}&limit=50", "triggers_execution", False),
-    ("executions, far page", "/api/v1/executions?limit=50&offset=500", "triggers_execution", False),
+    ("executions, far page", "/api/v1/executions?limit=50&offset=500", "triggers_execution", True),
     ("traces", "/api/v1/monitor/traces?page=1&size=50", "observability_trace", False),
     ("traces of a flow", "/api/v1/monitor/traces?flow_id={flow}&page=1&size=50", "observability_trace", False),
 ]

@@ -145,3 +145,19 @@ def test_request_variables_are_kept_sealed_and_a_retry_gets_them_back(app, clien
     for request in stored:
         assert set(request["request_vars"]) == {SEALED}
         assert set(unseal_vars(app, request)["request_vars"].values()) == {"sk-very-secret-value"}
+
+
+def test_offset_pages_are_the_list_in_order(app, client, alice):
+    """A far page is a deferred join (core.db.page): its pages, one after the other, are the whole list, newest
+    first, none twice or missing."""
+    flow = create_flow(client, alice, chat_echo())
+    for i in range(7):
+        response = client.post(f"/api/v1/run/{flow['id']}", json={"input_value": f"m{i}"}, headers=alice.key)
+        assert response.status_code == 200
+    settle(app)
+    whole = [e["id"] for e in executions(client, alice, limit=500)]
+    assert len(whole) == 7
+    paged = [e["id"] for offset in range(0, 8, 3) for e in executions(client, alice, limit=3, offset=offset)]
+    assert paged == whole
+    started = [e["started_at"] for e in executions(client, alice, limit=500)]
+    assert started == sorted(started, reverse=True)
