@@ -19,7 +19,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from core import batches, db
+from core import batches
 from core.contracts import AuditEntry
 from service_versions.models import AuditEvent
 
@@ -66,13 +66,10 @@ def _insert(engine: sa.Engine) -> Any:
 
 
 def write(engine: sa.Engine, rows: list[dict[str, Any]]) -> None:
-    """A batch of entries in one transaction: the writer's thread's own, or, when a flush writes in a request
-    that holds a transaction on the (SQLite) connection, that request's."""
-    if db.holds_transaction(engine):
-        db.session().execute(_insert(engine), rows)
-    else:
-        with engine.begin() as conn:
-            conn.execute(_insert(engine), rows)
+    """A batch of entries in one transaction of its own (a read of the log releases its request's connection
+    before it flushes: ``audit_resources._rows``)."""
+    with engine.begin() as conn:
+        conn.execute(_insert(engine), rows)
 
 
 def writer(engine: sa.Engine) -> batches.BatchWriter[dict[str, Any]]:
